@@ -1,0 +1,5 @@
+# gdn/local.mk: the gated-linear-recurrence family (included by the top Makefile.am).
+# libgdn_oracle: fp64 oracle (+ analytic backward) and the host chunked specification;
+# linked into libkgate so the gdn ops are built in.
+noinst_LTLIBRARIES = libgdn_oracle.la
+libgdn_oracle_la_SOURCES = gdn/oracle.c gdn/oracle.h

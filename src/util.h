@@ -1,0 +1,34 @@
+/* util.h: the error buffer every fallible kgate call fills, and small string helpers.
+ * Library code never prints or exits on error: it returns -1 (or NULL) with a message in a
+ * struct kg_err that names file and line where there is one; only main() decides. */
+#ifndef KG_UTIL_H
+#define KG_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kg_err {
+    char msg[2048];
+};
+
+/* Formats into e (when e is non-NULL) and returns -1, so `return kg_errf(e, ...)` reads well. */
+int kg_errf(struct kg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies at most n-1 bytes and always terminates; returns strlen(src). */
+size_t kg_strlcpy(char *dst, const char *src, size_t n);
+
+/* Appends printf output to buf (of size n) at *len, truncating; keeps *len <= n-1. */
+void kg_appendf(char *buf, size_t n, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* FNV-1a 64-bit hash, for content-addressed caches and case ids. */
+uint64_t kg_hash64(const void *data, size_t n, uint64_t seed);
+
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with e filled on error. */
+char *kg_read_file(const char *path, size_t *len, struct kg_err *e);
+
+/* Monotonic clock in seconds. */
+double kg_now(void);
+
+#endif
