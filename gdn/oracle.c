@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// ---- the family table ---------------------------------------------------------------------
+// ---- the family table ---------------------------------------------------------------------------
 
 struct family_info {
     const char *name;
@@ -115,8 +115,8 @@ int gdn_dims_check(const struct gdn_dims *d)
      * every index and every malloc size below is exact. */
     int64_t kv = d->K > d->V ? d->K : d->V, n;
     const int64_t lim = INT64_MAX / 16;
-    if (__builtin_mul_overflow(d->B, d->T > 0 ? d->T : 1, &n) || __builtin_mul_overflow(n, d->H, &n) ||
-        __builtin_mul_overflow(n, kv, &n) || n > lim)
+    if (__builtin_mul_overflow(d->B, d->T > 0 ? d->T : 1, &n) ||
+        __builtin_mul_overflow(n, d->H, &n) || __builtin_mul_overflow(n, kv, &n) || n > lim)
         return GDN_EINVAL;
     if (__builtin_mul_overflow(d->B, d->H, &n) || __builtin_mul_overflow(n, d->K, &n) ||
         __builtin_mul_overflow(n, d->V, &n) || n > lim)
@@ -143,7 +143,7 @@ const char *gdn_strerror(int rc)
     }
 }
 
-// ---- arithmetic: one rounding helper and one accumulator for all three modes --------------
+// ---- arithmetic: one rounding helper and one accumulator for all three modes --------------------
 
 struct ctx {
     enum gdn_arith a;
@@ -186,11 +186,12 @@ static inline double acc_get(const struct acc *acc)
     return isfinite(acc->s) ? acc->s + acc->c : acc->s;
 }
 
-// ---- one time step -------------------------------------------------------------------------
+// ---- one time step ------------------------------------------------------------------------------
 
 /* Scratch for one step: the rounded inputs at (b,t,h) and the delta rule's intermediates. */
 struct step {
-    double *q, *k, *v, *a; /* a[K]: the decay per channel (all equal for a scalar gate, 1 if none) */
+    double *q, *k, *v; /* q, k [K], v [V] */
+    double *a;         /* [K] the decay per channel (all equal for a scalar gate, 1 if none) */
     double *u, *w;         /* u = S'^T k, w = b (v - u)   [V] */
     double beta;
 };
@@ -358,7 +359,7 @@ static void bwd_step(const struct ctx *c, struct step *st, const double *Sprev, 
         *gr->dg = r(c, acc_get(&dgh));
 }
 
-// ---- drivers ---------------------------------------------------------------------------------
+// ---- drivers ------------------------------------------------------------------------------------
 
 static int setup(struct ctx *c, enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d,
                  double scale, const struct gdn_in *in)
@@ -526,7 +527,7 @@ int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
     return GDN_OK;
 }
 
-// ---- SSD from Mamba-2 ------------------------------------------------------------------------
+// ---- SSD from Mamba-2 ---------------------------------------------------------------------------
 
 int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double *dt,
                         const double *A, const double *Bm, const double *C, double *q, double *k,

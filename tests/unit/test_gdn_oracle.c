@@ -15,7 +15,7 @@
 
 #include "oracle.h"
 
-// ---- deterministic inputs ------------------------------------------------------------------
+// ---- deterministic inputs -----------------------------------------------------------------------
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -167,7 +167,7 @@ static double rel_rms(const double *got, const double *ref, int64_t n)
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-// ---- gradients vs finite differences -----------------------------------------------------------
+// ---- gradients vs finite differences ------------------------------------------------------------
 
 /* Fourth-order central difference (h^4 truncation): with h = 1e-3 on O(1) inputs truncation is
  * ~1e-12 and cancellation ~eps |L| / h ~ 1e-12, so the 1e-8 bar has four digits of room. */
@@ -269,7 +269,7 @@ static void test_fd_kda(void **state)
     check_family_fd(GDN_KDA);
 }
 
-// ---- semantics pinned by independent code ------------------------------------------------------
+// ---- semantics pinned by independent code -------------------------------------------------------
 
 /* KDA decays first: S_t = (I - b k k^T) Diag(a) S + b k v^T (flash-linear-attention's order),
  * not Diag(a) (I - b k k^T) S + b k v^T; GDN (scalar gate) equals both. */
@@ -383,7 +383,7 @@ static void test_ssd_mapping_matches_mamba2(void **state)
     free(q), free(k), free(v), free(g), free(o);
 }
 
-// ---- working-precision flavours ----------------------------------------------------------------
+// ---- working-precision flavours -----------------------------------------------------------------
 
 /* Measured (B=2,T=64,H=2,K=V=16): W32 vs exact relative RMS 6e-8..1.6e-7 for o, ST and every
  * gradient; W64 <= 3e-16. The bounds leave room without letting "no rounding" pass. */
@@ -401,10 +401,9 @@ static void test_w32_differs_slightly(void **state)
             gr[a] = (struct gdn_grad){xalloc(p.nqk), xalloc(p.nqk), xalloc(p.nv),
                                       p.ng ? xalloc(p.ng) : NULL, p.nb ? xalloc(p.nb) : NULL,
                                       xalloc(p.ns)};
-            assert_int_equal(gdn_oracle_fwd(p.f, (enum gdn_arith)a, &d, p.scale, &p.in, o[a], ST[a]),
-                             0);
-            assert_int_equal(
-                gdn_oracle_bwd(p.f, (enum gdn_arith)a, &d, p.scale, &p.in, p.dO, p.dST, &gr[a]), 0);
+            enum gdn_arith ar = (enum gdn_arith)a;
+            assert_int_equal(gdn_oracle_fwd(p.f, ar, &d, p.scale, &p.in, o[a], ST[a]), 0);
+            assert_int_equal(gdn_oracle_bwd(p.f, ar, &d, p.scale, &p.in, p.dO, p.dST, &gr[a]), 0);
         }
         struct {
             const char *name;
@@ -425,7 +424,8 @@ static void test_w32_differs_slightly(void **state)
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
             if (!t[i].n)
                 continue;
-            double e32 = rel_rms(t[i].w32, t[i].ex, t[i].n), e64 = rel_rms(t[i].w64, t[i].ex, t[i].n);
+            double e32 = rel_rms(t[i].w32, t[i].ex, t[i].n);
+            double e64 = rel_rms(t[i].w64, t[i].ex, t[i].n);
             if (len < (int)sizeof line)
                 len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2g (%.1g)", t[i].name,
                                 e32, e64);
@@ -443,7 +443,7 @@ static void test_w32_differs_slightly(void **state)
     }
 }
 
-// ---- API edges -----------------------------------------------------------------------------------
+// ---- API edges ----------------------------------------------------------------------------------
 
 static void test_family_names_round_trip(void **state)
 {
