@@ -1,0 +1,186 @@
+/* aliasing.c: the kernel must not write its inputs, must not read its outputs' prior
+ * contents, and must be right in place when the contract declares `alias: out=in`. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+
+static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
+                         int64_t *idx, int64_t *count)
+{
+    *count = 0;
+    *idx = -1;
+    for (int i = 0; i < k->c->nargs; i++) {
+        if (!kg_arg_is_output(&k->c->args[i])) continue;
+        size_t es = kg_dtype_size(k->adtype[i]);
+        const uint8_t *pa = a->after[i].data, *pb = b->after[i].data;
+        for (int64_t q = 0; q < k->numel[i]; q++)
+            if (memcmp(pa + q * es, pb + q * es, es)) {
+                if (*idx < 0) {
+                    *idx = q;
+                    *arg = i;
+                }
+                (*count)++;
+            }
+    }
+    return *count == 0;
+}
+
+static void run(struct kg_session *s, struct kg_verdict *v)
+{
+    struct kg_case k;
+    struct kg_err e;
+    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return;
+    }
+    struct kg_inputs in;
+    if (kg_inputs_generate(&k, &in, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return;
+    }
+    /* zero, zero again (determinism check for this gate), garbage, sentinel */
+    static const enum kg_fill fills[] = {KG_FILL_ZERO, KG_FILL_ZERO, KG_FILL_GARBAGE, KG_FILL_SENTINEL_A};
+    static const char *const fill_names[] = {"zeros", "zeros", "garbage", "NaN sentinel"};
+    struct kg_exec x[4];
+    int n = 0;
+    for (; n < 4; n++) {
+        struct kg_exec_opts o = {.fill = fills[n], .guard_byte = 0xA5};
+        kg_exec(s, &k, &in, &o, &x[n]);
+        if (x[n].status != KG_WS_OK) {
+            kg_verdict_from_exec(v, &k, &x[n]);
+            kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+            kg_exec_free(&x[n]);
+            goto out;
+        }
+    }
+    v->ncases = 4;
+    /* 1. inputs untouched */
+    for (int i = 0; i < s->c->nargs; i++) {
+        const struct kg_arg *a = &s->c->args[i];
+        if (a->kind != KG_ARG_TENSOR || a->io != KG_IN) continue;
+        bool aliased = false;
+        for (int o = 0; o < s->c->nargs; o++) aliased |= s->c->alias_of[o] == i;
+        if (aliased) continue;
+        size_t es = kg_dtype_size(k.adtype[i]);
+        int64_t changed = 0, first = -1;
+        const uint8_t *b = x[0].before[i].data, *af = x[0].after[i].data;
+        for (int64_t q = 0; q < k.numel[i]; q++)
+            if (memcmp(b + q * es, af + q * es, es)) {
+                if (first < 0) first = q;
+                changed++;
+            }
+        if (changed) {
+            char idx[96];
+            kg_tensor_index_str(&x[0].after[i], first, idx, sizeof idx);
+            kg_verdict_set(v, KG_FAIL, "input %s was modified by the kernel: %lld of %lld elements changed (first %s%s: %.9g -> %.9g)",
+                           a->name, (long long)changed, (long long)k.numel[i], a->name, idx,
+                           kg_load(k.adtype[i], b, first), kg_load(k.adtype[i], af, first));
+            kg_verdict_detail(v, "An `in` tensor must be bit-identical after the call. A kernel that uses its input "
+                                 "as scratch, zeroes it, or works in place without declaring `alias:` corrupts the "
+                                 "caller's data, and can make a second call look right.");
+            v->ev.valid = true;
+            kg_strlcpy(v->ev.output, a->name, sizeof v->ev.output);
+            kg_strlcpy(v->ev.index, idx, sizeof v->ev.index);
+            v->ev.flat = first;
+            v->ev.got = kg_load(k.adtype[i], af, first);
+            v->ev.expected = kg_load(k.adtype[i], b, first);
+            kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
+            kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+            goto free_all;
+        }
+    }
+    /* 2. outputs independent of their prior contents */
+    int arg = 0;
+    int64_t idx = -1, count = 0;
+    bool deterministic = same_outputs(&k, &x[0], &x[1], &arg, &idx, &count);
+    for (int r = 2; r < 4; r++) {
+        bool same;
+        if (deterministic) {
+            same = same_outputs(&k, &x[0], &x[r], &arg, &idx, &count);
+        } else {
+            /* a nondeterministic kernel: judge each run against the oracle instead */
+            struct kg_expect ex;
+            if (kg_expect_compute(s, &k, &in, &ex, &e)) {
+                kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+                goto free_all;
+            }
+            struct kg_judgement j;
+            kg_judge(&k, &x[r], false, &ex, &j);
+            same = j.pass;
+            if (!same) {
+                arg = ex.arg[j.worst];
+                idx = j.cmp[j.worst].worst;
+                count = j.cmp[j.worst].mismatches;
+            }
+            kg_expect_free(&ex);
+        }
+        if (!same) {
+            char ix[96];
+            kg_tensor_index_str(&x[r].after[arg], idx, ix, sizeof ix);
+            kg_verdict_set(v, KG_FAIL, "output %s depends on its prior contents: prefilled with %s instead of zeros, %lld elements differ (first %s%s: %.9g vs %.9g)",
+                           s->c->args[arg].name, fill_names[r], (long long)count, s->c->args[arg].name, ix,
+                           kg_load(k.adtype[arg], x[r].after[arg].data, idx),
+                           kg_load(k.adtype[arg], x[0].after[arg].data, idx));
+            kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
+                                 "assuming zeros, or leaves part of it to whatever was there.");
+            v->ev.valid = true;
+            kg_strlcpy(v->ev.output, s->c->args[arg].name, sizeof v->ev.output);
+            kg_strlcpy(v->ev.index, ix, sizeof v->ev.index);
+            v->ev.flat = idx;
+            v->ev.got = kg_load(k.adtype[arg], x[r].after[arg].data, idx);
+            v->ev.expected = kg_load(k.adtype[arg], x[0].after[arg].data, idx);
+            kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
+            kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+            goto free_all;
+        }
+    }
+    /* 3. declared aliasing honoured: the in-place run must be right */
+    bool has_alias = false;
+    for (int i = 0; i < s->c->nargs; i++) has_alias |= s->c->alias_of[i] >= 0;
+    if (has_alias) {
+        struct kg_expect ex;
+        if (kg_expect_compute(s, &k, &in, &ex, &e)) {
+            kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+            goto free_all;
+        }
+        struct kg_judgement j;
+        kg_judge(&k, &x[0], false, &ex, &j);
+        if (!j.pass) {
+            char d[768];
+            kg_describe_worst(&k, &ex, &j, d, sizeof d);
+            kg_verdict_set(v, KG_FAIL, "declared in-place (alias), but wrong in place: %s", d);
+            kg_judgement_evidence(s, &k, &ex, &j, v);
+            kg_expect_free(&ex);
+            goto free_all;
+        }
+        kg_expect_free(&ex);
+    }
+    kg_verdict_set(v, KG_PASS, "inputs unchanged; outputs independent of their prior contents (zeros, garbage, NaN)%s%s",
+                   has_alias ? "; correct in place as declared" : "",
+                   deterministic ? "" : " (judged by threshold: the kernel is not bit-reproducible)");
+free_all:
+    for (int r = 0; r < 4; r++) kg_exec_free(&x[r]);
+    n = 0;
+out:
+    for (int r = 0; r < n; r++) kg_exec_free(&x[r]);
+    kg_inputs_free(&in);
+}
+
+const struct kg_gate kg_gate_aliasing = {
+    .id = "aliasing",
+    .title = "inputs untouched, outputs not read, aliasing as declared",
+    .tolerance_free = true,
+    .explain =
+        "Runs the nominal case with the outputs prefilled with zeros (twice), garbage and NaN. Inputs\n"
+        "(`in` tensors) must be bit-identical after the call; the outputs must not depend on the prefill\n"
+        "(bitwise, or within the accuracy threshold for a kernel that is not bit-reproducible); with\n"
+        "`alias: y=x` the kernel runs in place and must still be right. Catches: inputs used as scratch or\n"
+        "zeroed, `y +=` accumulation that assumes a zeroed output, in-place updates that were not declared.\n"
+        "Tolerance-free: a changed input or a prefill-dependent output is a bit-level fact.",
+    .explain_python =
+        "KernelBench format: inputs must be bit-identical after the call, and no output may share storage\n"
+        "with an input.",
+    .run = run,
+};

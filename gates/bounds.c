@@ -1,0 +1,155 @@
+/* bounds.c: guard bands before and after every buffer. Any byte written outside fails; an
+ * output that changes when only the guard contents change means the kernel read outside its
+ * buffers. Runs at the nominal shape and at a ragged one (every symbol + 1). On the host runner
+ * an access far outside also hits an inaccessible page and crashes the worker. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+
+static bool outputs_equal(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
+                          int64_t *idx)
+{
+    for (int i = 0; i < k->c->nargs; i++) {
+        if (!kg_arg_is_output(&k->c->args[i])) continue;
+        size_t es = kg_dtype_size(k->adtype[i]);
+        const uint8_t *pa = a->after[i].data, *pb = b->after[i].data;
+        for (int64_t q = 0; q < k->numel[i]; q++)
+            if (memcmp(pa + q * es, pb + q * es, es)) {
+                *arg = i;
+                *idx = q;
+                return false;
+            }
+    }
+    return true;
+}
+
+/* 1: failed (v set), 0: clean, -1: error (v set) */
+static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdict *v, json_t *list)
+{
+    struct kg_inputs in;
+    struct kg_err e;
+    if (kg_inputs_generate(k, &in, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return -1;
+    }
+    static const uint8_t pats[3] = {0xA5, 0xFF, 0xA5};
+    struct kg_exec x[3];
+    int n = 0, rc = 0;
+    for (; n < 3; n++) {
+        struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = pats[n]};
+        kg_exec(s, k, &in, &o, &x[n]);
+        if (x[n].status != KG_WS_OK) {
+            kg_verdict_from_exec(v, k, &x[n]);
+            if (x[n].status == KG_WS_CRASH || x[n].status == KG_WS_CUDA)
+                kg_verdict_detail(v, "A crash or illegal address here is most often an access far outside a buffer.");
+            kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+            n++;
+            rc = -1;
+            goto out;
+        }
+    }
+    v->ncases++;
+    char id[384];
+    kg_case_id(k, id, sizeof id);
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < k->c->nargs; i++) {
+            if (!x[r].guard_bad[i]) continue;
+            const struct kg_arg *a = &k->c->args[i];
+            size_t es = kg_dtype_size(k->adtype[i]);
+            int64_t bytes = k->numel[i] * (int64_t)es, f = x[r].guard_first[i], l = x[r].guard_last[i];
+            if (f < 0 && l >= bytes)
+                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written outside the buffer, both before (from %lld) and after it (to +%lld past the end)",
+                               a->name, (long long)x[r].guard_bad[i], (long long)f, (long long)(l - bytes));
+            else if (f < 0)
+                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written before the start of the buffer (offsets %lld..%lld)", a->name,
+                               (long long)x[r].guard_bad[i], (long long)f, (long long)l);
+            else
+                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written past the end (element %lld onwards; the buffer has %lld elements)",
+                               a->name, (long long)x[r].guard_bad[i], (long long)((f - bytes) / (int64_t)es + k->numel[i]),
+                               (long long)k->numel[i]);
+            kg_verdict_detail(v, "Every buffer is surrounded by guard bytes; these changed. Out-of-bounds writes corrupt "
+                                 "neighbouring allocations: results elsewhere go wrong long after this kernel returns. "
+                                 "Usual causes: a missing `if (i < n)` tail check, a grid rounded up, a vectorised "
+                                 "store past the last row.");
+            v->ev.valid = true;
+            kg_strlcpy(v->ev.output, a->name, sizeof v->ev.output);
+            snprintf(v->ev.index, sizeof v->ev.index, "byte %+lld", (long long)(f < 0 ? f : f - bytes));
+            kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
+            kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+            json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "case", id, "buffer", a->name, "bytes_changed",
+                                                  (json_int_t)x[r].guard_bad[i], "first_offset", (json_int_t)f,
+                                                  "last_offset", (json_int_t)l));
+            rc = 1;
+            goto out;
+        }
+    int arg = 0;
+    int64_t idx = -1;
+    if (outputs_equal(k, &x[0], &x[2], &arg, &idx) && !outputs_equal(k, &x[0], &x[1], &arg, &idx)) {
+        char ix[96];
+        kg_tensor_index_str(&x[0].after[arg], idx, ix, sizeof ix);
+        kg_verdict_set(v, KG_FAIL, "%s%s changes with the bytes around the buffers (%.9g with 0xA5 guards, %.9g with 0xFF): a read outside a buffer",
+                       k->c->args[arg].name, ix, kg_load(k->adtype[arg], x[0].after[arg].data, idx),
+                       kg_load(k->adtype[arg], x[1].after[arg].data, idx));
+        kg_verdict_detail(v, "Only the guard bytes differed between the two runs, so the kernel read memory outside "
+                             "the buffers it was given (past the end of an input, usually).");
+        v->ev.valid = true;
+        kg_strlcpy(v->ev.output, k->c->args[arg].name, sizeof v->ev.output);
+        kg_strlcpy(v->ev.index, ix, sizeof v->ev.index);
+        v->ev.flat = idx;
+        v->ev.got = kg_load(k->adtype[arg], x[1].after[arg].data, idx);
+        v->ev.expected = kg_load(k->adtype[arg], x[0].after[arg].data, idx);
+        kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
+        kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+        rc = 1;
+    }
+    json_array_append_new(list, json_pack("{s:s,s:b}", "case", id, "clean", rc == 0));
+out:
+    for (int r = 0; r < n; r++) kg_exec_free(&x[r]);
+    kg_inputs_free(&in);
+    return rc;
+}
+
+static void run(struct kg_session *s, struct kg_verdict *v)
+{
+    json_t *list = json_array();
+    v->extra = json_pack("{s:o}", "cases", list);
+    enum kg_dtype dt = kg_contract_default_dtype(s->c);
+    struct kg_case k;
+    struct kg_err e;
+    if (kg_nominal_case(s, dt, 0, KG_DIST_NORMAL, &k, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return;
+    }
+    if (check(s, &k, v, list)) return;
+    int ncases = 1;
+    if (!s->o.pin_shape && s->c->nsyms) {
+        int64_t sym[KG_MAX_SYMS];
+        memcpy(sym, s->c->nominal, sizeof sym);
+        for (int i = 0; i < s->c->nsyms; i++) sym[i] += 1;
+        if (kg_case_init(&k, s->c, sym, dt, s->o.seed, KG_DIST_NORMAL, &e) == 0 && kg_case_affordable(s, &k)) {
+            if (check(s, &k, v, list)) return;
+            ncases++;
+        }
+    }
+    kg_verdict_set(v, KG_PASS, "no byte written outside any buffer, no output depends on bytes outside (%d shape%s, 3 guard fills)",
+                   ncases, ncases == 1 ? "" : "s");
+}
+
+const struct kg_gate kg_gate_bounds = {
+    .id = "bounds",
+    .title = "no reads or writes outside the buffers",
+    .tolerance_free = true,
+    .explain =
+        "Surrounds every buffer with guard bytes (4 KiB on the host, 64 KiB on the GPU; on the host an\n"
+        "inaccessible page beyond that) and runs the nominal shape and a ragged one (every symbol + 1)\n"
+        "three times with guards of 0xA5, 0xFF, 0xA5. A changed guard byte is an out-of-bounds write; an\n"
+        "output that differs between the 0xA5 and 0xFF runs while the two 0xA5 runs agree is an\n"
+        "out-of-bounds read. Catches missing tail checks, rounded-up grids, vectorised loads past the end.\n"
+        "Tolerance-free: bytes changed or they did not.",
+    .explain_python =
+        "KernelBench format: tensors are allocated inside larger guarded allocations; writes outside the\n"
+        "view show in the guard region.",
+    .run = run,
+};

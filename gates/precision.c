@@ -1,0 +1,104 @@
+/* precision.c: inputs that expose low-precision accumulation: a large common mean (1e3 + noise),
+ * and the reduction axis made long with positive inputs. Both are judged against the
+ * working-precision reference evaluated on the same inputs, so fp32 accumulation passes and
+ * fp16/bf16 accumulation or TF32 products do not. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+
+/* The symbol to lengthen: the reduce axis of the first input, when that dim is one symbol. */
+static int reduce_symbol(const struct kg_session *s)
+{
+    const struct kg_contract *c = s->c;
+    if (!c->has_op) return -1;
+    for (int i = 0; i < c->nargs; i++)
+        if (kg_arg_is_input(&c->args[i])) {
+            struct kg_shape sh = {.rank = c->args[i].rank};
+            struct kg_err e;
+            for (int d = 0; d < sh.rank; d++)
+                if (kg_expr_eval(c->args[i].dims[d], c->nominal, &sh.dims[d], &e)) return -1;
+            int ax = kg_op_reduce_axis(&c->op, &sh);
+            if (ax < 0 || ax >= c->args[i].rank) return -1;
+            return kg_expr_symbol(c->args[i].dims[ax]);
+        }
+    return -1;
+}
+
+static void run(struct kg_session *s, struct kg_verdict *v)
+{
+    enum kg_dtype dts[KG_MAX_DTYPES];
+    int nd = kg_instance_dtypes(s, dts);
+    int rs = s->o.pin_shape ? -1 : reduce_symbol(s);
+    json_t *list = json_array();
+    v->extra = json_pack("{s:o}", "cases", list);
+    double worst = -1;
+    int64_t long_len = 0;
+    for (int d = 0; d < nd; d++)
+        for (int variant = 0; variant < 2; variant++) {
+            struct kg_case k;
+            struct kg_err e;
+            if (variant == 0) {
+                if (kg_nominal_case(s, dts[d], 0, KG_DIST_LARGE_MEAN, &k, &e)) {
+                    kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+                    return;
+                }
+            } else {
+                if (rs < 0) continue;
+                int64_t sym[KG_MAX_SYMS];
+                memcpy(sym, s->c->nominal, sizeof sym);
+                int64_t target = sym[rs] * 8 > 16384 ? sym[rs] * 8 : 16384;
+                for (;; target /= 2) {
+                    sym[rs] = target;
+                    if (target <= s->c->nominal[rs]) break;
+                    if (kg_case_init(&k, s->c, sym, dts[d], s->o.seed, KG_DIST_UNIT, &e)) break;
+                    if (kg_case_affordable(s, &k)) break;
+                }
+                if (target <= s->c->nominal[rs]) continue;
+                if (kg_case_init(&k, s->c, sym, dts[d], s->o.seed, KG_DIST_UNIT, &e)) continue;
+                long_len = target;
+            }
+            struct kg_judgement j;
+            struct kg_expect ex;
+            if (kg_check_case(s, &k, NULL, &j, &ex, NULL, v)) return;
+            v->ncases++;
+            char id[384];
+            kg_case_id(&k, id, sizeof id);
+            json_array_append_new(list, json_pack("{s:s,s:f,s:f,s:b}", "case", id, "error", j.cmp[j.worst].max_err,
+                                                  "threshold", ex.threshold[j.worst], "pass", j.pass));
+            if (!j.pass) {
+                char desc[768];
+                kg_describe_worst(&k, &ex, &j, desc, sizeof desc);
+                kg_verdict_set(v, KG_FAIL, "%s: %s", variant ? "long reduction" : "large-mean inputs (1e3 + N(0,1))",
+                               desc);
+                kg_verdict_detail(v, "An fp32-accumulating kernel stays within k x the reference's error on these "
+                                     "inputs; accumulating in fp16/bf16, or TF32 products, does not.");
+                kg_judgement_evidence(s, &k, &ex, &j, v);
+                kg_expect_free(&ex);
+                return;
+            }
+            if (j.margin > worst) worst = j.margin;
+            kg_expect_free(&ex);
+        }
+    if (rs >= 0 && long_len)
+        kg_verdict_set(v, KG_PASS, "large-mean inputs and a long reduction (%s=%lld) within threshold (worst at %.2g of it)",
+                       s->c->sym[rs], (long long)long_len, worst);
+    else
+        kg_verdict_set(v, KG_PASS, "large-mean inputs within threshold (worst at %.2g of it)%s", worst,
+                       rs < 0 ? "; no single-symbol reduction axis to lengthen" : "");
+}
+
+const struct kg_gate kg_gate_precision = {
+    .id = "precision",
+    .title = "no low-precision accumulation",
+    .tolerance_free = false,
+    .explain =
+        "Two cases per instance dtype: inputs 1e3 + N(0,1) at the nominal shape, and the op's reduction axis\n"
+        "(the K of a matmul, the reduced dim of a sum or softmax) lengthened to 8x nominal or 16384 with\n"
+        "positive U[0,1) inputs. The threshold is calibrated on the same inputs against sequential fp32\n"
+        "accumulation, so a legitimate fp32 kernel passes. Catches: fp16/bf16 accumulators, TF32 in an fp32\n"
+        "matmul, half-precision intermediates, one-pass variance.",
+    .explain_python = "KernelBench format: get_inputs() values shifted by 1e3, and the reduction size constant raised.",
+    .run = run,
+};

@@ -1,0 +1,111 @@
+/* structure.c: every output element is written. The outputs are prefilled twice with two
+ * different sentinels (0xFF and 0x7F bytes); an element that still holds the sentinel both
+ * times was never written. A kernel that writes the sentinel's exact bits on purpose would
+ * have to write both, which it cannot. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session.h"
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t b)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != b) return false;
+    return true;
+}
+
+static void run(struct kg_session *s, struct kg_verdict *v)
+{
+    struct kg_case k;
+    struct kg_err e;
+    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return;
+    }
+    struct kg_inputs in;
+    if (kg_inputs_generate(&k, &in, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return;
+    }
+    struct kg_exec a, b;
+    struct kg_exec_opts oa = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
+    struct kg_exec_opts ob = {.fill = KG_FILL_SENTINEL_B, .guard_byte = 0xA5};
+    kg_exec(s, &k, &in, &oa, &a);
+    if (a.status != KG_WS_OK) {
+        kg_verdict_from_exec(v, &k, &a);
+        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        goto out_a;
+    }
+    kg_exec(s, &k, &in, &ob, &b);
+    if (b.status != KG_WS_OK) {
+        kg_verdict_from_exec(v, &k, &b);
+        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        goto out_b;
+    }
+    int64_t total = 0, checked = 0;
+    json_t *outs = json_array();
+    bool failed = false;
+    for (int i = 0; i < s->c->nargs; i++) {
+        const struct kg_arg *arg = &s->c->args[i];
+        if (arg->kind != KG_ARG_TENSOR || arg->io != KG_OUT || s->c->alias_of[i] >= 0) continue;
+        checked++;
+        size_t es = kg_dtype_size(k.adtype[i]);
+        int64_t unwritten = 0, first = -1;
+        const uint8_t *pa = a.after[i].data, *pb = b.after[i].data;
+        for (int64_t j = 0; j < k.numel[i]; j++)
+            if (all_bytes(pa + j * es, es, 0xFF) && all_bytes(pb + j * es, es, 0x7F)) {
+                if (first < 0) first = j;
+                unwritten++;
+            }
+        total += k.numel[i];
+        json_array_append_new(outs, json_pack("{s:s,s:I,s:I}", "output", arg->name, "elements", (json_int_t)k.numel[i],
+                                              "unwritten", (json_int_t)unwritten));
+        if (unwritten && !failed) {
+            failed = true;
+            char idx[96];
+            kg_tensor_index_str(&a.after[i], first, idx, sizeof idx);
+            kg_verdict_set(v, KG_FAIL, "%s: %lld of %lld elements never written (first at %s)", arg->name,
+                           (long long)unwritten, (long long)k.numel[i], idx);
+            kg_verdict_detail(v, "The output was prefilled with 0xFF bytes, then with 0x7F bytes; these elements "
+                                 "still held the prefill after both runs. A kernel that leaves outputs unwritten "
+                                 "returns whatever the memory held: stale results, or zeros that happen to pass.");
+            v->ev.valid = true;
+            kg_strlcpy(v->ev.output, arg->name, sizeof v->ev.output);
+            kg_strlcpy(v->ev.index, idx, sizeof v->ev.index);
+            v->ev.flat = first;
+            v->ev.got = kg_load(k.adtype[i], a.after[i].data, first);
+            v->ev.expected = NAN;
+            kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
+            kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        }
+    }
+    v->extra = json_pack("{s:o}", "outputs", outs);
+    if (!checked)
+        kg_verdict_set(v, KG_SKIP, "no pure output to check (inout and aliased tensors start with input values)");
+    else if (!failed)
+        kg_verdict_set(v, KG_PASS, "all %lld output elements written (two sentinel prefills)", (long long)total);
+    v->ncases = 1;
+    kg_exec_free(&b);
+out_b:
+out_a:
+    kg_exec_free(&a);
+    kg_inputs_free(&in);
+}
+
+const struct kg_gate kg_gate_structure = {
+    .id = "structure",
+    .title = "every output element written",
+    .tolerance_free = true,
+    .explain =
+        "Runs the kernel twice on the nominal case with its outputs prefilled with two different sentinels\n"
+        "(0xFF bytes, then 0x7F bytes) and reports every element that still holds the sentinel both times.\n"
+        "Catches: kernels that skip tail elements, early-return threads, grids too small for the shape, and\n"
+        "outputs 'computed' by reusing memory that held a previous answer (torch.empty that happens to\n"
+        "contain the right values). Tolerance-free: an element is written or it is not.",
+    .explain_python =
+        "KernelBench format: the output tensors ModelNew returns must have the reference's shape, dtype and\n"
+        "device; the CUDA caching allocator is filled with sentinels before the call, so an output allocated\n"
+        "with torch.empty and left partly unwritten shows the sentinel.",
+    .run = run,
+};

@@ -1,0 +1,148 @@
+/* proto.h: the judge <-> worker protocol. One request, one reply, each a fixed-layout
+ * struct sent as one SOCK_SEQPACKET message; bulk data lives in a shared memfd that the
+ * judge passes with every RUN (SCM_RIGHTS). The same messages serve every runner.
+ *
+ * RUN: for every tensor arg, the judge writes [guard | data | guard] at args[i].off in the
+ * shared memory: input values, the output prefill chosen by the gate, and guard bytes. The
+ * worker uploads each region verbatim, launches the entry once, and downloads each region
+ * back to the same place. The worker is never told what the outputs should be. */
+#ifndef KG_PROTO_H
+#define KG_PROTO_H
+
+#include <stdint.h>
+
+#include "contract.h"
+
+#define KG_PROTO_MAGIC 0x6b676174u /* "kgat" */
+
+enum kg_cmd { KG_CMD_LOAD = 1, KG_CMD_RUN, KG_CMD_ORACLE, KG_CMD_QUIT };
+
+enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA };
+
+/* Status of a reply, plus two the judge assigns itself when no reply came. */
+enum kg_wstatus {
+    KG_WS_OK,
+    KG_WS_REFUSED,     /* host entry returned non-zero: the kernel rejected the case */
+    KG_WS_COMPILE,     /* the kernel did not compile */
+    KG_WS_ENTRY,       /* compiled, but the entry symbol is missing */
+    KG_WS_LAUNCH,      /* the launch itself failed (invalid configuration, resources) */
+    KG_WS_CUDA,        /* a CUDA error during or after the kernel (illegal address...) */
+    KG_WS_UNAVAILABLE, /* the runner cannot start here (no GPU, no libcuda, no compiler) */
+    KG_WS_BAD_REQUEST, /* protocol misuse: a kgate bug */
+    KG_WS_CRASH,       /* judge-side: the worker died (signal in code) */
+    KG_WS_TIMEOUT,     /* judge-side: no reply within the time limit; the worker was killed */
+};
+
+const char *kg_wstatus_name(enum kg_wstatus s);
+
+struct kg_req_load {
+    int32_t runner;      /* enum kg_runner_kind */
+    int32_t dtype;       /* instance dtype, defines KG_T */
+    int32_t returns_int; /* host: entry returns int (non-zero: refused) */
+    int32_t oracle;      /* host: the entry is a kg_oracle_fn */
+    int32_t nargs;
+    int32_t argkind[KG_MAX_ARGS]; /* enum kg_argkind */
+    char path[1024];
+    char entry[KG_NAME_MAX];
+    char cache_dir[1024];
+    char cc[256];
+    char cuda_home[512];
+};
+
+/* Run flags. */
+enum {
+    KG_RUN_REUSE = 1u << 0,        /* keep the previous run's allocations (same pointers) */
+    KG_RUN_SIDE_STREAM = 1u << 1,  /* launch on a non-blocking stream, not the default */
+    KG_RUN_BUSY_DEFAULT = 1u << 2, /* keep the legacy default stream busy meanwhile */
+    KG_RUN_PAIR = 1u << 3,         /* two launches at once on two streams: args and args2 */
+    KG_RUN_NO_LAUNCH = 1u << 4,    /* upload/download only (measures the round trip) */
+};
+
+struct kg_req_arg {
+    int32_t kind;  /* enum kg_argkind */
+    int32_t alias; /* -1, or the arg whose buffer this tensor shares (declared aliasing) */
+    uint64_t off;  /* shared-memory offset of [guard | data | guard] */
+    uint64_t off2; /* KG_RUN_PAIR: the second launch's region */
+    uint64_t bytes;
+    uint64_t guard;
+    int64_t ival;
+    double fval;
+};
+
+struct kg_req_run {
+    uint32_t flags;
+    int32_t nargs;
+    struct kg_req_arg args[KG_MAX_ARGS];
+    int64_t grid[3], block[3], smem;
+    uint64_t shm_size;
+};
+
+/* ORACLE: float64 tensors at offsets; the worker calls the custom oracle function. */
+struct kg_req_tensor {
+    int32_t rank;
+    int64_t dims[KG_MAX_RANK];
+    uint64_t off;
+};
+
+struct kg_req_oracle {
+    int32_t working;
+    int32_t n_in, n_out, nsym;
+    struct kg_req_tensor in[KG_OP_MAX_IO], out[KG_OP_MAX_IO];
+    char sym_names[KG_MAX_SYMS][KG_NAME_MAX];
+    int64_t sym_values[KG_MAX_SYMS];
+    uint64_t shm_size;
+};
+
+struct kg_req {
+    uint32_t magic;
+    uint32_t cmd;
+    union {
+        struct kg_req_load load;
+        struct kg_req_run run;
+        struct kg_req_oracle oracle;
+    } u;
+};
+
+/* What the runner could read back about the loaded kernel (CUDA: cuFuncGetAttribute). */
+struct kg_func_attrs {
+    int32_t valid;
+    int32_t regs, smem_static, local_bytes, max_threads, const_bytes, ptx_version, binary_version;
+    int32_t tmem_cols; /* columns requested by tcgen05.alloc in the PTX, -1 if none */
+};
+
+struct kg_dev_info {
+    int32_t valid;
+    char name[128];
+    int32_t cc_major, cc_minor, sm_count, device_count;
+    int64_t max_threads_per_block, max_block[3], max_grid[3], max_smem_block, max_smem_optin,
+        regs_per_block, regs_per_sm, max_threads_per_sm, smem_per_sm;
+    int64_t total_mem;
+};
+
+/* One kernel launch seen by the CUPTI probe. */
+struct kg_launch_rec {
+    char name[128];
+    int32_t grid[3], block[3];
+    int32_t regs, smem_static, smem_dynamic, local_bytes;
+    double seconds;
+};
+
+#define KG_MAX_LAUNCH_RECS 16
+
+struct kg_reply {
+    uint32_t magic;
+    int32_t status; /* enum kg_wstatus */
+    int32_t code;   /* CUDA error code, entry return value, or signal */
+    int32_t pad;
+    double seconds;         /* kernel time of the last launch */
+    double compile_seconds; /* LOAD */
+    char compiler[64];      /* LOAD: "cc", "nvrtc 13.0", "nvcc" */
+    struct kg_func_attrs attrs;
+    struct kg_dev_info dev;
+    int32_t nlaunch;   /* CUPTI records in launch[] (-1: probe unavailable) */
+    int32_t cupti_ok;
+    struct kg_launch_rec launch[KG_MAX_LAUNCH_RECS];
+    char msg[4096];
+};
+
+#endif

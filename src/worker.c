@@ -1,0 +1,230 @@
+/* worker.c: spawning workers and talking to them. Each worker is its own process group, so
+ * a kill also takes the compilers and threads it started; it dies with the judge
+ * (PR_SET_PDEATHSIG, set on its side). */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *kg_wstatus_name(enum kg_wstatus s)
+{
+    static const char *const names[] = {"ok", "refused", "compile error", "entry missing", "launch error",
+                                        "CUDA error", "unavailable", "bad request", "crash", "timeout"};
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
+}
+
+int kg_worker_spawn(struct kg_worker *w, const char *exe, struct kg_err *e)
+{
+    int sv[2];
+    w->pid = -1;
+    w->fd = w->log_fd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+        return kg_errf(e, "socketpair: %s", strerror(errno));
+    int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
+    if (log < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return kg_errf(e, "memfd_create: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        close(log);
+        return kg_errf(e, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(log, 1);
+        dup2(log, 2);
+        dup2(sv[1], 3); /* dup2 clears CLOEXEC on the new descriptor */
+        char *argv[] = {(char *)exe, "__worker", "3", NULL};
+        execv(exe, argv);
+        dprintf(2, "kgate: cannot start the worker %s: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(sv[1]);
+    w->pid = pid;
+    w->fd = sv[0];
+    w->log_fd = log;
+    return 0;
+}
+
+bool kg_worker_alive(const struct kg_worker *w)
+{
+    return w->pid > 0;
+}
+
+/* Last lines the worker printed, for post-mortems. */
+static void log_tail(const struct kg_worker *w, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (w->log_fd < 0) return;
+    off_t end = lseek(w->log_fd, 0, SEEK_END);
+    if (end <= 0) return;
+    size_t want = n - 1 < 1500 ? n - 1 : 1500;
+    off_t start = end > (off_t)want ? end - (off_t)want : 0;
+    ssize_t k = pread(w->log_fd, buf, (size_t)(end - start), start);
+    if (k < 0) k = 0;
+    buf[k] = 0;
+    for (ssize_t i = 0; i < k; i++)
+        if (buf[i] == 0) buf[i] = ' ';
+}
+
+static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double timeout)
+{
+    int status = 0;
+    if (timed_out) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+    }
+    pid_t r;
+    double end = kg_now() + 2.0;
+    while ((r = waitpid(w->pid, &status, WNOHANG)) == 0 && kg_now() < end) usleep(2000);
+    if (r == 0) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, &status, 0);
+    }
+    char tail[1600];
+    log_tail(w, tail, sizeof tail);
+    if (timed_out) {
+        rp->status = KG_WS_TIMEOUT;
+        rp->code = 0;
+        snprintf(rp->msg, sizeof rp->msg, "no answer within %.3g s: the run was killed (a hang or an endless loop)%s%s",
+                 timeout, *tail ? "\n--- worker output ---\n" : "", tail);
+    } else if (WIFSIGNALED(status)) {
+        rp->status = KG_WS_CRASH;
+        rp->code = WTERMSIG(status);
+        snprintf(rp->msg, sizeof rp->msg, "the worker was killed by signal %d (%s)%s%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), *tail ? "\n--- worker output ---\n" : "", tail);
+    } else {
+        rp->status = KG_WS_CRASH;
+        rp->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        snprintf(rp->msg, sizeof rp->msg, "the worker exited with status %d (the kernel called exit()?)%s%s", rp->code,
+                 *tail ? "\n--- worker output ---\n" : "", tail);
+    }
+    close(w->fd);
+    close(w->log_fd);
+    w->fd = w->log_fd = -1;
+    w->pid = -1;
+}
+
+int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout)
+{
+    memset(rp, 0, sizeof *rp);
+    if (w->pid <= 0) {
+        rp->status = KG_WS_CRASH;
+        snprintf(rp->msg, sizeof rp->msg, "no worker");
+        return -1;
+    }
+    struct iovec iov = {(void *)rq, sizeof *rq};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    if (shm_fd >= 0) {
+        m.msg_control = u.buf;
+        m.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &shm_fd, sizeof(int));
+    }
+    ssize_t k;
+    while ((k = sendmsg(w->fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    if (k != (ssize_t)sizeof *rq) {
+        reap(w, rp, 0, timeout);
+        return -1;
+    }
+    double end = kg_now() + timeout;
+    for (;;) {
+        double left = end - kg_now();
+        if (left <= 0) {
+            reap(w, rp, 1, timeout);
+            return -1;
+        }
+        struct pollfd p = {w->fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) continue;
+        break;
+    }
+    while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {}
+    if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) {
+        reap(w, rp, 0, timeout);
+        return -1;
+    }
+    rp->msg[sizeof rp->msg - 1] = 0;
+    return 0;
+}
+
+void kg_worker_stop(struct kg_worker *w)
+{
+    if (w->pid <= 0) return;
+    struct kg_req rq;
+    memset(&rq, 0, sizeof rq);
+    rq.magic = KG_PROTO_MAGIC;
+    rq.cmd = KG_CMD_QUIT;
+    send(w->fd, &rq, sizeof rq, MSG_NOSIGNAL);
+    int status;
+    double end = kg_now() + 1.0;
+    while (waitpid(w->pid, &status, WNOHANG) == 0) {
+        if (kg_now() > end) {
+            kill(-w->pid, SIGKILL);
+            kill(w->pid, SIGKILL);
+            waitpid(w->pid, &status, 0);
+            break;
+        }
+        usleep(1000);
+    }
+    close(w->fd);
+    close(w->log_fd);
+    w->fd = w->log_fd = -1;
+    w->pid = -1;
+}
+
+int kg_proto_recv(int fd, struct kg_req *rq, int *shm_fd)
+{
+    struct iovec iov = {rq, sizeof *rq};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = u.buf;
+    m.msg_controllen = sizeof u.buf;
+    *shm_fd = -1;
+    ssize_t k;
+    while ((k = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    if (k <= 0) return -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(shm_fd, CMSG_DATA(c), sizeof(int));
+    if (k != (ssize_t)sizeof *rq || rq->magic != KG_PROTO_MAGIC) return -1;
+    return 0;
+}
+
+int kg_proto_send_reply(int fd, const struct kg_reply *rp)
+{
+    ssize_t k;
+    while ((k = send(fd, rp, sizeof *rp, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    return k == (ssize_t)sizeof *rp ? 0 : -1;
+}
