@@ -67,8 +67,10 @@ static const char *ratio_text(double err, double ref, char *buf, size_t n)
 {
     if (err == 0)
         snprintf(buf, n, "exact");
+    else if (ref > 0 && err / ref < 1e5)
+        snprintf(buf, n, err / ref < 10 ? "%.2gx the reference's %.2g" : "%.0fx the reference's %.2g", err / ref, ref);
     else if (ref > 0)
-        snprintf(buf, n, "%.3gx the reference's %.2g", err / ref, ref);
+        snprintf(buf, n, "%.1ex the reference's %.2g", err / ref, ref);
     else
         snprintf(buf, n, "the reference is exact here");
     return buf;

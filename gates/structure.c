@@ -65,11 +65,12 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             failed = true;
             char idx[96];
             kg_tensor_index_str(&a.after[i], first, idx, sizeof idx);
-            kg_verdict_set(v, KG_FAIL, "%s: %lld of %lld elements never written (first at %s)", arg->name,
+            kg_verdict_set(v, KG_FAIL, "%s: %lld of %lld elements still hold the prefill after two different prefills (first at %s)", arg->name,
                            (long long)unwritten, (long long)k.numel[i], idx);
-            kg_verdict_detail(v, "The output was prefilled with 0xFF bytes, then with 0x7F bytes; these elements "
-                                 "still held the prefill after both runs. A kernel that leaves outputs unwritten "
-                                 "returns whatever the memory held: stale results, or zeros that happen to pass.");
+            kg_verdict_detail(v, "The output was prefilled with 0xFF bytes (NaN), then with 0x7F bytes; these elements "
+                                 "held the prefill after both runs: never written, or computed from the prefill "
+                                 "(y += ... on NaN stays NaN). A kernel that leaves outputs unwritten returns "
+                                 "whatever the memory held: stale results, or zeros that happen to pass.");
             v->ev.valid = true;
             kg_strlcpy(v->ev.output, arg->name, sizeof v->ev.output);
             kg_strlcpy(v->ev.index, idx, sizeof v->ev.index);

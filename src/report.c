@@ -95,7 +95,8 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
         bool show = v[i].status == KG_FAIL || v[i].status == KG_ERROR || verbose;
         if (!show) continue;
         if (v[i].ev.valid && v[i].status != KG_PASS) {
-            fprintf(f, "%s                   at %s%s", dim, v[i].ev.output, v[i].ev.index);
+            fprintf(f, "%s                   at %s%s%s", dim, v[i].ev.output, v[i].ev.index[0] == '[' ? "" : ", ",
+                    v[i].ev.index);
             if (v[i].ev.case_id[0]) fprintf(f, "  [%s]", v[i].ev.case_id);
             fprintf(f, "%s\n", reset);
         }

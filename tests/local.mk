@@ -1,7 +1,110 @@
-# tests/local.mk: unit tests (cmocka) and end-to-end tests of the real binary.
-TEST_EXTENSIONS = .sh
+# tests/local.mk: unit tests (cmocka), end-to-end tests of the real binary, and every kernel in
+# testdata/ as a test of its own (tests/control.sh reads the file's `// expect:` line).
+TEST_EXTENSIONS = .sh .c .cu
 SH_LOG_COMPILER = $(SHELL)
+C_LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/control.sh
+CU_LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/control.sh
 AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
 	KGATE='$(abs_top_builddir)/kgate'; KGATE_CACHE_DIR='$(abs_top_builddir)/tests/cache'; \
 	export top_srcdir top_builddir KGATE KGATE_CACHE_DIR;
+
+CONTROLS = \
+	testdata/builtin/softmax_rows.c \
+	testdata/builtin/softmax_rows.cu \
+	testdata/ok/add_f16.c \
+	testdata/ok/argmax.c \
+	testdata/ok/causal_attention.c \
+	testdata/ok/cumsum.c \
+	testdata/ok/gelu.c \
+	testdata/ok/gelu_bf16.cu \
+	testdata/ok/inplace_relu.c \
+	testdata/ok/layernorm.c \
+	testdata/ok/layernorm.cu \
+	testdata/ok/log_softmax.c \
+	testdata/ok/matmul.c \
+	testdata/ok/matmul_tiled.cu \
+	testdata/ok/relu.c \
+	testdata/ok/relu.cu \
+	testdata/ok/rmsnorm.c \
+	testdata/ok/scale_multi.c \
+	testdata/ok/sum_rows.c \
+	testdata/ok/sum_rows.cu \
+	testdata/ok/transpose_refuses.c \
+	testdata/bugs/add_vec8_drops_tail.c \
+	testdata/bugs/gelu_memo_first_call.c \
+	testdata/bugs/gelu_tanh_as_erf.c \
+	testdata/bugs/layernorm_one_pass_variance.c \
+	testdata/bugs/log_softmax_via_log.c \
+	testdata/bugs/matmul_tf32_like.c \
+	testdata/bugs/matmul_transposed_index.c \
+	testdata/bugs/max_skips_nan.c \
+	testdata/bugs/relu_block_is_n.cu \
+	testdata/bugs/relu_fmaxf.c \
+	testdata/bugs/relu_fmaxf.cu \
+	testdata/bugs/relu_hangs.c \
+	testdata/bugs/relu_no_tail_check.cu \
+	testdata/bugs/relu_segfault.c \
+	testdata/bugs/relu_skips_last.c \
+	testdata/bugs/relu_writes_one_past.c \
+	testdata/bugs/rows_on_grid_y.cu \
+	testdata/bugs/softmax_cache_by_pointer.c \
+	testdata/bugs/softmax_global_scratch.cu \
+	testdata/bugs/softmax_hardcoded_n.c \
+	testdata/bugs/softmax_no_max.c \
+	testdata/bugs/softmax_reads_one_past.c \
+	testdata/bugs/softmax_scratch_input.c \
+	testdata/bugs/sum_accumulates_into_output.c \
+	testdata/bugs/sum_atomicadd.cu \
+	testdata/bugs/sum_drops_rows.c \
+	testdata/bugs/sum_fp16_accumulator.c \
+	testdata/bugs/sum_global_partials.cu \
+	testdata/bugs/sum_half_accumulator.cu \
+	testdata/bugs/sum_rotating_order.c \
+	testdata/bugs/sum_threads_race.c \
+	testdata/malformed/arg_count.c \
+	testdata/malformed/arg_name.c \
+	testdata/malformed/bad_dtype.c \
+	testdata/malformed/compile_error.c \
+	testdata/malformed/missing_entry.c \
+	testdata/malformed/no_contract.c \
+	testdata/malformed/op_shapes.c \
+	testdata/malformed/scalar_kind_mismatch.c \
+	testdata/malformed/scalar_no_symbol.c \
+	testdata/malformed/unclosed.c \
+	testdata/malformed/undefined_dim_symbol.c \
+	testdata/malformed/undefined_launch_symbol.cu \
+	testdata/malformed/unknown_key.c \
+	testdata/malformed/unknown_op.c \
+	$(empty)
+TESTS += tests/cli.sh $(CONTROLS)
+EXTRA_DIST += tests/cli.sh tests/control.sh $(CONTROLS)
+
+if HAVE_CMOCKA
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+UNIT_LIBS = libkgate.la $(CMOCKA_LIBS) -lm
+check_PROGRAMS += tests/unit/test_core tests/unit/test_contract tests/unit/test_oracle \
+	tests/unit/test_gdn_oracle tests/unit/test_gdn_chunk
+TESTS += tests/unit/test_core tests/unit/test_contract tests/unit/test_oracle \
+	tests/unit/test_gdn_oracle tests/unit/test_gdn_chunk
+tests_unit_test_core_SOURCES = tests/unit/test_core.c
+tests_unit_test_core_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_core_LDADD = $(UNIT_LIBS)
+tests_unit_test_contract_SOURCES = tests/unit/test_contract.c
+tests_unit_test_contract_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_contract_LDADD = $(UNIT_LIBS)
+tests_unit_test_oracle_SOURCES = tests/unit/test_oracle.c
+tests_unit_test_oracle_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_oracle_LDADD = $(UNIT_LIBS)
+tests_unit_test_gdn_oracle_SOURCES = tests/unit/test_gdn_oracle.c
+tests_unit_test_gdn_oracle_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gdn_oracle_LDADD = libgdn_oracle.la $(CMOCKA_LIBS) -lm
+tests_unit_test_gdn_chunk_SOURCES = tests/unit/test_gdn_chunk.c
+tests_unit_test_gdn_chunk_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gdn_chunk_LDADD = libgdn_oracle.la $(CMOCKA_LIBS) -lm
+endif
+
+clean-local: clean-test-cache
+clean-test-cache:
+	-rm -rf tests/cache
+.PHONY: clean-test-cache

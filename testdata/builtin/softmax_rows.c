@@ -6,6 +6,7 @@ args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int
 shape:   M=512 N=1000
 sweep:   M=1,3,64 N=1,7,255,256,257,4097
 */
+// expect: pass
 /* The demo kernel: a row softmax written the way a correct kernel must be: subtract the row
  * maximum (no overflow), propagate NaN (a NaN in a row makes the row NaN, as in PyTorch), and
  * accumulate in float. kgate check builtin:softmax_rows passes every gate that applies. */

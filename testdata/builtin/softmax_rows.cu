@@ -7,6 +7,7 @@ launch:  grid=M block=256 smem=0
 shape:   M=512 N=1000
 sweep:   M=1,3,64 N=1,7,255,256,257,4097
 */
+// expect: pass
 /* The demo kernel on the GPU: one block per row, a NaN-propagating max and a sum reduced
  * through shared memory in a fixed order (deterministic), the max subtracted before expf. */
 

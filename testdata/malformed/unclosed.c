@@ -1,0 +1,3 @@
+// expect: error 2 never closed
+/*@kgate
+name: relu

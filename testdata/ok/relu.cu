@@ -1,0 +1,16 @@
+/*@kgate
+name:    relu_cuda
+op:      relu
+entry:   relu
+args:    x: in f32[N]; y: out f32[N]; N: long
+launch:  grid=cdiv(N,256) block=256
+shape:   N=1000000
+sweep:   N=1,255,257
+*/
+// expect: pass
+/* 64-bit indexing, a tail check, NaN kept (the comparison sends NaN to the x branch). */
+extern "C" __global__ void relu(const float *x, float *y, long N)
+{
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}

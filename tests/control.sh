@@ -1,0 +1,65 @@
+#!/bin/sh
+# control.sh FILE: runs `kgate check FILE --json` on a testdata kernel and asserts what the
+# file's `// expect:` line says: `pass` (every gate passes or skips), `fail GATE` (that gate
+# fails), `error GATE` (that gate reports an error: crash, hang), or `error LINE TEXT` (the
+# file is rejected with exit 2 and a FILE:LINE: message containing TEXT). A `// kgate-args:`
+# line adds options. CUDA kernels skip (exit 77) where the CUDA runner cannot run.
+set -u
+file=$1
+expect=$(sed -n 's|^// expect: *||p' "$file" | head -n 1)
+args=$(sed -n 's|^// kgate-args: *||p' "$file" | head -n 1)
+[ -n "$expect" ] || { echo "FAIL: $file has no '// expect:' line"; exit 1; }
+out=${TMPDIR:-/tmp}/kgate-control-$$.json
+err=${TMPDIR:-/tmp}/kgate-control-$$.err
+# shellcheck disable=SC2086
+"$KGATE" check "$file" --json "$out" --no-color $args 2>"$err"
+rc=$?
+cat "$err"
+case "$expect" in
+"error "[0-9]*)
+    rest=${expect#error }
+    line=${rest%% *}
+    text=${rest#* }
+    rm -f "$out"
+    if [ $rc -ne 2 ]; then echo "FAIL: expected exit 2 for a malformed file, got $rc"; rm -f "$err"; exit 1; fi
+    grep -q "$file:$line:" "$err" || { echo "FAIL: no '$file:$line:' in the message"; rm -f "$err"; exit 1; }
+    grep -qF "$text" "$err" || { echo "FAIL: the message does not say '$text'"; rm -f "$err"; exit 1; }
+    rm -f "$err"
+    echo "PASS: rejected at line $line"
+    exit 0
+    ;;
+esac
+rm -f "$err"
+if [ $rc -eq 3 ]; then
+    echo "SKIP: the runner for $file cannot run here"
+    rm -f "$out"
+    exit 77
+fi
+if [ $rc -eq 2 ] || [ $rc -ge 4 ] || [ ! -s "$out" ]; then
+    echo "FAIL: kgate check exited $rc without a report"
+    rm -f "$out"
+    exit 1
+fi
+status() { # the status of gate $1 in the report
+    tr -d '\n' < "$out" | grep -o "\"id\": \"$1\", *\"status\": \"[a-z]*\"" | sed 's/.*"status": "//; s/"//'
+}
+case "$expect" in
+pass)
+    bad=$(tr -d '\n' < "$out" | grep -o '"status": "[a-z]*"' | grep -v -e pass -e skip -e refused)
+    rm -f "$out"
+    [ $rc -eq 0 ] && [ -z "$bad" ] || { echo "FAIL: expected every gate to pass (rc=$rc)"; exit 1; }
+    ;;
+"fail "* | "error "*)
+    want=${expect%% *}
+    gate=${expect#* }
+    st=$(status "$gate")
+    rm -f "$out"
+    [ "$st" = "$want" ] || { echo "FAIL: expected gate $gate to say $want, it says '$st'"; exit 1; }
+    [ $rc -eq 1 ] || { echo "FAIL: a failing gate must exit 1, got $rc"; exit 1; }
+    ;;
+*)
+    echo "FAIL: unknown expectation '$expect'"
+    exit 1
+    ;;
+esac
+echo "PASS: $expect"

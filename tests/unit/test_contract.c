@@ -1,0 +1,240 @@
+/* test_contract.c: the contract parser and the expression evaluator: the documented syntax is
+ * accepted exactly, every malformed header is rejected with FILE:LINE and what was expected. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "case.h"
+#include "contract.h"
+#include "expr.h"
+
+static char path[256];
+
+/* Writes text to a temporary file with the given extension and loads it. */
+static int load(const char *ext, const char *text, struct kg_contract **c, struct kg_err *e)
+{
+    snprintf(path, sizeof path, "/tmp/kgate-test-contract-%d%s", (int)getpid(), ext);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    int rc = kg_contract_load(path, c, e);
+    unlink(path);
+    return rc;
+}
+
+static const char *softmax =
+    "/*@kgate\n"
+    "name:    softmax_rows\n"
+    "op:      softmax(dim=1)\n"
+    "entry:   softmax_rows\n"
+    "args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int\n"
+    "launch:  grid=M block=256 smem=0\n"
+    "shape:   M=512 N=1000\n"
+    "sweep:   M=1,3,64 N=1,7,255,256,257,4097\n"
+    "*/\n"
+    "extern \"C\" __global__ void softmax_rows(const float *x, float *y, int M, int N) {}\n";
+
+static void test_the_issue_example_parses(void **state)
+{
+    struct kg_contract *c;
+    struct kg_err e;
+    assert_int_equal(load(".cu", softmax, &c, &e), 0);
+    assert_string_equal(c->name, "softmax_rows");
+    assert_string_equal(c->entry, "softmax_rows");
+    assert_int_equal(c->lang, KG_LANG_CUDA);
+    assert_int_equal(c->nargs, 4);
+    assert_int_equal(c->args[0].kind, KG_ARG_TENSOR);
+    assert_int_equal(c->args[0].io, KG_IN);
+    assert_int_equal(c->args[1].io, KG_OUT);
+    assert_int_equal(c->args[0].dtype, KG_F32);
+    assert_int_equal(c->args[2].kind, KG_ARG_INT);
+    assert_int_equal(c->nsyms, 2);
+    assert_int_equal(c->nominal[kg_contract_sym(c, "N")], 1000);
+    assert_int_equal(c->nsweep[kg_contract_sym(c, "N")], 6);
+    assert_int_equal(c->sweep[kg_contract_sym(c, "N")][5], 4097);
+    assert_true(c->has_op);
+    assert_true(c->tol_k == 2);
+    assert_true(c->deterministic);
+    struct kg_case k;
+    assert_int_equal(kg_case_init(&k, c, NULL, KG_F32, 1, KG_DIST_NORMAL, &e), 0);
+    assert_int_equal(k.grid[0], 512);
+    assert_int_equal(k.block[0], 256);
+    assert_int_equal(k.numel[0], 512000);
+    kg_contract_free(c);
+}
+
+static void test_optional_keys_tuples_and_continuations(void **state)
+{
+    const char *text = "// a licence line first\n"
+                       "/*@kgate\n"
+                       "name: mm\n"
+                       "op: matmul\n"
+                       "entry: mm\n"
+                       "args: A: in T[M,K]; B: in T[K,N];\n"
+                       "      C: out T[M,N]; M: int; N: int; K: int; alpha: float = 1e-5\n"
+                       "launch: grid=(cdiv(N, 16), cdiv(M,16)) block=(16,16) smem=2*16*16*4\n"
+                       "shape: M=64 N=32 K=48\n"
+                       "tolerance: k=4\n"
+                       "deterministic: no\n"
+                       "dtypes: f32,f16,bf16\n"
+                       "inputs: A=uniform(-2,2) B=normal(0,0.5)\n"
+                       "*/\n"
+                       "extern \"C\" __global__ void mm(const KG_T *A, const KG_T *B, KG_T *C, int M, int N, int K, float alpha) {}\n";
+    struct kg_contract *c;
+    struct kg_err e;
+    int rc = load(".cu", text, &c, &e);
+    if (rc) fprintf(stderr, "%s\n", e.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(c->nargs, 7);
+    assert_true(c->args[6].value == 1e-5);
+    assert_int_equal(c->args[6].sym, -1);
+    assert_true(c->tol_k == 4);
+    assert_false(c->deterministic);
+    assert_int_equal(c->ndtypes, 3);
+    assert_int_equal(c->dtypes[2], KG_BF16);
+    assert_int_equal(c->args[0].dist, KG_AD_UNIFORM);
+    assert_true(c->args[1].dist_b == 0.5);
+    struct kg_case k;
+    assert_int_equal(kg_case_init(&k, c, NULL, KG_F16, 1, KG_DIST_NORMAL, &e), 0);
+    assert_int_equal(k.grid[0], 2);
+    assert_int_equal(k.grid[1], 4);
+    assert_int_equal(k.block[1], 16);
+    assert_int_equal(k.smem, 2048);
+    assert_int_equal(k.adtype[0], KG_F16);
+    assert_int_equal(k.adtype[2], KG_F16);
+    kg_contract_free(c);
+}
+
+/* Each malformed header: the expected line and a phrase of the message. */
+static void expect_error(const char *ext, const char *text, int line, const char *phrase)
+{
+    struct kg_contract *c = NULL;
+    struct kg_err e;
+    assert_int_equal(load(ext, text, &c, &e), -1);
+    assert_null(c);
+    char where[300];
+    if (line)
+        snprintf(where, sizeof where, "%s:%d:", path, line);
+    else
+        snprintf(where, sizeof where, "%s: ", path);
+    if (!strstr(e.msg, where) || !strstr(e.msg, phrase)) fprintf(stderr, "got: %s\nwant: %s ... %s\n", e.msg, where, phrase);
+    assert_non_null(strstr(e.msg, where));
+    assert_non_null(strstr(e.msg, phrase));
+}
+
+#define HDR(body) "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
+
+static void test_malformed_headers_name_file_and_line(void **state)
+{
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweeep: N=1\n"), 7, "unknown key 'sweeep'");
+    expect_error(".c", HDR("args: x: in f31[N]; y: out f32[N]; N: int\nshape: N=4\n"), 5, "unknown dtype 'f31'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[Q]; N: int\nshape: N=4\n"), 5, "undefined symbol 'Q'");
+    expect_error(".c", HDR("args: x: sideways f32[N]; y: out f32[N]; N: int\nshape: N=4\n"), 5, "expected in, out, inout");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=four\n"), 6, "expected a non-negative integer");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweep: M=1\n"), 7, "undefined symbol 'M'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=0.5\n"), 7, "k must be a number >= 1");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ndeterministic: maybe\n"), 7, "expected yes or no");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nalias: y=z\n"), 7, "no arg named 'z'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nname: again\n"), 7, "given twice");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int; M: int\nshape: N=4\n"), 5, "scalar 'M' has no shape symbol");
+    expect_error(".c", HDR("args: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\n"), 5, "no out or inout tensor");
+    expect_error(".c", HDR("args: x: in T[N]; y: out T[N]; N: int\nshape: N=4\n"), 5, "needs a 'dtypes:' line");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: x=gaussian\n"), 7, "unknown distribution 'gaussian'");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"), 1, "missing 'launch:'");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=cdiv(N,B) block=32\n"), 7, "undefined symbol 'B'");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=N block=(1,2,3,4)\n"), 7, "more than 3 dims");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=N\n"), 7, "both required");
+    expect_error(".c", "/*@kgate\nname: t\nop: relu\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 1, "missing 'entry:'");
+    expect_error(".c", "/*@kgate\nname: t\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 1, "missing 'op:'");
+    expect_error(".c", "/*@kgate\nname: t\nop: softmax(dim=1)\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 3, "dim");
+    expect_error(".c", "int x;\n", 1, "no contract");
+    expect_error(".txt", "int x;\n", 0, "unknown kernel language");
+}
+
+static void test_signature_is_checked_against_args(void **state)
+{
+    expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                       "void f(const float *x, float *y) {}\n", 4, "3 declared, but f (line 7) takes 2 parameters");
+    expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                       "void f(const float *in, float *y, int N) {}\n", 4, "is named 'in'");
+    /* a call of the entry elsewhere is not its definition, a macro-made entry is not checked */
+    struct kg_contract *c;
+    struct kg_err e;
+    assert_int_equal(load(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                                "#define K(n) void n(const float *x, float *y, int N) {}\nK(f)\n", &c, &e), 0);
+    assert_int_equal(c->line_entry_def, 0);
+    kg_contract_free(c);
+    assert_int_equal(load(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                                "/* f(a, b) in a comment */ int f(const float *x, float *y, int N) { return 0; }\n", &c, &e), 0);
+    assert_true(c->entry_returns_int);
+    kg_contract_free(c);
+}
+
+static int lookup(void *ud, const char *name, size_t n)
+{
+    (void)ud;
+    if (n == 1 && name[0] == 'N') return 0;
+    if (n == 1 && name[0] == 'M') return 1;
+    return -1;
+}
+
+static int64_t ev(const char *s, int64_t n, int64_t m)
+{
+    struct kg_err e;
+    int col;
+    struct kg_expr *x = kg_expr_parse(s, strlen(s), lookup, NULL, &col, &e);
+    assert_non_null(x);
+    int64_t sym[2] = {n, m}, out = 0;
+    assert_int_equal(kg_expr_eval(x, sym, &out, &e), 0);
+    kg_expr_free(x);
+    return out;
+}
+
+static void test_expressions(void **state)
+{
+    assert_int_equal(ev("cdiv(N, 256)", 1000, 0), 4);
+    assert_int_equal(ev("cdiv(N,256)", 1024, 0), 4);
+    assert_int_equal(ev("N*M + 3 % 2", 6, 7), 43);
+    assert_int_equal(ev("min(N, M) * max(N, M) - (N - M)", 3, 9), 33);
+    assert_int_equal(ev("-N + 10", 4, 0), 6);
+    assert_int_equal(ev("N / 3", 10, 0), 3);
+    struct kg_err e;
+    int col = 0;
+    assert_null(kg_expr_parse("N + K", 5, lookup, NULL, &col, &e));
+    assert_non_null(strstr(e.msg, "undefined symbol 'K'"));
+    assert_int_equal(col, 4);
+    assert_null(kg_expr_parse("cdiv(N)", 7, lookup, NULL, &col, &e));
+    assert_null(kg_expr_parse("pow(N,2)", 8, lookup, NULL, &col, &e));
+    assert_non_null(strstr(e.msg, "unknown function 'pow'"));
+    assert_null(kg_expr_parse("N +", 3, lookup, NULL, &col, &e));
+    struct kg_expr *x = kg_expr_parse("N / (M - M)", 11, lookup, NULL, &col, &e);
+    int64_t sym[2] = {1, 2}, out;
+    assert_int_equal(kg_expr_eval(x, sym, &out, &e), -1);
+    assert_non_null(strstr(e.msg, "division by zero"));
+    kg_expr_free(x);
+    x = kg_expr_parse("N * N", 5, lookup, NULL, &col, &e);
+    int64_t big[2] = {INT64_MAX / 2, 0};
+    assert_int_equal(kg_expr_eval(x, big, &out, &e), -1);
+    assert_non_null(strstr(e.msg, "overflow"));
+    kg_expr_free(x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_issue_example_parses),
+        cmocka_unit_test(test_optional_keys_tuples_and_continuations),
+        cmocka_unit_test(test_malformed_headers_name_file_and_line),
+        cmocka_unit_test(test_signature_is_checked_against_args),
+        cmocka_unit_test(test_expressions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

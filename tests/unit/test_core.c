@@ -1,0 +1,146 @@
+/* test_core.c: the pieces every verdict rests on: the counter-based generator is reproducible
+ * and well distributed, dtype conversions round to nearest even, special values land where
+ * they are recorded, and the comparison metric fails on NaN and non-finite mismatches. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "compare.h"
+#include "dtype.h"
+#include "kgate.h"
+#include "rng.h"
+
+static void test_rng_is_a_pure_function_of_seed_stream_index(void **state)
+{
+    double a = kg_rng_normal(7, 3, 12345), b = kg_rng_normal(7, 3, 12345);
+    assert_true(a == b);
+    assert_true(kg_rng_normal(8, 3, 12345) != a);
+    assert_true(kg_rng_normal(7, 4, 12345) != a);
+    assert_true(kg_rng_normal(7, 3, 12346) != a);
+    /* a known value pins the algorithm across machines and versions */
+    uint32_t w[4];
+    kg_philox(0, 0, 0, w);
+    assert_int_equal(w[0], 0x6627e8d5u);
+    assert_int_equal(w[1], 0xe169c58du);
+    assert_int_equal(w[2], 0xbc57ac4cu);
+    assert_int_equal(w[3], 0x9b00dbd8u);
+}
+
+static void test_rng_moments(void **state)
+{
+    double s = 0, ss = 0, u = 0;
+    int n = 200000;
+    for (int i = 0; i < n; i++) {
+        double x = kg_rng_normal(1, 1, (uint64_t)i);
+        s += x;
+        ss += x * x;
+        double v = kg_rng_uniform(1, 2, (uint64_t)i);
+        assert_true(v >= 0 && v < 1);
+        u += v;
+    }
+    assert_true(fabs(s / n) < 0.01);
+    assert_true(fabs(ss / n - 1) < 0.02);
+    assert_true(fabs(u / n - 0.5) < 0.005);
+}
+
+static void test_f16_and_bf16_round_to_nearest_even(void **state)
+{
+    /* 1 + 2^-11 is halfway between f16 1.0 and 1 + 2^-10: ties to even gives 1.0 */
+    assert_true(kg_round(KG_F16, 1.0 + 0x1p-11) == 1.0);
+    assert_true(kg_round(KG_F16, 1.0 + 3 * 0x1p-11) == 1.0 + 0x1p-9);
+    assert_true(kg_round(KG_F16, 65504) == 65504);
+    assert_true(isinf(kg_round(KG_F16, 65520)));
+    assert_true(kg_round(KG_F16, 0x1p-24) == 0x1p-24); /* smallest subnormal */
+    assert_true(kg_round(KG_F16, 0x1p-26) == 0);
+    assert_true(isnan(kg_round(KG_F16, NAN)));
+    assert_true(kg_round(KG_BF16, 1.0 + 0x1p-8) == 1.0);
+    assert_true(kg_round(KG_BF16, 1.0 + 3 * 0x1p-8) == 1.0 + 0x1p-6);
+    assert_true(isnan(kg_round(KG_BF16, NAN)));
+    assert_true(kg_round(KG_BF16, -0.0) == 0 && signbit(kg_round(KG_BF16, -0.0)));
+    /* double -> f16 without double rounding through float */
+    double v = 1.0 + 0x1p-11 + 0x1p-40; /* just above the tie: must round up */
+    assert_true(kg_round(KG_F16, v) == 1.0 + 0x1p-10);
+    /* every f16 bit pattern survives a round trip through float */
+    for (uint32_t b = 0; b < 0x10000; b++) {
+        kg_f16 h = {(uint16_t)b};
+        float f = kg_f16_to_f32(h);
+        if (f != f) continue;
+        assert_int_equal(kg_f32_to_f16(f).bits, b);
+    }
+    assert_int_equal(kg_round(KG_I32, 2.5), 2);
+    assert_int_equal(kg_round(KG_I32, 1e20), 2147483647);
+    assert_int_equal(kg_round(KG_U8, -3), 0);
+}
+
+static struct kg_tensor f64(double *v, int n)
+{
+    struct kg_tensor t = {KG_F64, 1, {n}, n, v};
+    return t;
+}
+
+static void test_compare_fails_on_nan_and_nonfinite_mismatch(void **state)
+{
+    double e[4] = {1, 2, NAN, INFINITY}, g[4] = {1, 2, NAN, INFINITY};
+    struct kg_tensor te = f64(e, 4), tg = f64(g, 4);
+    struct kg_cmp c;
+    kg_compare(&tg, &te, kg_scale_of(&te), &c);
+    assert_true(c.max_err == 0);
+    assert_int_equal(c.nonfinite_mismatch, 0);
+    g[2] = 3; /* NaN swallowed */
+    kg_compare(&tg, &te, kg_scale_of(&te), &c);
+    assert_true(isinf(c.max_err));
+    assert_int_equal(c.nonfinite_mismatch, 1);
+    assert_int_equal(c.worst, 2);
+    g[2] = NAN;
+    g[3] = -INFINITY; /* wrong kind */
+    kg_compare(&tg, &te, kg_scale_of(&te), &c);
+    assert_int_equal(c.worst, 3);
+    g[3] = INFINITY;
+    g[0] = NAN; /* a NaN where a number was expected */
+    kg_compare(&tg, &te, kg_scale_of(&te), &c);
+    assert_int_equal(c.worst, 0);
+    assert_false(c.max_err <= 1e300);
+}
+
+static void test_element_error_is_scale_relative_near_zero(void **state)
+{
+    /* scale s = rms of the oracle; near zero the error is relative to s, not to |exp| */
+    assert_true(kg_elem_err(1e-9, 0, 1.0) == 1e-9);
+    assert_true(fabs(kg_elem_err(101, 100, 1.0) - 1.0 / 101) < 1e-15);
+    assert_true(isinf(kg_elem_err(1, 0, 0)));
+    assert_true(kg_elem_err(0, 0, 0) == 0);
+    assert_true(isinf(kg_elem_err(NAN, 1, 1)));
+}
+
+static void test_allclose_is_the_standard_test(void **state)
+{
+    double r[3] = {1, 100, 0};
+    float gv[3] = {1.019f, 100.9f, 0.0099f};
+    struct kg_tensor ref = f64(r, 3), got = {KG_F32, 1, {3}, 3, gv};
+    int64_t bad = -1;
+    assert_true(kg_allclose(&got, &ref, 1e-2, 1e-2, &bad));
+    gv[1] = 101.2f;
+    assert_false(kg_allclose(&got, &ref, 1e-2, 1e-2, &bad));
+    assert_int_equal(bad, 1);
+    gv[1] = NAN;
+    assert_false(kg_allclose(&got, &ref, 1e-2, 1e-2, &bad));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rng_is_a_pure_function_of_seed_stream_index),
+        cmocka_unit_test(test_rng_moments),
+        cmocka_unit_test(test_f16_and_bf16_round_to_nearest_even),
+        cmocka_unit_test(test_compare_fails_on_nan_and_nonfinite_mismatch),
+        cmocka_unit_test(test_element_error_is_scale_relative_near_zero),
+        cmocka_unit_test(test_allclose_is_the_standard_test),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
