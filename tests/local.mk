@@ -16,6 +16,7 @@ CONTROLS = \
 	testdata/ok/argmax.c \
 	testdata/ok/causal_attention.c \
 	testdata/ok/cumsum.c \
+	testdata/ok/gdn_recurrent.c \
 	testdata/ok/gelu.c \
 	testdata/ok/gelu_bf16.cu \
 	testdata/ok/inplace_relu.c \

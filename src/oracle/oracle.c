@@ -20,6 +20,9 @@ extern const struct kg_opdef kg_opdef_sum, kg_opdef_mean, kg_opdef_max, kg_opdef
 extern const struct kg_opdef kg_opdef_layernorm, kg_opdef_rmsnorm;
 extern const struct kg_opdef kg_opdef_matmul, kg_opdef_bmm, kg_opdef_transpose2d,
     kg_opdef_causal_attention;
+extern const struct kg_opdef kg_opdef_linear_attn_fwd, kg_opdef_gla_fwd, kg_opdef_ssd_fwd,
+    kg_opdef_gdn_fwd, kg_opdef_kda_fwd, kg_opdef_linear_attn_bwd, kg_opdef_gla_bwd,
+    kg_opdef_ssd_bwd, kg_opdef_gdn_bwd, kg_opdef_kda_bwd;
 
 const struct kg_opdef *const kg_ops[] = {
     &kg_opdef_relu,      &kg_opdef_leaky_relu,  &kg_opdef_gelu,        &kg_opdef_gelu_tanh,
@@ -29,6 +32,9 @@ const struct kg_opdef *const kg_ops[] = {
     &kg_opdef_softmax,   &kg_opdef_log_softmax, &kg_opdef_cumsum,      &kg_opdef_layernorm,
     &kg_opdef_rmsnorm,   &kg_opdef_matmul,      &kg_opdef_bmm,         &kg_opdef_transpose2d,
     &kg_opdef_causal_attention,
+    &kg_opdef_linear_attn_fwd, &kg_opdef_gla_fwd, &kg_opdef_ssd_fwd, &kg_opdef_gdn_fwd,
+    &kg_opdef_kda_fwd, &kg_opdef_linear_attn_bwd, &kg_opdef_gla_bwd, &kg_opdef_ssd_bwd,
+    &kg_opdef_gdn_bwd, &kg_opdef_kda_bwd,
     NULL,
 };
 
@@ -72,7 +78,7 @@ static int token_len(const char *p)
 
 static int unknown_op(const char *name, size_t n, struct kg_err *e)
 {
-    char known[1024];
+    char known[2048];
     size_t len = 0;
     known[0] = '\0';
     for (int i = 0; kg_ops[i]; i++)
