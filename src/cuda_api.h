@@ -1,9 +1,10 @@
 /* cuda_api.h: the CUDA driver and NVRTC functions the CUDA runner calls, as tables of
  * pointers filled by dlsym (nvtop style: nothing here is linked). cuda.h and nvrtc.h are
- * included for their types only; each pointer's type is taken from the header's own
- * prototype with __typeof__, so a signature cannot drift from the toolkit's. Where cuda.h
- * maps a name to a versioned symbol (cuMemAlloc -> cuMemAlloc_v2), the table names the
- * versioned prototype and the loader asks for that symbol first. */
+ * included for their types only; each pointer's type is the header's own prototype, taken
+ * with __typeof__, so a signature cannot drift from the toolkit's. Where cuda.h maps a name
+ * to a versioned symbol (cuMemAlloc -> cuMemAlloc_v2), __typeof__ sees the versioned
+ * prototype, and runner_cuda.c asks dlsym for the versioned symbol by its full name. Needs
+ * the cuda.h of CUDA 11.x or newer (checked with 13.0). */
 #ifndef KG_CUDA_API_H
 #define KG_CUDA_API_H
 
@@ -24,9 +25,9 @@ struct kg_cu_api {
     KG_FN(cuDeviceGet) DeviceGet;
     KG_FN(cuDeviceGetName) DeviceGetName;
     KG_FN(cuDeviceGetAttribute) DeviceGetAttribute;
-    KG_FN(cuDeviceTotalMem_v2) DeviceTotalMem;
+    KG_FN(cuDeviceTotalMem) DeviceTotalMem;
     KG_FN(cuDevicePrimaryCtxRetain) DevicePrimaryCtxRetain;
-    KG_FN(cuDevicePrimaryCtxRelease_v2) DevicePrimaryCtxRelease;
+    KG_FN(cuDevicePrimaryCtxRelease) DevicePrimaryCtxRelease;
     KG_FN(cuCtxSetCurrent) CtxSetCurrent;
     KG_FN(cuCtxSynchronize) CtxSynchronize;
     KG_FN(cuModuleLoadDataEx) ModuleLoadDataEx;
@@ -34,19 +35,19 @@ struct kg_cu_api {
     KG_FN(cuModuleGetFunction) ModuleGetFunction;
     KG_FN(cuFuncGetAttribute) FuncGetAttribute;
     KG_FN(cuFuncSetAttribute) FuncSetAttribute;
-    KG_FN(cuFuncGetParamInfo) FuncGetParamInfo; /* optional: driver >= 12.4 */
+    CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *); /* optional: driver >= 12.4 */
     KG_FN(cuLaunchKernel) LaunchKernel;
     KG_FN(cuStreamCreate) StreamCreate;
-    KG_FN(cuStreamDestroy_v2) StreamDestroy;
+    KG_FN(cuStreamDestroy) StreamDestroy;
     KG_FN(cuEventCreate) EventCreate;
     KG_FN(cuEventRecord) EventRecord;
-    KG_FN(cuEventElapsedTime_v2) EventElapsedTime; /* _v2 (12.8+), else the original: same signature */
-    KG_FN(cuEventDestroy_v2) EventDestroy;
-    KG_FN(cuMemAlloc_v2) MemAlloc;
-    KG_FN(cuMemFree_v2) MemFree;
-    KG_FN(cuMemcpyHtoD_v2) MemcpyHtoD;
-    KG_FN(cuMemcpyDtoH_v2) MemcpyDtoH;
-    KG_FN(cuMemsetD8_v2) MemsetD8;
+    KG_FN(cuEventElapsedTime) EventElapsedTime; /* _v2 (12.8+) or the original: one signature */
+    KG_FN(cuEventDestroy) EventDestroy;
+    KG_FN(cuMemAlloc) MemAlloc;
+    KG_FN(cuMemFree) MemFree;
+    KG_FN(cuMemcpyHtoD) MemcpyHtoD;
+    KG_FN(cuMemcpyDtoH) MemcpyDtoH;
+    KG_FN(cuMemsetD8) MemsetD8;
 };
 
 /* libnvrtc (the runtime compiler). */
