@@ -1,0 +1,75 @@
+/* libgdn.h: C ABI of the GLR-family CUDA kernels (linear attention, GLA, SSD, GDN, KDA): chunked
+ * forward and backward on device pointers, fp32 or bf16 inputs with fp32 accumulation, chunk 64,
+ * deterministic (bitwise-identical results for identical inputs). The kernels are the ones kgate
+ * judges through gdn/<member>_{fwd,bwd}.cu; layout and semantics are gdn/oracle.h's.
+ *
+ * Layout, all row-major contiguous, on the device: q, k [B,T,H,K] and v, o, dO [B,T,H,V] in the
+ * call's dtype; g [B,T,H] (SSD, GDN) or [B,T,H,K] (GLA, KDA), fp32, natural-log gates (<= 0 for a
+ * decay), NULL for linear attention; b [B,T,H] in the call's dtype (GDN, KDA), NULL otherwise;
+ * S0, ST, dST, dS0 [B,H,K,V] fp32. Gradients: dq, dk, dv in the call's dtype; dg (shape of g),
+ * db [B,T,H] fp32. Supported: 1 <= K, V <= 128, T >= 0, B, H <= 65535; sm_90 (H100/H200) only.
+ *
+ * Every call is asynchronous on `stream` (a cudaStream_t; NULL: the legacy default stream) and
+ * returns 0 or a negative code (gdn_cuda_strerror). Ownership: every pointer is the caller's;
+ * nothing is retained after the call returns. Thread-safe; the error detail is per thread. */
+#ifndef GDN_LIBGDN_H
+#define GDN_LIBGDN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "oracle.h" /* enum gdn_family, struct gdn_dims, GDN_OK / GDN_EINVAL */
+
+enum gdn_dtype { GDN_DTYPE_F32 = 0, GDN_DTYPE_BF16 = 1 };
+
+/* Codes beyond oracle.h's enum gdn_status. */
+enum gdn_cuda_status {
+    GDN_ECUDA = -100,       /* a CUDA call failed: gdn_cuda_last_error() says which and where */
+    GDN_EUNSUPPORTED = -101, /* valid, but outside what the kernels support (K or V > 128, ...) */
+    GDN_EWORKSPACE = -102,   /* workspace NULL or smaller than gdn_cuda_bwd_workspace() */
+};
+
+/* Device inputs. q, k, v, b point at elements of the call's dtype. */
+struct gdn_dev_in {
+    const void *q, *k, *v;
+    const float *g;  /* NULL for GDN_LINEAR (ignored there) */
+    const void *b;   /* GDN_GDN / GDN_KDA only (ignored otherwise) */
+    const float *S0; /* nullable: zero initial state */
+};
+
+/* Device gradients. dq, dk, dv are required (when T > 0); dg, db, dS0 may be NULL to skip. */
+struct gdn_dev_grad {
+    void *dq, *dk, *dv;
+    float *dg, *db, *dS0;
+};
+
+/* 0 when the kernels support (f, d), else GDN_EINVAL / GDN_EUNSUPPORTED. */
+int gdn_cuda_supported(enum gdn_family f, const struct gdn_dims *d);
+
+/* Workspace bytes the backward needs (the forward needs none); 0 for unsupported dims. */
+size_t gdn_cuda_bwd_workspace(enum gdn_family f, const struct gdn_dims *d);
+
+/* o [B,T,H,V] (required when T > 0) and ST (nullable) from in. scale: NAN means 1/sqrt(K). */
+int gdn_cuda_fwd(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
+                 const struct gdn_dev_in *in, void *o, float *ST, void *stream);
+
+/* The gradients of L = sum(dO * o) + sum(dST * ST) (dST nullable: zero) into out. ws: device
+ * memory of at least gdn_cuda_bwd_workspace() bytes (contents irrelevant; overwritten). */
+int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
+                 const struct gdn_dev_in *in, const void *dO, const float *dST,
+                 const struct gdn_dev_grad *out, void *ws, size_t ws_bytes, void *stream);
+
+/* A static description of a return code (0, GDN_E* from oracle.h or this header). */
+const char *gdn_cuda_strerror(int rc);
+
+/* "FILE:LINE: cudaCall: message" of this thread's last GDN_ECUDA, or "" if none. */
+const char *gdn_cuda_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,5 @@
+/* libgdn_gla.cu: libgdn's kernels and launchers for GLA, fp32 and bf16 inputs (one member
+ * per file so that the members compile in parallel; see gdn/libgdn_impl.cuh). */
+#include "libgdn_impl.cuh"
+
+GDN_LIB_MEMBER(GLR_GLA, gla)
