@@ -36,7 +36,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         return;
     }
     struct kg_inputs in;
-    if (kg_inputs_generate(&k, &in, &e)) {
+    if (kg_session_inputs(s, &k, &in, &e)) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         return;
     }
@@ -102,7 +102,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         } else {
             /* a nondeterministic kernel: judge each run against the oracle instead */
             struct kg_expect ex;
-            if (kg_expect_compute(s, &k, &in, &ex, &e)) {
+            if (kg_session_expect(s, &k, &ex, &e)) {
                 kg_verdict_set(v, KG_ERROR, "%s", e.msg);
                 goto free_all;
             }
@@ -141,7 +141,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     for (int i = 0; i < s->c->nargs; i++) has_alias |= s->c->alias_of[i] >= 0;
     if (has_alias) {
         struct kg_expect ex;
-        if (kg_expect_compute(s, &k, &in, &ex, &e)) {
+        if (kg_session_expect(s, &k, &ex, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             goto free_all;
         }

@@ -30,7 +30,7 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
 {
     struct kg_inputs in;
     struct kg_err e;
-    if (kg_inputs_generate(k, &in, &e)) {
+    if (kg_session_inputs(s, k, &in, &e)) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         return -1;
     }

@@ -42,7 +42,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             break;
         }
         struct kg_inputs in;
-        if (kg_inputs_generate(&k, &in, &e)) {
+        if (kg_session_inputs(s, &k, &in, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             break;
         }
@@ -65,7 +65,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             return;
         }
         struct kg_expect ex;
-        if (kg_expect_compute(s, &k, &in, &ex, &e)) {
+        if (kg_session_expect(s, &k, &ex, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             kg_exec_free(&x);
             kg_inputs_free(&in);

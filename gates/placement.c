@@ -15,9 +15,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     enum kg_dtype dt = kg_contract_default_dtype(s->c);
     for (; ready < 2; ready++) {
         if (kg_nominal_case(s, dt, (uint64_t)ready, KG_DIST_NORMAL, &k[ready], &e) ||
-            kg_inputs_generate(&k[ready], &in[ready], &e))
+            kg_session_inputs(s, &k[ready], &in[ready], &e))
             break;
-        if (kg_expect_compute(s, &k[ready], &in[ready], &ex[ready], &e)) {
+        if (kg_session_expect(s, &k[ready], &ex[ready], &e)) {
             kg_inputs_free(&in[ready]);
             break;
         }

@@ -86,7 +86,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         struct kg_case k;
         struct kg_err e;
         struct kg_inputs in;
-        if (kg_nominal_case(s, dts[d], 0, KG_DIST_MIXED, &k, &e) || kg_inputs_generate(&k, &in, &e)) {
+        if (kg_nominal_case(s, dts[d], 0, KG_DIST_MIXED, &k, &e) || kg_session_inputs(s, &k, &in, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             return;
         }
@@ -105,7 +105,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         if (first < 0) continue;
         int axis = kg_op_reduce_axis(&c->op, &k.shape[first]);
         if (axis < 0) continue;
-        if (kg_nominal_case(s, dts[d], 1, KG_DIST_NORMAL, &k, &e) || kg_inputs_generate(&k, &in, &e)) {
+        if (kg_nominal_case(s, dts[d], 1, KG_DIST_NORMAL, &k, &e) || kg_session_inputs(s, &k, &in, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             return;
         }

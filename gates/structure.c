@@ -24,7 +24,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         return;
     }
     struct kg_inputs in;
-    if (kg_inputs_generate(&k, &in, &e)) {
+    if (kg_session_inputs(s, &k, &in, &e)) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         return;
     }

@@ -68,7 +68,7 @@ int kg_inspect_run(struct kg_session *s, const struct kg_case *k, struct kg_insp
     memset(r, 0, sizeof *r);
     r->k = *k;
     struct kg_inputs in;
-    if (kg_inputs_generate(k, &in, e)) return -1;
+    if (kg_session_inputs(s, k, &in, e)) return -1;
     struct kg_exec x;
     struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
     kg_exec(s, k, &in, &o, &x);
@@ -80,7 +80,7 @@ int kg_inspect_run(struct kg_session *s, const struct kg_case *k, struct kg_insp
         return 0;
     }
     struct kg_expect ex;
-    if (kg_expect_compute(s, k, &in, &ex, e)) {
+    if (kg_session_expect(s, k, &ex, e)) {
         kg_exec_free(&x);
         kg_inputs_free(&in);
         return -1;

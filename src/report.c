@@ -70,8 +70,9 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
     json_object_set_new(doc, "file_hash", json_string(hash));
-    json_object_set_new(doc, "timing", json_pack("{s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "oracle", s->t_oracle,
-                                                 "runs", s->t_run, "total", s->t_total, "kernel_runs", s->nruns));
+    json_object_set_new(doc, "timing", json_pack("{s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs",
+                                                 s->t_inputs, "oracle", s->t_oracle, "runs", s->t_run, "total",
+                                                 s->t_total, "kernel_runs", s->nruns));
     if (b && b->asked) {
         json_t *bl = json_object();
         json_object_set_new(bl, b->name, json_string(b->result == 1 ? "pass" : b->result == 0 ? "fail" : "error"));
@@ -119,8 +120,8 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
             fprintf(f, "%s%d %s", sep, count[st], kg_status_name((enum kg_status)st));
             sep = ", ";
         }
-    fprintf(f, ") in %.2f s [compile %.2f s, oracle %.2f s, runs %.2f s (%d)]\n", s->t_total, s->t_compile, s->t_oracle,
-            s->t_run, s->nruns);
+    fprintf(f, ") in %.2f s [compile %.2f s, inputs %.2f s, oracle %.2f s, runs %.2f s (%d)]\n", s->t_total,
+            s->t_compile, s->t_inputs, s->t_oracle, s->t_run, s->nruns);
     if (b && b->asked)
         fprintf(f, "standard test (%s, atol=rtol=%g): %s: %s\n", b->name, b->tol,
                 b->result == 1 ? "pass" : b->result == 0 ? "FAIL" : "error", b->why);

@@ -228,6 +228,10 @@ void kg_session_close(struct kg_session *s)
     kg_worker_stop(&s->oracle.w);
     for (int r = 0; r < s->nrec; r++)
         for (int j = 0; j < KG_OP_MAX_IO; j++) kg_tensor_free(&s->rec[r].out[j]);
+    for (int i = 0; i < KG_CASE_CACHE; i++) {
+        if (s->memo[i].has_in) kg_inputs_free(&s->memo[i].in);
+        if (s->memo[i].has_ex) kg_expect_free(&s->memo[i].ex);
+    }
     if (s->shm) munmap(s->shm, s->shm_size);
     if (s->shm_fd >= 0) close(s->shm_fd);
     kg_contract_free(s->c);
@@ -269,7 +273,7 @@ int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
         }
         k.seed = seed;
         struct kg_inputs in;
-        if (kg_inputs_generate(&k, &in, &e)) {
+        if (kg_session_inputs(s, &k, &in, &e)) {
             snprintf(why, n, "%s", e.msg);
             return -1;
         }
@@ -283,7 +287,7 @@ int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
             return 0;
         }
         struct kg_expect ex;
-        if (kg_expect_compute(s, &k, &in, &ex, &e)) {
+        if (kg_session_expect(s, &k, &ex, &e)) {
             snprintf(why, n, "%s", e.msg);
             kg_exec_free(&x);
             kg_inputs_free(&in);

@@ -53,6 +53,17 @@ struct kg_record {
 
 #define KG_MAX_RECORDS 8
 
+/* Inputs and oracle values of recent cases: many gates start from the same nominal case, and
+ * generating inputs and evaluating the oracle dominate a check's time on large tensors. */
+#define KG_CASE_CACHE 4
+struct kg_case_memo {
+    char id[512];
+    uint64_t used;
+    bool has_in, has_ex;
+    struct kg_inputs in;
+    struct kg_expect ex;
+};
+
 struct kg_session {
     struct kg_contract *c;
     struct kg_session_opts o;
@@ -77,6 +88,9 @@ struct kg_session {
     struct kg_reply last_load, last_run;
     bool has_last_run;
     const struct kg_gate *current_gate;
+    struct kg_case_memo memo[KG_CASE_CACHE];
+    uint64_t memo_clock;
+    double t_inputs;
 };
 
 /* Loads the contract, starts the worker and compiles the kernel. On failure returns the
@@ -94,6 +108,11 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
 void kg_session_restart(struct kg_session *s, struct kg_client *cl);
+
+/* The seeded inputs of case k, and the oracle's values for them, as caller-owned copies of
+ * memoised values (free with kg_inputs_free / kg_expect_free). */
+int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
+int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e);
 
 /* Baseline: KernelBench's correctness test as that project runs it (5 trials, uniform [0,1)
  * inputs, allclose atol = rtol = tol after a shape check). Returns 1 pass, 0 fail, -1 error. */

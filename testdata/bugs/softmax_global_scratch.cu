@@ -4,12 +4,13 @@ op:      softmax(dim=1)
 entry:   softmax_rows
 args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int
 launch:  grid=M block=128
-shape:   M=2048 N=1000
+shape:   M=64 N=1000
 */
 // expect: fail placement
 /* Planted bug: row maxima and sums kept in __device__ globals shared by every launch. One
  * launch at a time it is right; two launches at once on two streams overwrite each other's
- * statistics. */
+ * statistics while the first is still using them (a long pass over the row in between, here a
+ * spin of ~0.2 ms, stands for the work a real kernel does). */
 __device__ float g_max[65536], g_sum[65536];
 
 extern "C" __global__ void softmax_rows(const float *x, float *y, int M, int N)
@@ -18,13 +19,13 @@ extern "C" __global__ void softmax_rows(const float *x, float *y, int M, int N)
     if (threadIdx.x == 0) {
         float m = -INFINITY, s = 0.0f;
         for (int j = 0; j < N; j++) m = (r[j] != r[j] || r[j] > m) ? r[j] : m;
-        g_max[blockIdx.x] = m;
         for (int j = 0; j < N; j++) s += expf(r[j] - m);
+        g_max[blockIdx.x] = m;
         g_sum[blockIdx.x] = s;
     }
+    long long t0 = clock64();
+    while (clock64() - t0 < 400000) {}
     __syncthreads();
-    /* give the other launch time to overwrite the statistics */
-    for (volatile int spin = 0; spin < 2000; spin++) {}
     float m = g_max[blockIdx.x], s = g_sum[blockIdx.x];
     for (int j = threadIdx.x; j < N; j += blockDim.x) y[(long)blockIdx.x * N + j] = expf(r[j] - m) / s;
 }

@@ -4,12 +4,12 @@ op:      sum(dim=1)
 entry:   sum_rows
 args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
 launch:  grid=(M,4) block=256
-shape:   M=1024 N=4096
+shape:   M=64 N=4096
 */
 // expect: fail placement
 /* Planted bug: a two-phase reduction through a __device__ partials array and a __device__
  * arrival counter (the "last block finishes" pattern) with no per-launch workspace: correct
- * alone, corrupted when two launches overlap. */
+ * alone, corrupted when two launches overlap (the spin stands for a longer first phase). */
 __device__ float g_part[1 << 16][4];
 __device__ unsigned int g_arrived[1 << 16];
 
@@ -29,6 +29,8 @@ extern "C" __global__ void sum_rows(const float *x, float *y, int M, int N)
     }
     if (threadIdx.x == 0) {
         g_part[row][part] = red[0];
+        long long t0 = clock64();
+        while (clock64() - t0 < 400000) {}
         __threadfence();
         last = atomicAdd(&g_arrived[row], 1u) % 4 == 3;
     }
