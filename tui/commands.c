@@ -1,0 +1,1020 @@
+/* commands.c: the inspector's command language. Each command calls the engine (sessions,
+ * gates, inspect.h) and writes its result, or a clear error, as plain text; the REPL prints
+ * that text and the full screen shows it in its panes. The command table below is the one
+ * place commands are defined: `help` and tab completion are generated from it. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "engine_gaps.h"
+#include "inspector.h"
+#include "report.h"
+
+#define MAX_ARGS 16
+#define REPL_MAP_ROWS 16
+#define REPL_MAP_COLS 64
+#define SWEEP_BAR 24
+
+struct cmd {
+    const char *name, *args, *help;
+    int (*fn)(struct kg_insp *in, int argc, char **argv, FILE *out);
+    bool needs_kernel;
+};
+
+static const struct cmd cmds[];
+
+/* ---- state ------------------------------------------------------------------------------- */
+
+void kg_insp_init(struct kg_insp *in)
+{
+    memset(in, 0, sizeof *in);
+    for (int i = 0; kg_gates[i] && i < KG_INSP_MAX_GATES; i++) in->ngates = i + 1;
+    in->running = in->selected = -1;
+}
+
+static void drop_views(struct kg_insp *in)
+{
+    if (in->have_insp) kg_inspection_free(&in->insp);
+    in->have_insp = false;
+    for (int j = 0; j < in->ndiff; j++) kg_diffmap_free(&in->diff[j]);
+    in->ndiff = 0;
+    in->nsweep = 0;
+    in->map = KG_MAP_NONE;
+}
+
+static void drop_kernel(struct kg_insp *in)
+{
+    drop_views(in);
+    for (int i = 0; i < in->ngates; i++)
+        if (in->ran[i]) kg_verdict_clear(&in->v[i]);
+    memset(in->ran, 0, sizeof in->ran);
+    in->selected = in->running = -1;
+    in->have_view_case = false;
+    kg_session_close(in->s);
+    in->s = NULL;
+}
+
+void kg_insp_free(struct kg_insp *in)
+{
+    drop_kernel(in);
+}
+
+static int gate_index(const char *id)
+{
+    for (int i = 0; kg_gates[i]; i++)
+        if (!strcmp(kg_gates[i]->id, id)) return i;
+    return -1;
+}
+
+static void progress(void *ud, const char *gate, const char *what)
+{
+    struct kg_insp *in = ud;
+    in->running = strcmp(what, "running") ? -1 : gate_index(gate);
+    if (in->on_progress) in->on_progress(in, gate, what);
+}
+
+/* ---- load ------------------------------------------------------------------------------------ */
+
+static void describe_kernel(const struct kg_insp *in, FILE *out)
+{
+    const struct kg_session *s = in->s;
+    const struct kg_contract *c = s->c;
+    fprintf(out, "loaded %s from %s (%s runner, compiled by %s)\n", c->name, c->path,
+            s->runner == KG_RUNNER_CUDA ? "CUDA" : "host", s->last_load.compiler);
+    fprintf(out, "  op %s, entry %s, %d args\n", c->has_op ? c->op_text : c->oracle_func, c->entry, c->nargs);
+}
+
+int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
+{
+    char buf[4096];
+    const char *real = path;
+    struct kg_err e;
+    if (!strncmp(path, "builtin:", 8)) {
+        if (kg_builtin_path(path + 8, true, buf, sizeof buf, &e)) goto fail;
+        real = buf;
+    }
+    struct kg_session_opts o;
+    kg_session_opts_default(&o);
+    o.progress = progress;
+    o.progress_ud = in;
+    struct kg_session *s;
+    if (kg_session_open(&s, real, &o, &e) != KG_EXIT_OK) goto fail;
+    drop_kernel(in);
+    in->s = s;
+    in->load_error[0] = 0;
+    kg_strlcpy(in->path, path, sizeof in->path);
+    describe_kernel(in, out);
+    fprintf(out, "next: run all   (or: gates, show case, help)\n");
+    in->detail = KG_DETAIL_TEXT;
+    return 0;
+fail:
+    kg_strlcpy(in->load_error, e.msg, sizeof in->load_error);
+    fprintf(out, "%s\n", e.msg);
+    if (in->s) fprintf(out, "(still loaded: %s)\n", in->s->c->path);
+    in->detail = KG_DETAIL_TEXT;
+    snprintf(in->detail_title, sizeof in->detail_title, "load failed");
+    return -1;
+}
+
+static int cmd_load(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    if (argc != 2) {
+        fprintf(out, "usage: load FILE   (a .c or .cu kernel file, or builtin:NAME; help lists the builtins)\n");
+        return -1;
+    }
+    return kg_insp_load(in, argv[1], out);
+}
+
+/* ---- gates ----------------------------------------------------------------------------------- */
+
+const char *kg_insp_gate_status(const struct kg_insp *in, int i)
+{
+    if (in->running == i) return "running";
+    return in->ran[i] ? kg_status_name(in->v[i].status) : "-";
+}
+
+static int cmd_gates(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    (void)argc;
+    (void)argv;
+    int next = -1;
+    for (int i = 0; i < in->ngates; i++) {
+        const struct kg_gate *g = kg_gates[i];
+        fprintf(out, "  %-16s %-3s %-7s %s\n", g->id, g->tolerance_free ? "tf" : "cal", kg_insp_gate_status(in, i),
+                in->ran[i] ? in->v[i].summary : g->title);
+        if (!in->ran[i] && next < 0) next = i;
+    }
+    fprintf(out, "tf: tolerance-free, cal: calibrated threshold; ");
+    if (next >= 0)
+        fprintf(out, "next not run: %s (next, or run all)\n", kg_gates[next]->id);
+    else
+        fprintf(out, "every gate has run\n");
+    return 0;
+}
+
+/* The run of the determinism gate that first differed from run 1, from its evidence. */
+static int first_differing_run(const struct kg_verdict *v)
+{
+    json_t *runs = v->extra ? json_object_get(v->extra, "runs") : NULL;
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r) {
+        if (json_integer_value(json_object_get(r, "differing")) > 0)
+            return (int)json_integer_value(json_object_get(r, "run"));
+    }
+    return 2;
+}
+
+static bool is_output(const struct kg_contract *c, const char *name)
+{
+    int a = kg_contract_arg(c, name);
+    return a >= 0 && kg_arg_is_output(&c->args[a]);
+}
+
+void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n)
+{
+    const struct kg_verdict *v = &in->v[i];
+    buf[0] = 0;
+    if (!in->ran[i] || (v->status != KG_FAIL && v->status != KG_ERROR)) return;
+    if (!strcmp(v->gate->id, "determinism") && v->status == KG_FAIL && in->s->nrec >= 2)
+        snprintf(buf, n, "replay 1 %d   (where the runs differ)", first_differing_run(v));
+    else if (v->ev.valid && is_output(in->s->c, v->ev.output) && v->status == KG_FAIL)
+        snprintf(buf, n, "heatmap %s   (every element's error in this case)", v->ev.output);
+    else
+        snprintf(buf, n, "explain %s   (what it checks and the usual causes)", v->gate->id);
+}
+
+static void verdict_evidence(const struct kg_verdict *v, FILE *out)
+{
+    const struct kg_evidence *ev = &v->ev;
+    char a[40], b[40];
+    if (!ev->valid) return;
+    fprintf(out, "evidence: %s%s%s got %s, expected %s", ev->output, ev->index[0] == '[' ? "" : " ", ev->index,
+            kg_hm_num(ev->got, 9, a, sizeof a), kg_hm_num(ev->expected, 9, b, sizeof b));
+    if (ev->err != 0 || ev->threshold > 0) fprintf(out, ", error %.3g", ev->err);
+    if (ev->threshold > 0) fprintf(out, " (threshold %.3g, reference error %.3g)", ev->threshold, ev->ref_err);
+    fprintf(out, "\n");
+    if (ev->case_id[0]) fprintf(out, "  case: %s\n", ev->case_id);
+}
+
+void kg_insp_verdict_text(const struct kg_insp *in, int i, FILE *out)
+{
+    const struct kg_gate *g = kg_gates[i];
+    if (!in->ran[i]) {
+        fprintf(out, "%s: not run yet (run %s)\n  %s\n", g->id, g->id, g->title);
+        return;
+    }
+    const struct kg_verdict *v = &in->v[i];
+    fprintf(out, "%s: %s   (%s; %d case%s, %.2f s)\n", g->id, kg_status_name(v->status),
+            g->tolerance_free ? "tolerance-free" : "calibrated", v->ncases, v->ncases == 1 ? "" : "s", v->seconds);
+    fprintf(out, "  %s\n", v->summary);
+    char next[160];
+    kg_insp_next_step(in, i, next, sizeof next);
+    if (next[0]) fprintf(out, "next: %s\n", next);
+    if (v->status != KG_PASS || v->ev.valid) verdict_evidence(v, out);
+    if (v->ratio != 0 && v->status != KG_PASS) fprintf(out, "  error ratio: %.3g x the reference's\n", v->ratio);
+    if (v->detail[0] && v->status != KG_PASS) fprintf(out, "%s\n", v->detail);
+    if (v->replay[0] && v->status != KG_PASS) fprintf(out, "replay: %s\n", v->replay);
+}
+
+/* A failing gate's case becomes the heatmap's, so `heatmap OUTPUT` shows what failed. */
+static void adopt_case_of(struct kg_insp *in, int i)
+{
+    const struct kg_verdict *v = &in->v[i];
+    struct kg_case k;
+    struct kg_err e;
+    if (!in->ran[i] || v->status != KG_FAIL || !v->ev.valid || !v->ev.case_id[0]) return;
+    if (kg_case_from_id(in->s->c, v->ev.case_id, &k, &e)) return;
+    in->view_case = k;
+    in->have_view_case = true;
+    snprintf(in->view_origin, sizeof in->view_origin, "the case %s failed", v->gate->id);
+    if (in->have_insp) kg_inspection_free(&in->insp);
+    in->have_insp = false;
+}
+
+static void select_gate(struct kg_insp *in, int i)
+{
+    in->selected = i;
+    in->detail = KG_DETAIL_GATE;
+    adopt_case_of(in, i);
+}
+
+static void run_gate(struct kg_insp *in, int i, FILE *out)
+{
+    if (in->ran[i]) kg_verdict_clear(&in->v[i]);
+    in->ran[i] = false;
+    kg_session_run_gate(in->s, kg_gates[i], &in->v[i]);
+    in->ran[i] = true;
+    in->running = -1;
+    fprintf(out, "  %-16s %-7s %s\n", kg_gates[i]->id, kg_status_name(in->v[i].status), in->v[i].summary);
+    fflush(out);
+}
+
+static void overall_line(const struct kg_insp *in, FILE *out)
+{
+    struct kg_verdict tmp[KG_INSP_MAX_GATES];
+    int n = 0, count[5] = {0};
+    for (int i = 0; i < in->ngates; i++)
+        if (in->ran[i]) {
+            tmp[n++] = in->v[i];
+            count[in->v[i].status]++;
+        }
+    fprintf(out, "verdict so far: %s (", kg_status_name(kg_overall(tmp, n)));
+    const char *sep = "";
+    for (int st = 0; st < 5; st++)
+        if (count[st]) {
+            fprintf(out, "%s%d %s", sep, count[st], kg_status_name((enum kg_status)st));
+            sep = ", ";
+        }
+    fprintf(out, "; %d of %d gates run)\n", n, in->ngates);
+}
+
+/* Runs gates[from..to) in order, then shows the first failure of the batch. */
+static int run_batch(struct kg_insp *in, const int *which, int n, FILE *out)
+{
+    int first_bad = -1, last = -1;
+    for (int q = 0; q < n; q++) {
+        if (in->interrupted && *in->interrupted) {
+            fprintf(out, "interrupted\n");
+            break;
+        }
+        run_gate(in, which[q], out);
+        last = which[q];
+        enum kg_status st = in->v[last].status;
+        if (first_bad < 0 && (st == KG_FAIL || st == KG_ERROR)) first_bad = last;
+    }
+    overall_line(in, out);
+    for (int q = 0; q < n; q++) {
+        int i = which[q];
+        if (!in->ran[i] || (in->v[i].status != KG_FAIL && in->v[i].status != KG_ERROR)) continue;
+        fprintf(out, "\n");
+        kg_insp_verdict_text(in, i, out);
+    }
+    if (first_bad >= 0 || last >= 0) select_gate(in, first_bad >= 0 ? first_bad : last);
+    return 0;
+}
+
+static int cmd_run(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    if (argc != 2) {
+        fprintf(out, "usage: run GATE|all   (gates lists the gates)\n");
+        return -1;
+    }
+    int which[KG_INSP_MAX_GATES], n = 0;
+    if (!strcmp(argv[1], "all")) {
+        for (int i = 0; i < in->ngates; i++) which[n++] = i;
+    } else if ((which[0] = gate_index(argv[1])) >= 0) {
+        n = 1;
+    } else {
+        fprintf(out, "no gate '%s' (gates lists them)\n", argv[1]);
+        return -1;
+    }
+    return run_batch(in, which, n, out);
+}
+
+static int cmd_next(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    (void)argc;
+    (void)argv;
+    for (int i = 0; i < in->ngates; i++)
+        if (!in->ran[i]) return run_batch(in, &i, 1, out);
+    fprintf(out, "every gate has run (run GATE runs one again)\n");
+    return 0;
+}
+
+static int cmd_explain(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    int i = argc >= 2 ? gate_index(argv[1]) : in->selected;
+    if (argc >= 2 && i < 0) {
+        fprintf(out, "no gate '%s' (gates lists them)\n", argv[1]);
+        return -1;
+    }
+    if (i < 0) {
+        fprintf(out, "usage: explain GATE   (gates lists them)\n");
+        return -1;
+    }
+    const struct kg_gate *g = kg_gates[i];
+    fprintf(out, "%s: %s (%s%s)\n%s\n", g->id, g->title, g->tolerance_free ? "tolerance-free" : "calibrated",
+            g->needs_gpu ? ", GPU only" : "", g->explain);
+    if (in->s && in->ran[i]) {
+        fprintf(out, "\nhere: ");
+        kg_insp_verdict_text(in, i, out);
+        in->selected = i;
+        adopt_case_of(in, i);
+    }
+    return 0;
+}
+
+/* ---- the case ---------------------------------------------------------------------------- */
+
+static const char *io_name(const struct kg_arg *a)
+{
+    static const char *const io[] = {"in", "out", "inout", "scratch"};
+    static const char *const kind[] = {"tensor", "int", "long", "float", "double"};
+    return a->kind == KG_ARG_TENSOR ? io[a->io] : kind[a->kind];
+}
+
+static void print_args(const struct kg_case *k, FILE *out)
+{
+    const struct kg_contract *c = k->c;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        fprintf(out, "  %-10s %-7s ", a->name, io_name(a));
+        if (a->kind != KG_ARG_TENSOR) {
+            fprintf(out, "%.17g\n", k->scalar[i]);
+            continue;
+        }
+        fprintf(out, "%s[", kg_dtype_name(k->adtype[i]));
+        for (int d = 0; d < k->shape[i].rank; d++) fprintf(out, "%s%lld", d ? "," : "", (long long)k->shape[i].dims[d]);
+        fprintf(out, "]  (%lld elements)\n", (long long)k->numel[i]);
+    }
+}
+
+static int current_case(struct kg_insp *in, struct kg_case *k, FILE *out)
+{
+    struct kg_err e;
+    if (kg_inspect_current_case(in->s, k, &e)) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    if (argc > 2 || (argc == 2 && strcmp(argv[1], "case"))) {
+        fprintf(out, "usage: show case\n");
+        return -1;
+    }
+    struct kg_case k;
+    if (current_case(in, &k, out)) return -1;
+    char id[512];
+    kg_case_id(&k, id, sizeof id);
+    fprintf(out, "current case: %s\n", id);
+    print_args(&k, out);
+    if (k.c->has_launch)
+        fprintf(out, "launch: grid (%lld,%lld,%lld) block (%lld,%lld,%lld) smem %lld B\n", (long long)k.grid[0],
+                (long long)k.grid[1], (long long)k.grid[2], (long long)k.block[0], (long long)k.block[1],
+                (long long)k.block[2], (long long)k.smem);
+    else
+        fprintf(out, "launch: none declared (a host kernel is called once)\n");
+    const struct kg_session_opts *o = &in->s->o;
+    fprintf(out, "gates run at: %s shape, %s, %s inputs\n", o->pin_shape ? "this (pinned)" : "the nominal",
+            o->dtype >= 0 ? "this dtype" : "every dtype instance", o->dist >= 0 ? "these" : "each gate's own");
+    if (in->have_view_case) {
+        kg_case_id(&in->view_case, id, sizeof id);
+        fprintf(out, "heatmap case: %s (%s)\n", id, in->view_origin);
+    }
+    return 0;
+}
+
+/* After set / dtype / seed / dist: the heatmap follows the current case again. */
+static void case_changed(struct kg_insp *in, FILE *out)
+{
+    in->have_view_case = false;
+    drop_views(in);
+    struct kg_case k;
+    if (current_case(in, &k, out)) return;
+    char id[512];
+    kg_case_id(&k, id, sizeof id);
+    fprintf(out, "current case: %s\n", id);
+    fprintf(out, "gates run from now on use it; verdicts shown were made before (run them again)\n");
+}
+
+static int cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    char text[256] = "";
+    size_t len = 0;
+    for (int i = 1; i < argc; i++) kg_appendf(text, sizeof text, &len, "%s", argv[i]);
+    char *eq = strchr(text, '='), *end;
+    if (argc < 2 || !eq) {
+        fprintf(out, "usage: set SYMBOL=VALUE   (show case lists the symbols)\n");
+        return -1;
+    }
+    *eq = 0;
+    errno = 0;
+    long long v = strtoll(eq + 1, &end, 10);
+    if (errno || *end || end == eq + 1) {
+        fprintf(out, "set: '%s' is not an integer\n", eq + 1);
+        return -1;
+    }
+    struct kg_err e;
+    if (kg_inspect_set(in->s, text, v, &e)) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    case_changed(in, out);
+    return 0;
+}
+
+static int cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    enum kg_dtype t;
+    struct kg_err e;
+    if (argc != 2 || kg_dtype_parse(argv[1], strlen(argv[1]), &t) || t == KG_DTYPE_T) {
+        fprintf(out, "usage: dtype f32|f16|bf16   (one of the contract's dtypes)\n");
+        return -1;
+    }
+    if (kg_inspect_dtype(in->s, t, &e)) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    case_changed(in, out);
+    return 0;
+}
+
+static int cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = argc == 2 ? strtoull(argv[1], &end, 10) : 0;
+    if (argc != 2 || errno || *end || end == argv[1] || argv[1][0] == '-') {
+        fprintf(out, "usage: seed N   (a non-negative integer)\n");
+        return -1;
+    }
+    kg_inspect_seed(in->s, v);
+    case_changed(in, out);
+    return 0;
+}
+
+static int cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    enum kg_dist d;
+    if (argc == 2 && !strcmp(argv[1], "auto")) {
+        kg_inspect_dist(in->s, -1);
+    } else if (argc == 2 && !kg_dist_parse(argv[1], &d)) {
+        kg_inspect_dist(in->s, (int)d);
+    } else {
+        fprintf(out, "usage: dist normal|uniform|unit|binary|large-mean|mixed|special|auto (auto: each gate's own)\n");
+        return -1;
+    }
+    case_changed(in, out);
+    return 0;
+}
+
+/* ---- heatmap ------------------------------------------------------------------------------- */
+
+static int view_case(struct kg_insp *in, struct kg_case *k, FILE *out)
+{
+    if (in->have_view_case) {
+        *k = in->view_case;
+        return 0;
+    }
+    return current_case(in, k, out);
+}
+
+static int ensure_inspection(struct kg_insp *in, FILE *out)
+{
+    struct kg_case k;
+    struct kg_err e;
+    if (in->have_insp) return 0;
+    if (view_case(in, &k, out)) return -1;
+    if (kg_inspect_run(in->s, &k, &in->insp, &e)) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    in->have_insp = true;
+    if (in->insp.status != KG_WS_OK) {
+        char id[512];
+        kg_case_id(&k, id, sizeof id);
+        fprintf(out, "the run of %s did not finish: %s: %s\n", id, kg_wstatus_name((enum kg_wstatus)in->insp.status),
+                in->insp.msg);
+        kg_inspection_free(&in->insp);
+        in->have_insp = false;
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_slice(const char *text, int64_t *lead, int max)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p && n < max) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0) return -1;
+        lead[n++] = v;
+        p = end;
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    return n;
+}
+
+static int find_output(const struct kg_insp *in, const char *name, FILE *out)
+{
+    for (int j = 0; j < in->insp.nout; j++)
+        if (!strcmp(in->insp.out[j].name, name)) return j;
+    fprintf(out, "no output '%s' (outputs:", name);
+    for (int j = 0; j < in->insp.nout; j++) fprintf(out, " %s", in->insp.out[j].name);
+    fprintf(out, ")\n");
+    return -1;
+}
+
+static const char *default_output(const struct kg_insp *in)
+{
+    int i = in->selected;
+    if (i >= 0 && in->ran[i] && in->v[i].ev.valid && is_output(in->s->c, in->v[i].ev.output)) return in->v[i].ev.output;
+    return in->insp.nout ? in->insp.out[0].name : "";
+}
+
+static void heatmap_summary(const struct kg_insp *in, const struct kg_inspect_out *o, FILE *out)
+{
+    int64_t above = 0;
+    for (int64_t i = 0; i < o->numel; i++)
+        if (kg_hm_level(o->err[i], o->threshold) >= KG_HM_FAIL_LEVEL) above++;
+    char id[512];
+    kg_case_id(&in->insp.k, id, sizeof id);
+    fprintf(out, "heatmap of %s: one run of %s (%s)\n", o->name, id, in->have_view_case ? in->view_origin : "current case");
+    fprintf(out, "%s: %s; %lld of %lld elements above the threshold %.3g, %lld non-finite mismatches\n", o->name,
+            o->pass ? "within the threshold" : "FAILS", (long long)above, (long long)o->numel, o->threshold,
+            (long long)o->nonfinite_mismatch);
+}
+
+static int cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    if (argc > 3) {
+        fprintf(out, "usage: heatmap [OUTPUT] [I,J,...]   (the slice: leading indices of a rank > 2 output)\n");
+        return -1;
+    }
+    if (ensure_inspection(in, out)) return -1;
+    const char *name = default_output(in), *slice = NULL;
+    for (int a = 1; a < argc; a++) {
+        if ((argv[a][0] >= '0' && argv[a][0] <= '9') || strchr(argv[a], ',')) slice = argv[a];
+        else name = argv[a];
+    }
+    int j = find_output(in, name, out);
+    if (j < 0) return -1;
+    in->hm_out = j;
+    kg_hm_from_inspection(&in->hm, &in->insp.out[j]);
+    memset(&in->view, 0, sizeof in->view);
+    if (slice) {
+        int64_t lead[KG_MAX_RANK];
+        int n = parse_slice(slice, lead, KG_MAX_RANK);
+        char why[256];
+        if (n < 0) {
+            fprintf(out, "heatmap: '%s' is not a slice (leading indices like 0,1)\n", slice);
+            return -1;
+        }
+        if (kg_hm_set_slice(&in->hm, &in->view, lead, n, why, sizeof why)) {
+            fprintf(out, "heatmap: %s\n", why);
+            return -1;
+        }
+        kg_hm_goto_worst(&in->hm, &in->view, true);
+    } else {
+        kg_hm_goto_worst(&in->hm, &in->view, false);
+    }
+    in->map = KG_MAP_ERRORS;
+    heatmap_summary(in, &in->insp.out[j], out);
+    if (!in->fullscreen) {
+        kg_hm_print(out, &in->hm, &in->view, REPL_MAP_ROWS, REPL_MAP_COLS);
+    } else {
+        char d[400];
+        kg_hm_describe(&in->hm, kg_hm_worst(&in->hm, NULL), d, sizeof d);
+        fprintf(out, "worst: %s\nTab on an empty line: move the cursor (arrows), zoom (+ -), w: worst\n", d);
+    }
+    return 0;
+}
+
+/* ---- replay -------------------------------------------------------------------------------- */
+
+static void diff_line(const struct kg_insp *in, const struct kg_diffmap *d, FILE *out)
+{
+    struct kg_hm_src src;
+    kg_hm_from_diff(&src, d);
+    if (!d->count) {
+        fprintf(out, "  %s: bit-identical (0 of %lld positions differ)\n", d->name, (long long)d->numel);
+        return;
+    }
+    char a[128], f[128];
+    kg_hm_index(&src, d->largest_at, a, sizeof a);
+    kg_hm_index(&src, d->first, f, sizeof f);
+    char va[40], vb[40];
+    fprintf(out, "  %s: %lld of %lld positions differ; largest difference %.3g at %s (%s vs %s); first at %s\n",
+            d->name, (long long)d->count, (long long)d->numel, d->largest, a,
+            kg_hm_num(d->a[d->largest_at], 9, va, sizeof va), kg_hm_num(d->b[d->largest_at], 9, vb, sizeof vb), f);
+    (void)in;
+}
+
+static int cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    char *e1 = NULL, *e2 = NULL;
+    long a = argc == 3 ? strtol(argv[1], &e1, 10) : 0, b = argc == 3 ? strtol(argv[2], &e2, 10) : 0;
+    if (argc != 3 || *e1 || *e2 || e1 == argv[1] || e2 == argv[2]) {
+        fprintf(out, "usage: replay N M   (two runs of the determinism gate, numbered from 1)\n");
+        return -1;
+    }
+    for (int j = 0; j < in->ndiff; j++) kg_diffmap_free(&in->diff[j]);
+    in->ndiff = 0;
+    struct kg_err e;
+    for (int j = 0; j < KG_OP_MAX_IO; j++) {
+        if (kg_inspect_replay(in->s, (int)a, (int)b, j, &in->diff[j], &e)) {
+            if (j == 0) {
+                fprintf(out, "%s\n", e.msg);
+                return -1;
+            }
+            break;
+        }
+        in->ndiff = j + 1;
+    }
+    char id[512];
+    kg_case_id(&in->s->rec_case, id, sizeof id);
+    fprintf(out, "replay: run %ld vs run %ld of the determinism gate (%s)\n", a, b, id);
+    in->diff_out = 0;
+    for (int j = 0; j < in->ndiff; j++) {
+        diff_line(in, &in->diff[j], out);
+        if (in->diff[j].count && !in->diff[in->diff_out].count) in->diff_out = j;
+    }
+    in->diff_a = (int)a;
+    in->diff_b = (int)b;
+    kg_hm_from_diff(&in->dsrc, &in->diff[in->diff_out]);
+    memset(&in->dview, 0, sizeof in->dview);
+    if (in->diff[in->diff_out].first >= 0) in->dview.cur = in->diff[in->diff_out].first;
+    if (in->dsrc.rank > 2) kg_hm_goto_worst(&in->dsrc, &in->dview, false);
+    in->map = KG_MAP_DIFF;
+    if (!in->fullscreen) kg_hm_print(out, &in->dsrc, &in->dview, REPL_MAP_ROWS, REPL_MAP_COLS);
+    return 0;
+}
+
+/* ---- sweep --------------------------------------------------------------------------------- */
+
+void kg_insp_sweep_bar(double margin, char *buf, int width)
+{
+    int thr = width * 2 / 3; /* 1e-4 .. 1 takes two thirds, 1 .. 1e2 the rest */
+    double per_decade = thr / 4.0;
+    int fill = 0;
+    if (isnan(margin)) fill = -1;
+    else if (margin > 0) fill = (int)ceil((log10(margin) + 4) * per_decade);
+    if (fill > width) fill = width;
+    for (int i = 0; i < width; i++) buf[i] = i < fill ? (i < thr ? '#' : '!') : ' ';
+    if (buf[thr] == ' ') buf[thr] = '|';
+    if (fill < 0) memcpy(buf, "?", 1);
+    if (isinf(margin) && width > 0) buf[width - 1] = '>';
+    buf[width] = 0;
+}
+
+/* One row of the table; the bar only where no pane plots it. */
+static void sweep_row(const struct kg_sweep_row *r, bool bar, FILE *out)
+{
+    fprintf(out, "  %7lld %-5s %-7s ", (long long)r->value, kg_dtype_name(r->dtype), kg_status_name(r->status));
+    if (r->status != KG_PASS && r->status != KG_FAIL) {
+        fprintf(out, "%s\n", r->summary);
+        return;
+    }
+    fprintf(out, "%-9.3g %-9.3g %-9.3g", r->margin, r->err, r->threshold);
+    char b[SWEEP_BAR + 1];
+    kg_insp_sweep_bar(r->margin, b, SWEEP_BAR);
+    fprintf(out, bar ? " %s\n" : "\n", b);
+}
+
+static int cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    if (argc < 3) {
+        fprintf(out, "usage: sweep SYMBOL LIST   (LIST: 1,7,255 or a..b*2 or a..b+s)\n");
+        return -1;
+    }
+    char text[512] = "";
+    size_t len = 0;
+    for (int i = 2; i < argc; i++) kg_appendf(text, sizeof text, &len, "%s%s", i > 2 ? "," : "", argv[i]);
+    int64_t values[64];
+    struct kg_err e;
+    int nv = kg_sweep_parse(text, values, 64, &e);
+    if (nv < 0) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    int n = kg_inspect_sweep(in->s, argv[1], values, nv, in->sweep, KG_INSP_MAX_SWEEP, &e);
+    if (n < 0) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    in->nsweep = n;
+    kg_strlcpy(in->sweep_sym, argv[1], sizeof in->sweep_sym);
+    fprintf(out, "sweep %s over %s (other symbols as the current case; seed %llu):\n", argv[1], text,
+            (unsigned long long)in->s->o.seed);
+    fprintf(out, "  %7s %-5s %-7s %-9s %-9s %-9s%s\n", argv[1], "dtype", "status", "err/thr", "error", "threshold",
+            in->fullscreen ? "" : " 1e-4    1e-2    1x    100x");
+    for (int i = 0; i < n; i++) sweep_row(&in->sweep[i], !in->fullscreen, out);
+    if (!in->fullscreen) fprintf(out, "bar: err/threshold on a log scale, '|' the threshold, '!' above it\n");
+    in->map = KG_MAP_SWEEP;
+    return 0;
+}
+
+/* ---- resources ----------------------------------------------------------------------------- */
+
+static void resources_host(FILE *out)
+{
+    static const char *const fields[] = {"registers/thread", "shared memory",  "local memory (spills)",
+                                         "block, grid",      "occupancy",      "duration",
+                                         "Tensor Memory"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) fprintf(out, "  %-22s N/A on the host runner\n", fields[i]);
+    fprintf(out, "These are GPU-only: the CUDA driver and the CUPTI probe report them when a .cu kernel\n"
+                 "runs on the CUDA runner.\n");
+}
+
+static void occupancy_line(const struct kg_dev_info *d, int64_t threads, int regs, int64_t smem, FILE *out)
+{
+    struct kg_occupancy o;
+    kg_occupancy(d, threads, regs, smem, &o);
+    if (!o.valid) {
+        fprintf(out, "     occupancy N/A (device or kernel attributes unknown)\n");
+        return;
+    }
+    fprintf(out, "     occupancy %.0f%%: %d of %d warps per SM (%d blocks of %d warps; limited by %s)\n",
+            100 * o.occupancy, o.active_warps, o.max_warps, o.blocks_per_sm, o.warps_per_block, o.limiter);
+}
+
+/* Without launch records: the contract's launch at the current case, with the attributes. */
+static void resources_contract_launch(struct kg_insp *in, FILE *out)
+{
+    const struct kg_session *s = in->s;
+    struct kg_case k;
+    struct kg_err e;
+    if (!s->c->has_launch || kg_inspect_current_case(in->s, &k, &e)) return;
+    int64_t threads = k.block[0] * k.block[1] * k.block[2];
+    const struct kg_func_attrs *f = &s->last_load.attrs;
+    fprintf(out, "the contract's launch at the current case: grid %lldx%lldx%lld block %lldx%lldx%lld smem %lld B\n",
+            (long long)k.grid[0], (long long)k.grid[1], (long long)k.grid[2], (long long)k.block[0],
+            (long long)k.block[1], (long long)k.block[2], (long long)k.smem);
+    if (f->valid) occupancy_line(&s->last_load.dev, threads, f->regs, k.smem + f->smem_static, out);
+}
+
+static void resources_launches(struct kg_insp *in, FILE *out)
+{
+    const struct kg_session *s = in->s;
+    const struct kg_reply *r = &s->last_run;
+    const struct kg_dev_info *d = &s->last_load.dev;
+    if (!s->has_last_run) {
+        fprintf(out, "launches: none yet (run a gate or heatmap first)\n");
+        resources_contract_launch(in, out);
+        return;
+    }
+    if (r->nlaunch < 0) {
+        fprintf(out, "launches: N/A (the CUPTI probe is unavailable here)");
+        if (r->seconds > 0) fprintf(out, "; the last kernel took %.3g us", r->seconds * 1e6);
+        fprintf(out, "\n");
+        resources_contract_launch(in, out);
+        return;
+    }
+    fprintf(out, "launches of the last run (%d, CUPTI):\n", r->nlaunch);
+    for (int i = 0; i < r->nlaunch && i < KG_MAX_LAUNCH_RECS; i++) {
+        const struct kg_launch_rec *l = &r->launch[i];
+        fprintf(out, "  %-24.24s grid %dx%dx%d block %dx%dx%d  %d regs  smem %d+%d B  local %d B  %.3g us\n", l->name,
+                l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->regs, l->smem_static,
+                l->smem_dynamic, l->local_bytes, l->seconds * 1e6);
+        occupancy_line(d, (int64_t)l->block[0] * l->block[1] * l->block[2], l->regs,
+                       (int64_t)l->smem_static + l->smem_dynamic, out);
+    }
+}
+
+static void resources_gpu(struct kg_insp *in, FILE *out)
+{
+    const struct kg_session *s = in->s;
+    const struct kg_dev_info *d = &s->last_load.dev;
+    const struct kg_func_attrs *f = &s->last_load.attrs;
+    if (d->valid)
+        fprintf(out, "device: %s (sm_%d%d, %d SMs, %lld threads, %lld registers, %lld KiB shared memory per SM)\n",
+                d->name, d->cc_major, d->cc_minor, d->sm_count, (long long)d->max_threads_per_sm,
+                (long long)d->regs_per_sm, (long long)d->smem_per_sm / 1024);
+    else
+        fprintf(out, "device: N/A (not reported by the runner)\n");
+    if (f->valid) {
+        fprintf(out, "kernel %s (%s): %d registers/thread, %d B static shared, %d B local (spills), max %d threads/block\n",
+                s->c->entry, s->last_load.compiler, f->regs, f->smem_static, f->local_bytes, f->max_threads);
+        if (f->tmem_cols >= 0)
+            fprintf(out, "Tensor Memory: %d of 512 columns allocated (tcgen05.alloc)\n", f->tmem_cols);
+        else
+            fprintf(out, "Tensor Memory: none allocated by the PTX\n");
+    } else {
+        fprintf(out, "kernel attributes: N/A (not read back)\n");
+    }
+    resources_launches(in, out);
+}
+
+static int cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(out, "resources of %s (%s runner):\n", in->s->c->name, kg_session_is_host(in->s) ? "host" : "CUDA");
+    if (kg_session_is_host(in->s))
+        resources_host(out);
+    else
+        resources_gpu(in, out);
+    return 0;
+}
+
+/* ---- save, help, quit ------------------------------------------------------------------------ */
+
+static int cmd_save(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    if (argc != 2) {
+        fprintf(out, "usage: save FILE.json\n");
+        return -1;
+    }
+    struct kg_verdict tmp[KG_INSP_MAX_GATES];
+    int n = 0;
+    for (int i = 0; i < in->ngates; i++)
+        if (in->ran[i]) tmp[n++] = in->v[i];
+    if (!n) {
+        fprintf(out, "nothing to save: no gate has run yet (run all)\n");
+        return -1;
+    }
+    json_t *doc = kg_report_json(in->s, tmp, n, NULL);
+    int bad = json_dump_file(doc, argv[1], JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    json_decref(doc);
+    if (bad) {
+        fprintf(out, "cannot write %s: %s\n", argv[1], strerror(errno));
+        return -1;
+    }
+    fprintf(out, "saved %d verdict%s of %s to %s (verdict %s)\n", n, n == 1 ? "" : "s", in->s->c->name, argv[1],
+            kg_status_name(kg_overall(tmp, n)));
+    return 0;
+}
+
+static int cmd_help(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(out, "commands (Tab completes, Up/Down recall history):\n");
+    for (const struct cmd *c = cmds; c->name; c++) {
+        char left[40];
+        snprintf(left, sizeof left, "%s %s", c->name, c->args);
+        fprintf(out, "  %-26s %s\n", left, c->help);
+    }
+    fprintf(out, "builtins:");
+    for (const struct kg_builtin *b = kg_builtins; b->name; b++) fprintf(out, " builtin:%s", b->file);
+    fprintf(out, "\nstart: load FILE, run all, then type the 'next:' line a failing gate shows.\n");
+    if (in->fullscreen)
+        fprintf(out, "keys: Tab on an empty line moves to the heatmap (arrows, + -, w: worst, Tab back);\n"
+                     "PgUp/PgDn scroll this pane; Ctrl-L redraws.\n");
+    return 0;
+}
+
+static int cmd_quit(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    (void)argc;
+    (void)argv;
+    (void)out;
+    in->quit = true;
+    return 0;
+}
+
+static const struct cmd cmds[] = {
+    {"load", "FILE", "load a kernel (.c, .cu, or builtin:NAME)", cmd_load, false},
+    {"run", "GATE|all", "run one gate, or all twelve in order", cmd_run, true},
+    {"next", "", "run the next gate not yet run", cmd_next, true},
+    {"gates", "", "the gates and their status", cmd_gates, false},
+    {"explain", "GATE", "what a gate checks; its verdict here", cmd_explain, false},
+    {"heatmap", "[OUTPUT] [I,J]", "error of every element of one run", cmd_heatmap, true},
+    {"replay", "N M", "where determinism runs N and M differ", cmd_replay, true},
+    {"sweep", "SYM LIST|a..b*2", "error/threshold for each value", cmd_sweep, true},
+    {"show", "case", "the current case: shapes, dtypes, launch", cmd_show, true},
+    {"set", "SYM=VALUE", "pin a shape symbol", cmd_set, true},
+    {"dtype", "f32|f16|bf16", "pin the instance dtype", cmd_dtype, true},
+    {"seed", "N", "the base seed of the inputs", cmd_seed, true},
+    {"dist", "NAME|auto", "pin the input distribution", cmd_dist, true},
+    {"resources", "", "registers, shared memory, occupancy (GPU)", cmd_resources, true},
+    {"save", "FILE.json", "write the report of the gates run so far", cmd_save, true},
+    {"help", "", "this list", cmd_help, false},
+    {"quit", "", "leave (also Ctrl-D)", cmd_quit, false},
+    {NULL, NULL, NULL, NULL, false},
+};
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+static int split(char *line, char **argv, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(line, " \t\r\n", &save); t && n < max; t = strtok_r(NULL, " \t\r\n", &save)) argv[n++] = t;
+    return n;
+}
+
+int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out)
+{
+    char buf[4096];
+    char *argv[MAX_ARGS];
+    kg_strlcpy(buf, line, sizeof buf);
+    int argc = split(buf, argv, MAX_ARGS);
+    if (!argc || argv[0][0] == '#') return 0;
+    for (const struct cmd *c = cmds; c->name; c++) {
+        if (strcmp(c->name, argv[0])) continue;
+        if (c->needs_kernel && !in->s) {
+            fprintf(out, "no kernel loaded: load FILE first (or load builtin:softmax_rows)\n");
+            if (in->load_error[0]) fprintf(out, "the last load failed: %s\n", in->load_error);
+            return -1;
+        }
+        snprintf(in->detail_title, sizeof in->detail_title, "%s", line);
+        return c->fn(in, argc, argv, out);
+    }
+    fprintf(out, "unknown command '%s' (help lists them)\n", argv[0]);
+    return -1;
+}
+
+/* ---- completion ---------------------------------------------------------------------------- */
+
+static bool complete_arg(const struct kg_insp *in, const char *cmd, int argi, void (*add)(void *, const char *),
+                         void *ud)
+{
+    const struct kg_contract *c = in->s ? in->s->c : NULL;
+    char w[KG_NAME_MAX + 2];
+    if ((!strcmp(cmd, "run") || !strcmp(cmd, "explain")) && argi == 1) {
+        for (int i = 0; kg_gates[i]; i++) add(ud, kg_gates[i]->id);
+        if (!strcmp(cmd, "run")) add(ud, "all");
+    } else if (!strcmp(cmd, "show") && argi == 1) {
+        add(ud, "case");
+    } else if (!strcmp(cmd, "dist") && argi == 1) {
+        for (int d = 0; d < KG_DIST_COUNT; d++) add(ud, kg_dist_name((enum kg_dist)d));
+        add(ud, "auto");
+    } else if (!strcmp(cmd, "dtype") && argi == 1) {
+        for (int i = 0; c && i < c->ndtypes; i++) add(ud, kg_dtype_name(c->dtypes[i]));
+        if (!c || !c->ndtypes) add(ud, "f32"), add(ud, "f16"), add(ud, "bf16");
+    } else if ((!strcmp(cmd, "set") || !strcmp(cmd, "sweep")) && argi == 1 && c) {
+        for (int i = 0; i < c->nsyms; i++) {
+            snprintf(w, sizeof w, "%s%s", c->sym[i], strcmp(cmd, "set") ? "" : "=");
+            add(ud, w);
+        }
+    } else if (!strcmp(cmd, "heatmap") && argi == 1 && c) {
+        for (int i = 0; i < c->nargs; i++)
+            if (kg_arg_is_output(&c->args[i])) add(ud, c->args[i].name);
+    }
+    return true;
+}
+
+bool kg_insp_complete(const struct kg_insp *in, const char *cmd, int argi, const char *text,
+                      void (*add)(void *ud, const char *w), void *ud)
+{
+    if (argi == 0) {
+        for (const struct cmd *c = cmds; c->name; c++) add(ud, c->name);
+        return true;
+    }
+    if (!strcmp(cmd, "load") && argi == 1 && text[0] && !strncmp(text, "builtin:", strlen(text) < 8 ? strlen(text) : 8)) {
+        char w[128];
+        for (const struct kg_builtin *b = kg_builtins; b->name; b++) {
+            snprintf(w, sizeof w, "builtin:%s", b->file);
+            add(ud, w);
+        }
+        return true;
+    }
+    if ((!strcmp(cmd, "load") || !strcmp(cmd, "save")) && argi == 1) return false;
+    return complete_arg(in, cmd, argi, add, ud);
+}
+
+/* ---- the map the lower pane shows ---------------------------------------------------------- */
+
+const struct kg_hm_src *kg_insp_map_src(const struct kg_insp *in, struct kg_hm_view **view)
+{
+    struct kg_insp *w = (struct kg_insp *)in;
+    if (in->map == KG_MAP_ERRORS && in->have_insp) {
+        *view = &w->view;
+        return &in->hm;
+    }
+    if (in->map == KG_MAP_DIFF && in->ndiff) {
+        *view = &w->dview;
+        return &in->dsrc;
+    }
+    return NULL;
+}

@@ -1,0 +1,106 @@
+/* inspector.h: the inspector's state and its command language, shared by the line REPL
+ * (repl.c) and the full-screen screen (tui.c). Commands (commands.c) call the engine
+ * (session.h, inspect.h) and write plain text to a FILE; the screens only decide where that
+ * text and the heatmap go. Nothing here includes ncurses.h. */
+#ifndef KG_TUI_INSPECTOR_H
+#define KG_TUI_INSPECTOR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "heatmap.h"
+#include "inspect.h"
+#include "session.h"
+
+#define KG_INSP_MAX_GATES 32
+#define KG_INSP_MAX_SWEEP 128
+
+/* What the lower pane of the full screen shows. */
+enum kg_map_mode { KG_MAP_NONE, KG_MAP_ERRORS, KG_MAP_DIFF, KG_MAP_SWEEP };
+
+/* What the detail pane shows: the last command's text, or the selected gate's verdict. */
+enum kg_detail_mode { KG_DETAIL_TEXT, KG_DETAIL_GATE };
+
+struct kg_insp {
+    struct kg_session *s; /* NULL until a file loads */
+    char path[4096];      /* as the user gave it */
+    char load_error[2048];
+
+    /* the gates, in kg_gates order, and what has run */
+    int ngates;
+    struct kg_verdict v[KG_INSP_MAX_GATES];
+    bool ran[KG_INSP_MAX_GATES];
+    int running;  /* index of the gate running now, or -1 */
+    int selected; /* the gate the detail pane shows, or -1 */
+
+    /* the case the heatmap runs: a failing gate's, or the current one */
+    struct kg_case view_case;
+    bool have_view_case;
+    char view_origin[96];
+
+    /* the heatmap of one run of view_case */
+    struct kg_inspection insp;
+    bool have_insp;
+    int hm_out;
+    struct kg_hm_src hm;
+    struct kg_hm_view view;
+
+    /* replay N M */
+    struct kg_diffmap diff[KG_OP_MAX_IO];
+    int ndiff, diff_out, diff_a, diff_b;
+    struct kg_hm_src dsrc;
+    struct kg_hm_view dview;
+
+    /* sweep */
+    struct kg_sweep_row sweep[KG_INSP_MAX_SWEEP];
+    int nsweep;
+    char sweep_sym[KG_NAME_MAX];
+
+    enum kg_map_mode map;
+    enum kg_detail_mode detail;
+    char detail_title[128];
+
+    /* set by the screen */
+    bool fullscreen; /* the heatmap is drawn in a pane, not printed */
+    bool quit;
+    volatile bool *interrupted; /* a signal asked to stop; checked between gates */
+    void (*on_progress)(struct kg_insp *in, const char *gate, const char *what);
+    void *ui;
+};
+
+void kg_insp_init(struct kg_insp *in);
+void kg_insp_free(struct kg_insp *in);
+
+/* Loads a kernel file (or builtin:NAME), replacing the current one; on failure the error
+ * ("FILE:LINE: ...") is written to out and kept in in->load_error. Returns 0 or -1. */
+int kg_insp_load(struct kg_insp *in, const char *path, FILE *out);
+
+/* Runs one command line, writing its result or a clear error to out. Returns 0, or -1 when
+ * the command failed (the text says why). Sets in->quit on `quit`. */
+int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out);
+
+/* The verdict of gate i as text: status, summary, evidence, detail, replay, next command. */
+void kg_insp_verdict_text(const struct kg_insp *in, int i, FILE *out);
+
+/* The next command to type for a failing gate ("heatmap y", "replay 1 2"), or "". */
+void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n);
+
+/* The sweep's bar: log10(err / threshold) from 1e-4 to 1e2 in width columns, '|' at 1x. */
+void kg_insp_sweep_bar(double margin, char *buf, int width);
+
+/* Words for completion: the candidates for word number argi (0: the command) after the
+ * command cmd; calls add(ud, word) for each. Returns false when file names fit instead. */
+bool kg_insp_complete(const struct kg_insp *in, const char *cmd, int argi, const char *text,
+                      void (*add)(void *ud, const char *w), void *ud);
+
+/* The one-line status of gate i for the gate list ("pass", "fail", "-" not run). */
+const char *kg_insp_gate_status(const struct kg_insp *in, int i);
+
+/* The heatmap's current source, or NULL when the lower pane shows no map. */
+const struct kg_hm_src *kg_insp_map_src(const struct kg_insp *in, struct kg_hm_view **view);
+
+/* Readline setup shared by both screens: completion and the history file. */
+void kg_insp_readline_init(struct kg_insp *in);
+void kg_insp_history_save(void);
+
+#endif
