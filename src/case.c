@@ -1,7 +1,9 @@
 /* case.c: evaluating a contract at concrete symbol values, and naming the result. */
 #include "case.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const dist_names[KG_DIST_COUNT] = {
@@ -111,4 +113,49 @@ int64_t kg_case_bytes(const struct kg_case *k)
             b += s;
         }
     return b;
+}
+
+/* ---- the inverse of kg_case_id --------------------------------------------------------------- */
+
+static int parse_shape_tokens(const struct kg_contract *c, char *tok, int64_t *sym, struct kg_err *e)
+{
+    char *save = NULL;
+    for (char *it = strtok_r(tok, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(it, '='), *end;
+        if (!eq) return kg_errf(e, "case id: expected SYM=VALUE, got '%s'", it);
+        *eq = 0;
+        int k = kg_contract_sym(c, it);
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 10);
+        if (k < 0) return kg_errf(e, "case id: %s has no shape symbol '%s'", c->path, it);
+        if (errno || *end || end == eq + 1 || v < 0) return kg_errf(e, "case id: %s=%s is not a size", it, eq + 1);
+        sym[k] = v;
+    }
+    return 0;
+}
+
+int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case *k, struct kg_err *e)
+{
+    int64_t sym[KG_MAX_SYMS];
+    memcpy(sym, c->nominal, sizeof sym);
+    enum kg_dtype dtype = kg_contract_default_dtype(c);
+    enum kg_dist dist = KG_DIST_NORMAL;
+    unsigned long long seed = 1;
+    char buf[512], *save = NULL;
+    kg_strlcpy(buf, id, sizeof buf);
+    for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *end;
+        if (!strncmp(tok, "dtype=", 6)) {
+            if (kg_dtype_parse(tok + 6, strlen(tok + 6), &dtype)) return kg_errf(e, "case id: unknown dtype '%s'", tok + 6);
+        } else if (!strncmp(tok, "seed=", 5)) {
+            errno = 0;
+            seed = strtoull(tok + 5, &end, 10);
+            if (errno || *end) return kg_errf(e, "case id: bad seed '%s'", tok + 5);
+        } else if (!strncmp(tok, "dist=", 5)) {
+            if (kg_dist_parse(tok + 5, &dist)) return kg_errf(e, "case id: unknown distribution '%s'", tok + 5);
+        } else if (parse_shape_tokens(c, tok, sym, e)) {
+            return -1;
+        }
+    }
+    return kg_case_init(k, c, sym, dtype, (uint64_t)seed, dist, e);
 }

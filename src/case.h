@@ -43,6 +43,10 @@ int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *
 void kg_case_shape_str(const struct kg_case *k, char *buf, size_t n);
 /* "M=512,N=1000 dtype=f32 seed=1 dist=normal" */
 void kg_case_id(const struct kg_case *k, char *buf, size_t n);
+/* Parses a case id as kg_case_id writes it back into a case of contract c (evidence and replay
+ * commands carry ids). -1 with e filled when it does not parse or evaluate. */
+int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case *k, struct kg_err *e);
+
 /* Total bytes of all tensors (for sizing shared memory and refusing absurd cases). */
 int64_t kg_case_bytes(const struct kg_case *k);
 

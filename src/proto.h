@@ -116,6 +116,8 @@ struct kg_dev_info {
     int32_t cc_major, cc_minor, sm_count, device_count;
     int64_t max_threads_per_block, max_block[3], max_grid[3], max_smem_block, max_smem_optin,
         regs_per_block, regs_per_sm, max_threads_per_sm, smem_per_sm;
+    int64_t max_blocks_per_sm;      /* 0: not reported by the driver */
+    int64_t reserved_smem_per_block; /* shared memory the driver keeps per block */
     int64_t total_mem;
 };
 

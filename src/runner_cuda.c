@@ -300,6 +300,11 @@ static void fill_dev(struct cuda *c, struct kg_reply *rep)
         {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &d->max_threads_per_sm},
         {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &d->smem_per_sm},
     };
+    /* for occupancy; older drivers may not know these: leave them 0 rather than fail */
+    if (c->cu.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, c->dev) == CUDA_SUCCESS)
+        d->max_blocks_per_sm = v;
+    if (c->cu.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, c->dev) == CUDA_SUCCESS)
+        d->reserved_smem_per_block = v;
     for (size_t i = 0; i < sizeof tab / sizeof *tab; i++) {
         if (c->cu.DeviceGetAttribute(&v, tab[i].a, c->dev) != CUDA_SUCCESS) {
             ok = 0;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "builtin.h"
-#include "engine_gaps.h"
+#include "occupancy.h"
 #include "inspector.h"
 #include "report.h"
 
