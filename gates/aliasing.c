@@ -56,6 +56,12 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
     }
     v->ncases = 4;
+    if (x[0].code & KG_RUN_OUT_SHARES_INPUT) {
+        kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
+        kg_verdict_detail(v, "%s", x[0].msg);
+        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        goto free_all;
+    }
     /* 1. inputs untouched */
     for (int i = 0; i < s->c->nargs; i++) {
         const struct kg_arg *a = &s->c->args[i];

@@ -38,6 +38,7 @@ struct kg_verdict {
     double seconds;
     double ratio;       /* calibrated gates: measured error / reference error (0 if n/a) */
     int ncases;
+    int wstatus;        /* the worker status behind an error verdict (enum kg_wstatus) */
 };
 
 void kg_verdict_init(struct kg_verdict *v, const struct kg_gate *g);

@@ -898,6 +898,7 @@ void kg_contract_free(struct kg_contract *c)
     }
     kg_expr_free(c->smem);
     free(c->oracle_file);
+    free(c->problem_path);
     free(c->source);
     free(c->path);
     free(c);

@@ -30,7 +30,7 @@
 #define KG_MAX_DTYPES 8
 #define KG_NAME_MAX 64
 
-enum kg_lang { KG_LANG_C, KG_LANG_CUDA };
+enum kg_lang { KG_LANG_C, KG_LANG_CUDA, KG_LANG_PYTHON };
 
 enum kg_argkind { KG_ARG_TENSOR, KG_ARG_INT, KG_ARG_LONG, KG_ARG_FLOAT, KG_ARG_DOUBLE };
 
@@ -70,6 +70,7 @@ struct kg_contract {
     char op_text[256];
     char oracle_func[KG_NAME_MAX]; /* `oracle: FUNC [in FILE]` */
     char *oracle_file;             /* resolved path (the kernel file itself by default) */
+    char *problem_path;            /* KernelBench pairs: the problem file (the oracle) */
 
     int nargs;
     struct kg_arg args[KG_MAX_ARGS];
@@ -77,6 +78,7 @@ struct kg_contract {
     int nsyms;
     char sym[KG_MAX_SYMS][KG_NAME_MAX];
     int64_t nominal[KG_MAX_SYMS];
+    bool fixed[KG_MAX_SYMS]; /* cannot be varied (a KernelBench constant no dim follows) */
     int nsweep[KG_MAX_SYMS];
     int64_t sweep[KG_MAX_SYMS][KG_MAX_SWEEP];
 

@@ -10,6 +10,7 @@
 
 #include "oracle/custom.h"
 #include "session.h"
+#include "torch.h"
 
 #define HOST_GUARD 4096u
 #define CUDA_GUARD 65536u
@@ -91,6 +92,9 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     struct kg_req_run *r = &rq.u.run;
     r->flags = o->flags;
     r->nargs = c->nargs;
+    r->fill = o->fill;
+    r->fill_byte = o->fill == KG_FILL_SENTINEL_A ? 0xFF : o->fill == KG_FILL_SENTINEL_B ? 0x7F : 0;
+    r->fill_seed = k->seed ^ 0x9e3779b97f4a7c15ull;
     uint64_t off = 0;
     for (int set = 0; set <= (int)pair; set++)
         for (int i = 0; i < c->nargs; i++) {
@@ -98,6 +102,12 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
             const struct kg_arg *ca = &c->args[i];
             a->kind = ca->kind;
             a->alias = -1;
+            a->io = ca->io;
+            if (ca->kind == KG_ARG_TENSOR) {
+                a->dtype = k->adtype[i];
+                a->rank = k->shape[i].rank;
+                memcpy(a->dims, k->shape[i].dims, sizeof a->dims);
+            }
             if (ca->kind != KG_ARG_TENSOR) {
                 a->ival = (int64_t)k->scalar[i];
                 a->fval = k->scalar[i];
@@ -116,6 +126,11 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
             off = align_up(off + a->bytes + 2 * guard);
         }
     r->shm_size = off;
+    r->nsym = c->nsyms;
+    for (int i = 0; i < c->nsyms; i++) {
+        kg_strlcpy(r->sym_names[i], c->sym[i], KG_NAME_MAX);
+        r->sym_values[i] = k->sym[i];
+    }
     if (c->has_launch) {
         memcpy(r->grid, k->grid, sizeof r->grid);
         memcpy(r->block, k->block, sizeof r->block);
@@ -200,7 +215,7 @@ int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struc
     double t0 = kg_now();
     struct kg_tensor in64[KG_OP_MAX_IO];
     int nin = 0, rc = -1;
-    if (kg_inputs_to_f64(k, in, in64, &nin, e)) return -1;
+    if (s->runner != KG_RUNNER_TORCH && kg_inputs_to_f64(k, in, in64, &nin, e)) return -1;
     for (int i = 0; i < c->nargs; i++) {
         if (!kg_arg_is_output(&c->args[i])) continue;
         int j = x->nout++;
@@ -219,7 +234,9 @@ int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struc
         rf[j] = &x->ref[j];
     }
     enum kg_arith work = k->dtype == KG_F64 ? KG_W64 : KG_W32;
-    if (c->has_op) {
+    if (s->runner == KG_RUNNER_TORCH) {
+        if (kg_torch_oracle(s, k, in, ex, x->nout, 0, e) || kg_torch_oracle(s, k, in, rf, x->nout, 1, e)) goto out;
+    } else if (c->has_op) {
         struct kg_err oe;
         if (kg_op_eval(&c->op, KG_EXACT, ins, ex, &oe) || kg_op_eval(&c->op, work, ins, rf, &oe)) {
             kg_errf(e, "%s:%d: oracle %s: %s", c->path, c->line_op, c->op_text, oe.msg);
@@ -327,8 +344,12 @@ void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_ca
     kg_case_shape_str(k, shape, sizeof shape);
     size_t len = 0;
     buf[0] = 0;
-    kg_appendf(buf, n, &len, "kgate check %s --gates %s --seed %llu", s->c->path, g ? g->id : "all",
-               (unsigned long long)k->seed);
+    if (s->c->problem_path)
+        kg_appendf(buf, n, &len, "kgate check --ref %s %s --gates %s --seed %llu", s->c->problem_path, s->c->path,
+                   g ? g->id : "all", (unsigned long long)k->seed);
+    else
+        kg_appendf(buf, n, &len, "kgate check %s --gates %s --seed %llu", s->c->path, g ? g->id : "all",
+                   (unsigned long long)k->seed);
     if (*shape) kg_appendf(buf, n, &len, " --shape %s", shape);
     if (s->c->ndtypes) kg_appendf(buf, n, &len, " --dtype %s", kg_dtype_name(k->dtype));
 }
@@ -337,8 +358,12 @@ void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const s
 {
     char id[384];
     kg_case_id(k, id, sizeof id);
+    v->wstatus = x->status;
     if (x->status == KG_WS_REFUSED) {
         kg_verdict_set(v, KG_REFUSED, "the kernel refused %s (returned %d)", id, x->code);
+    } else if (x->status == KG_WS_MISMATCH) {
+        kg_verdict_set(v, KG_FAIL, "outputs differ from the reference's in shape, dtype or device at %s", id);
+        kg_verdict_detail(v, "%s", x->msg);
     } else if (x->status == KG_WS_LAUNCH) {
         /* the contract claims this case; a launch that cannot happen is the kernel's failure */
         kg_verdict_set(v, KG_FAIL, "the kernel cannot launch at %s", id);
@@ -457,7 +482,8 @@ int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_i
     struct kg_case_memo *m = memo_slot(s, k);
     if (!m->has_in) {
         double t0 = kg_now();
-        if (kg_inputs_generate(k, &m->in, e)) return -1;
+        if (s->runner == KG_RUNNER_TORCH ? kg_torch_inputs(s, k, &m->in, e) : kg_inputs_generate(k, &m->in, e))
+            return -1;
         m->has_in = true;
         s->t_inputs += kg_now() - t0;
     }

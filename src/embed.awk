@@ -1,5 +1,5 @@
 # embed.awk: turns text files into C string literals at build time.
-#   awk -v mode=header -f embed.awk src/kgate.h      -> const char kg_kgate_h[] = "...";
+#   awk -v mode=header -v var=kg_kgate_h -f embed.awk src/kgate.h  -> const char kg_kgate_h[] = "...";
 #   awk -v mode=builtins -f embed.awk a.c b.cu ...    -> const struct kg_builtin kg_builtins[]
 function quote(s) {
     gsub(/\\/, "\\\\", s)
@@ -7,7 +7,7 @@ function quote(s) {
     return "\"" s "\\n\""
 }
 BEGIN {
-    if (mode == "header") print "const char kg_kgate_h[] ="
+    if (mode == "header") print "const char " var "[] ="
     else { print "#include \"builtin.h\""; print "const struct kg_builtin kg_builtins[] = {" }
 }
 mode == "builtins" && FNR == 1 {

@@ -71,7 +71,15 @@ void kg_inputs_fill(const struct kg_case *k, int i, void *data, struct kg_inputs
     } else {
         for (int64_t j = 0; j < n; j++) kg_store(t, data, j, draw(k, a, t, stream, j));
     }
-    if (k->dist != KG_DIST_SPECIAL || !kg_dtype_is_float(t) || n == 0 || a->dist == KG_AD_INT) return;
+    if (k->dist == KG_DIST_SPECIAL) kg_inputs_inject(k, i, data, in);
+}
+
+void kg_inputs_inject(const struct kg_case *k, int i, void *data, struct kg_inputs *in)
+{
+    const struct kg_arg *a = &k->c->args[i];
+    enum kg_dtype t = k->adtype[i];
+    int64_t n = k->numel[i];
+    if (!kg_dtype_is_float(t) || n == 0 || a->dist == KG_AD_INT) return;
     /* One NaN, one +Inf, one -Inf, two -0 and two subnormals, at distinct random places;
      * with fewer elements than that, as many as fit, in that order. */
     const double vals[] = {NAN, INFINITY, -INFINITY, -0.0, -0.0, subnormal(t), -subnormal(t)};

@@ -29,6 +29,11 @@ void kg_inputs_free(struct kg_inputs *in);
  * Records special values into in (may be NULL). */
 void kg_inputs_fill(const struct kg_case *k, int i, void *data, struct kg_inputs *in);
 
+/* Injects the special values (one NaN, +Inf, -Inf, two -0, two subnormals, at seeded places)
+ * into tensor i and records them in in (may be NULL). kg_inputs_fill does it for the special
+ * distribution; the torch path calls it on the problem's own values. */
+void kg_inputs_inject(const struct kg_case *k, int i, void *data, struct kg_inputs *in);
+
 /* Copies of inputs as float64 tensors (for the oracle); out[j] for the j-th oracle input. */
 int kg_inputs_to_f64(const struct kg_case *k, const struct kg_inputs *in, struct kg_tensor *out, int *n,
                      struct kg_err *e);

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "inspect.h"
 #include "report.h"
 #include "runner.h"
 #include "session.h"
+#include "torch.h"
 #ifdef KG_HAVE_TUI
 #include "../tui/tui.h"
 #endif
@@ -28,6 +30,7 @@ struct opt {
 enum {
     O_GATES = 'g', O_SEED = 's', O_JSON = 'j', O_RUNNER = 'r', O_HELP = 'h', O_VERSION = 'V', O_VERBOSE = 'v',
     O_BASELINE = 1000, O_SHAPE, O_DTYPE, O_DIST, O_TIMEOUT, O_TOL, O_NO_COLOR, O_LIST_GATES, O_REPL, O_QUIET,
+    O_REF, O_PYTHON,
 };
 
 static const struct opt opts[] = {
@@ -36,6 +39,8 @@ static const struct opt opts[] = {
     {"json", 1, O_JSON, "OUT", "also write the report as JSON to OUT ('-' for stdout)"},
     {"runner", 1, O_RUNNER, "host|cuda", "runner (default: host for .c, cuda for .cu)"},
     {"baseline", 1, O_BASELINE, "kernelbench", "also run the field's standard test: kernelbench (atol=rtol=1e-2) or kernelbench-fp32 (1e-4)"},
+    {"ref", 1, O_REF, "PROBLEM.py", "KernelBench format: FILE is a ModelNew candidate answering PROBLEM.py's Model"},
+    {"python", 1, O_PYTHON, "PATH", "the interpreter of the torch runner (default: $KGATE_PYTHON, else python3)"},
     {"shape", 1, O_SHAPE, "SYM=V,..", "pin shape symbols (replays one case; the shapes gate runs only it)"},
     {"dtype", 1, O_DTYPE, "DTYPE", "pin the instance dtype of a `dtypes:` contract"},
     {"dist", 1, O_DIST, "NAME", "pin the input distribution: normal uniform unit binary large-mean mixed special"},
@@ -54,6 +59,7 @@ static const struct opt opts[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kgate check FILE [options]     judge a kernel with the twelve gates\n"
+               "       kgate check --ref PROBLEM.py CANDIDATE.py [options]  a KernelBench-format candidate\n"
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
                "       kgate explain GATE              what a gate checks and why\n"
@@ -149,7 +155,7 @@ static int cmd_check(int argc, char **argv, bool demo)
 {
     struct kg_session_opts so;
     kg_session_opts_default(&so);
-    const char *gates = NULL, *json_out = NULL, *shape = NULL;
+    const char *gates = NULL, *json_out = NULL, *shape = NULL, *ref = NULL;
     bool verbose = false, quiet = false, color = isatty(1) && !getenv("NO_COLOR");
     struct kg_baseline base = {0};
     struct option lo[NOPTS + 1];
@@ -194,6 +200,8 @@ static int cmd_check(int argc, char **argv, bool demo)
                 return KG_EXIT_USAGE;
             }
             break;
+        case O_REF: ref = optarg; break;
+        case O_PYTHON: so.python = optarg; break;
         case O_SHAPE:
             shape = optarg;
             if (parse_shape(optarg, &so, NULL)) return KG_EXIT_USAGE;
@@ -261,7 +269,7 @@ static int cmd_check(int argc, char **argv, bool demo)
         }
         path = pathbuf;
     }
-    if (shape && apply_shape(shape, &so, path)) return KG_EXIT_USAGE;
+    if (shape && !ref && apply_shape(shape, &so, path)) return KG_EXIT_USAGE;
     /* which gates */
     const struct kg_gate *sel[32];
     int ns = 0;
@@ -288,19 +296,63 @@ static int cmd_check(int argc, char **argv, bool demo)
         so.progress = progress;
     }
     struct kg_session *s;
-    int rc = kg_session_open(&s, path, &so, &e);
+    int rc = ref ? kg_session_open_pair(&s, ref, path, &so, &e) : kg_session_open(&s, path, &so, &e);
     if (rc != KG_EXIT_OK) {
         fprintf(stderr, "%s\n", e.msg);
         return rc;
+    }
+    if (ref && shape) { /* a pair's symbols exist only once the problem is described */
+        struct kg_err se;
+        char *dup = strdup(shape), *save = NULL;
+        for (char *it = strtok_r(dup, ", ", &save); it; it = strtok_r(NULL, ", ", &save)) {
+            char *eq = strchr(it, '=');
+            if (eq) *eq = 0;
+            if (!eq || kg_inspect_set(s, it, atoll(eq + 1), &se)) {
+                fprintf(stderr, "kgate: --shape: %s\n", eq ? se.msg : "expected SYM=VALUE");
+                free(dup);
+                kg_session_close(s);
+                return KG_EXIT_USAGE;
+            }
+        }
+        free(dup);
     }
     struct kg_verdict v[32];
     for (int i = 0; i < ns; i++) kg_session_run_gate(s, sel[i], &v[i]);
     if (so.progress) fprintf(stderr, "\r\033[K");
     if (base.asked) base.result = kg_session_baseline(s, base.tol, base.why, sizeof base.why);
+    struct kg_torch_decoy decoy = {0};
+    char decoy_why[512] = "";
+    if (ref) {
+        struct kg_err de;
+        if (kg_torch_decoy(s, &decoy, &de)) snprintf(decoy_why, sizeof decoy_why, "%s", de.msg);
+    }
     if (!quiet) kg_report_text(stdout, s, v, ns, &base, color, verbose);
+    if (ref && !quiet) {
+        if (!decoy.valid)
+            printf("decoy check: not available (%s)\n", decoy_why);
+        else if (decoy.decoy)
+            printf("decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
+                   decoy.launched);
+        else
+            printf("decoy: no: %d of its %d kernels are its own (%s%s)\n", decoy.own, decoy.launched, decoy.own_names[0],
+                   decoy.own > 1 ? ", ..." : "");
+    }
     else printf("%s %s\n", s->c->name, kg_status_name(kg_overall(v, ns)));
     if (json_out) {
         json_t *doc = kg_report_json(s, v, ns, &base);
+        if (ref) {
+            json_t *d = json_object();
+            json_object_set_new(d, "checked", json_boolean(decoy.valid));
+            if (decoy.valid) {
+                json_object_set_new(d, "decoy", json_boolean(decoy.decoy));
+                json_object_set_new(d, "kernels_launched", json_integer(decoy.launched));
+                json_object_set_new(d, "own_kernels", json_integer(decoy.own));
+            } else {
+                json_object_set_new(d, "why", json_string(decoy_why));
+            }
+            json_object_set_new(doc, "decoy", d);
+            json_object_set_new(doc, "problem", json_string(ref));
+        }
         int bad = strcmp(json_out, "-") ? json_dump_file(doc, json_out, JSON_INDENT(2) | JSON_ENSURE_ASCII)
                                         : json_dumpf(doc, stdout, JSON_INDENT(2));
         json_decref(doc);
@@ -321,6 +373,7 @@ static int cmd_check(int argc, char **argv, bool demo)
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
+    if (argc == 2 && !strcmp(argv[1], "__layout")) return kg_proto_layout(stdout);
     if (argc < 2) {
 #ifdef KG_HAVE_TUI
         if (isatty(0) && isatty(1)) return kg_tui_main(NULL, false);

@@ -15,9 +15,16 @@
 
 #define KG_PROTO_MAGIC 0x6b676174u /* "kgat" */
 
-enum kg_cmd { KG_CMD_LOAD = 1, KG_CMD_RUN, KG_CMD_ORACLE, KG_CMD_QUIT };
+enum kg_cmd {
+    KG_CMD_LOAD = 1,
+    KG_CMD_RUN,
+    KG_CMD_ORACLE,
+    KG_CMD_QUIT,
+    KG_CMD_DESCRIBE, /* torch: the problem's constants, inputs and outputs at given constants (JSON in shm) */
+    KG_CMD_INPUTS,   /* torch: get_inputs() at given constants, seed and distribution, into shm */
+};
 
-enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA };
+enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA, KG_RUNNER_TORCH };
 
 /* Status of a reply, plus two the judge assigns itself when no reply came. */
 enum kg_wstatus {
@@ -31,6 +38,8 @@ enum kg_wstatus {
     KG_WS_BAD_REQUEST, /* protocol misuse: a kgate bug */
     KG_WS_CRASH,       /* judge-side: the worker died (signal in code) */
     KG_WS_TIMEOUT,     /* judge-side: no reply within the time limit; the worker was killed */
+    KG_WS_MISMATCH,    /* torch: an output's shape, dtype or device differs from the reference's */
+    KG_WS_EXCEPTION,   /* torch: the candidate raised a Python exception */
 };
 
 const char *kg_wstatus_name(enum kg_wstatus s);
@@ -47,6 +56,8 @@ struct kg_req_load {
     char cache_dir[1024];
     char cc[256];
     char cuda_home[512];
+    char aux_path[1024]; /* torch candidate: the problem file it answers */
+    int32_t role;        /* torch: 0 oracle (problem), 1 candidate */
 };
 
 /* Run flags. */
@@ -56,11 +67,17 @@ enum {
     KG_RUN_BUSY_DEFAULT = 1u << 2, /* keep the legacy default stream busy meanwhile */
     KG_RUN_PAIR = 1u << 3,         /* two launches at once on two streams: args and args2 */
     KG_RUN_NO_LAUNCH = 1u << 4,    /* upload/download only (measures the round trip) */
+    KG_RUN_PROFILE = 1u << 5,      /* record every kernel launched (CUPTI / the torch profiler) */
 };
 
 struct kg_req_arg {
     int32_t kind;  /* enum kg_argkind */
     int32_t alias; /* -1, or the arg whose buffer this tensor shares (declared aliasing) */
+    int32_t io;    /* enum kg_io (torch: outputs are returned, not passed) */
+    int32_t dtype; /* enum kg_dtype (torch rebuilds tensors) */
+    int32_t rank;
+    int32_t pad;
+    int64_t dims[KG_MAX_RANK];
     uint64_t off;  /* shared-memory offset of [guard | data | guard] */
     uint64_t off2; /* KG_RUN_PAIR: the second launch's region */
     uint64_t bytes;
@@ -72,20 +89,46 @@ struct kg_req_arg {
 struct kg_req_run {
     uint32_t flags;
     int32_t nargs;
+    int32_t fill;       /* torch: enum kg_fill of the memory outputs will be allocated from */
+    int32_t fill_byte;  /* torch: that memory's byte (sentinels) */
+    uint64_t fill_seed; /* torch: seed of KG_FILL_GARBAGE */
     struct kg_req_arg args[KG_MAX_ARGS];
     int64_t grid[3], block[3], smem;
     uint64_t shm_size;
+    int32_t nsym; /* torch: the problem's constants for this case (the model is built from them) */
+    int32_t pad2;
+    char sym_names[KG_MAX_SYMS][KG_NAME_MAX];
+    int64_t sym_values[KG_MAX_SYMS];
 };
 
 /* ORACLE: float64 tensors at offsets; the worker calls the custom oracle function. */
 struct kg_req_tensor {
     int32_t rank;
+    int32_t kind;  /* enum kg_argkind: KG_ARG_TENSOR, or a scalar whose value is `value` */
+    int32_t dtype; /* the tensor's own dtype (the data travels as float64) */
+    int32_t pad;
     int64_t dims[KG_MAX_RANK];
     uint64_t off;
+    double value;
+};
+
+/* DESCRIBE and INPUTS (torch): module constants to set, and for INPUTS where each tensor goes. */
+struct kg_req_problem {
+    int32_t nsym;
+    int32_t dist; /* INPUTS: enum kg_dist, a transformation of get_inputs()'s values */
+    uint64_t seed;
+    char sym_names[KG_MAX_SYMS][KG_NAME_MAX];
+    int64_t sym_values[KG_MAX_SYMS];
+    int32_t ntensor;
+    int32_t pad;
+    uint64_t off[KG_MAX_ARGS]; /* INPUTS: where the i-th input (tensor or not) goes, 0 when not a tensor */
+    uint64_t bytes[KG_MAX_ARGS];
+    uint64_t shm_size;
 };
 
 struct kg_req_oracle {
-    int32_t working;
+    int32_t working; /* 0 exact fp64, 1 fp32 accumulation (torch: the problem's dtype, strict fp32), 2 fp64
+                        sequential, 3 torch: the problem's dtype with PyTorch's defaults (the standard test) */
     int32_t n_in, n_out, nsym;
     struct kg_req_tensor in[KG_OP_MAX_IO], out[KG_OP_MAX_IO];
     char sym_names[KG_MAX_SYMS][KG_NAME_MAX];
@@ -100,6 +143,7 @@ struct kg_req {
         struct kg_req_load load;
         struct kg_req_run run;
         struct kg_req_oracle oracle;
+        struct kg_req_problem problem;
     } u;
 };
 
@@ -120,6 +164,9 @@ struct kg_dev_info {
     int64_t reserved_smem_per_block; /* shared memory the driver keeps per block */
     int64_t total_mem;
 };
+
+/* Reply code bits of a torch RUN that succeeded. */
+enum { KG_RUN_OUT_SHARES_INPUT = 1 };
 
 /* One kernel launch seen by the CUPTI probe. */
 struct kg_launch_rec {

@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "rng.h"
+#include "torch.h"
 
 #ifndef KG_SYSTEM_CC
 #define KG_SYSTEM_CC "cc"
@@ -58,12 +59,13 @@ void kg_session_restart(struct kg_session *s, struct kg_client *cl)
     kg_worker_stop(&cl->w);
 }
 
-/* Spawns and loads a worker for cl if it has none. */
-static int ensure_worker(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp)
+/* Spawns and loads a worker for cl if it has none (session.h). */
+int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp)
 {
     if (kg_worker_alive(&cl->w)) return 0;
     struct kg_err e;
-    if (kg_worker_spawn(&cl->w, s->exe, &e)) {
+    char *def[] = {s->exe, "__worker", "3", NULL};
+    if (kg_worker_spawn(&cl->w, cl->argv[0] ? cl->argv : def, &e)) {
         memset(rp, 0, sizeof *rp);
         rp->status = KG_WS_UNAVAILABLE;
         snprintf(rp->msg, sizeof rp->msg, "%s", e.msg);
@@ -96,13 +98,13 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
         fill_load(s, &s->cand[i], dtype, false);
         s->ncand++;
     }
-    if (ensure_worker(s, &s->cand[i], rp)) return NULL;
+    if (kg_client_start(s, &s->cand[i], rp)) return NULL;
     return &s->cand[i];
 }
 
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)
 {
-    if (ensure_worker(s, cl, rp)) return -1;
+    if (kg_client_start(s, cl, rp)) return -1;
     double timeout = rq->cmd == KG_CMD_ORACLE ? 600 : s->o.timeout;
     return kg_worker_call(&cl->w, rq, s->shm_fd, rp, timeout);
 }
@@ -206,7 +208,7 @@ int kg_session_open(struct kg_session **out, const char *path, const struct kg_s
     }
     if (c->oracle_func[0]) {
         fill_load(s, &s->oracle, d0, true);
-        if (ensure_worker(s, &s->oracle, &rp)) {
+        if (kg_client_start(s, &s->oracle, &rp)) {
             if (rp.status == KG_WS_ENTRY)
                 kg_errf(e, "%s:%d: oracle '%s' not found in %s after compile", c->path, c->line_op, c->oracle_func,
                         c->oracle_file);
@@ -240,7 +242,12 @@ void kg_session_close(struct kg_session *s)
 
 bool kg_session_is_host(const struct kg_session *s)
 {
-    return s->runner == KG_RUNNER_HOST;
+    return s->runner == KG_RUNNER_HOST || (s->runner == KG_RUNNER_TORCH && !s->torch_cuda);
+}
+
+const char *kg_runner_name(int runner)
+{
+    return runner == KG_RUNNER_CUDA ? "cuda" : runner == KG_RUNNER_TORCH ? "torch" : "host";
 }
 
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)
@@ -250,7 +257,9 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
     s->current_gate = g;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
     if (g->needs_gpu && kg_session_is_host(s)) {
-        kg_verdict_set(v, KG_SKIP, "needs a GPU: the host runner has no streams or device limits to test");
+        kg_verdict_set(v, KG_SKIP, s->runner == KG_RUNNER_TORCH
+                                       ? "needs a GPU: PyTorch runs on the CPU here (no streams or device limits)"
+                                       : "needs a GPU: the host runner has no streams or device limits to test");
     } else {
         g->run(s, v);
     }
@@ -262,9 +271,10 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
 
 int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
 {
-    /* KernelBench draws one seed per trial from a generator seeded 42. */
+    /* KernelBench draws one seed per trial from a generator seeded 42: for a pair the problem's
+     * own torch computed them (torch.randint), for a contract kernel kgate's generator does. */
     for (int trial = 0; trial < 5; trial++) {
-        uint64_t seed = kg_rng_below(42, 0, (uint64_t)trial, 0xffffffffull);
+        uint64_t seed = s->has_trial_seeds ? (uint64_t)s->trial_seeds[trial] : kg_rng_below(42, 0, (uint64_t)trial, 0xffffffffull);
         struct kg_case k;
         struct kg_err e;
         if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_UNIT, &k, &e)) {
@@ -294,6 +304,18 @@ int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
             return -1;
         }
         int ok = 1;
+        /* for a pair, the reference as KernelBench runs it: the problem's dtype, PyTorch's defaults */
+        if (s->runner == KG_RUNNER_TORCH) {
+            struct kg_tensor *rf[KG_OP_MAX_IO];
+            for (int j = 0; j < ex.nout; j++) rf[j] = &ex.ref[j];
+            if (kg_torch_oracle(s, &k, &in, rf, ex.nout, 3, &e)) {
+                snprintf(why, n, "%s", e.msg);
+                kg_expect_free(&ex);
+                kg_exec_free(&x);
+                kg_inputs_free(&in);
+                return -1;
+            }
+        }
         for (int j = 0; j < ex.nout && ok; j++) {
             int64_t bad = -1;
             /* the standard test compares with the reference run at working precision */

@@ -32,6 +32,7 @@ struct kg_session_opts {
     double tol_k;           /* 0: the contract's (default 2) */
     int64_t max_elems;      /* per-case budget for sweeps (0: runner default) */
     const char *cc;         /* host compiler (default: $KGATE_CC, else configure's) */
+    const char *python;     /* KernelBench pairs: the interpreter (default: $KGATE_PYTHON, else python3) */
     void (*progress)(void *ud, const char *gate, const char *what);
     void *progress_ud;
 };
@@ -40,6 +41,7 @@ void kg_session_opts_default(struct kg_session_opts *o);
 
 struct kg_client {
     struct kg_worker w;
+    char *argv[6]; /* how to start it (NULL: `kgate __worker 3`) */
     bool loaded;
     struct kg_req load; /* replayed on every fresh worker */
     struct kg_reply load_reply;
@@ -91,7 +93,22 @@ struct kg_session {
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
     double t_inputs;
+    /* KernelBench pairs */
+    char runner_py[2200];         /* the torch runner, written into the cache */
+    char *kernels_ref;            /* kernel names the reference launched (newline separated), or NULL */
+    int64_t trial_seeds[5];       /* KernelBench's standard-test seeds, from the problem's torch */
+    bool has_trial_seeds;
+    bool torch_cuda; /* the torch workers run on a CUDA device */
 };
+
+/* "host", "cuda", "torch" */
+const char *kg_runner_name(int runner);
+
+/* A KernelBench pair: PROBLEM.py (Model, get_inputs, get_init_inputs) is the oracle, run by one
+ * torch worker; CANDIDATE.py (ModelNew) by another. The contract is synthesised from the
+ * problem (src/torch.c). Same exit codes as kg_session_open. */
+int kg_session_open_pair(struct kg_session **out, const char *problem, const char *candidate,
+                         const struct kg_session_opts *o, struct kg_err *e);
 
 /* Loads the contract, starts the worker and compiles the kernel. On failure returns the
  * exit code to use (KG_EXIT_USAGE for a bad file or compile error, KG_EXIT_UNAVAILABLE when
@@ -108,6 +125,7 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
 void kg_session_restart(struct kg_session *s, struct kg_client *cl);
+int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp);
 
 /* The seeded inputs of case k, and the oracle's values for them, as caller-owned copies of
  * memoised values (free with kg_inputs_free / kg_expect_free). */

@@ -4,6 +4,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,12 +18,13 @@
 
 const char *kg_wstatus_name(enum kg_wstatus s)
 {
-    static const char *const names[] = {"ok", "refused", "compile error", "entry missing", "launch error",
-                                        "CUDA error", "unavailable", "bad request", "crash", "timeout"};
+    static const char *const names[] = {"ok",          "refused", "compile error", "entry missing",
+                                        "launch error", "CUDA error", "unavailable", "bad request",
+                                        "crash",        "timeout", "output mismatch", "exception"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
-int kg_worker_spawn(struct kg_worker *w, const char *exe, struct kg_err *e)
+int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
 {
     int sv[2];
     w->pid = -1;
@@ -49,9 +51,8 @@ int kg_worker_spawn(struct kg_worker *w, const char *exe, struct kg_err *e)
         dup2(log, 1);
         dup2(log, 2);
         dup2(sv[1], 3); /* dup2 clears CLOEXEC on the new descriptor */
-        char *argv[] = {(char *)exe, "__worker", "3", NULL};
-        execv(exe, argv);
-        dprintf(2, "kgate: cannot start the worker %s: %s\n", exe, strerror(errno));
+        execvp(argv[0], argv);
+        dprintf(2, "kgate: cannot start the worker %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid);
@@ -227,4 +228,19 @@ int kg_proto_send_reply(int fd, const struct kg_reply *rp)
     ssize_t k;
     while ((k = send(fd, rp, sizeof *rp, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
     return k == (ssize_t)sizeof *rp ? 0 : -1;
+}
+
+int kg_proto_layout(FILE *f)
+{
+    fprintf(f,
+            "{\"kg_req\": %zu, \"kg_reply\": %zu, \"kg_req_run\": %zu, \"kg_req_arg\": %zu, \"kg_req_load\": %zu, "
+            "\"kg_req_oracle\": %zu, \"kg_req_problem\": %zu, \"kg_req_tensor\": %zu, \"kg_dev_info\": %zu, "
+            "\"kg_launch_rec\": %zu, \"reply.msg\": %zu, \"reply.launch\": %zu, \"run.sym_values\": %zu, "
+            "\"oracle.shm_size\": %zu, \"problem.shm_size\": %zu}\n",
+            sizeof(struct kg_req), sizeof(struct kg_reply), sizeof(struct kg_req_run), sizeof(struct kg_req_arg),
+            sizeof(struct kg_req_load), sizeof(struct kg_req_oracle), sizeof(struct kg_req_problem),
+            sizeof(struct kg_req_tensor), sizeof(struct kg_dev_info), sizeof(struct kg_launch_rec),
+            offsetof(struct kg_reply, msg), offsetof(struct kg_reply, launch), offsetof(struct kg_req_run, sym_values),
+            offsetof(struct kg_req_oracle, shm_size), offsetof(struct kg_req_problem, shm_size));
+    return 0;
 }

@@ -5,6 +5,7 @@
 #define KG_WORKER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "proto.h"
@@ -15,8 +16,9 @@ struct kg_worker {
     int log_fd; /* memfd holding the worker's stdout and stderr */
 };
 
-/* Starts `exe __worker 3`. */
-int kg_worker_spawn(struct kg_worker *w, const char *exe, struct kg_err *e);
+/* Starts argv (argv[0] the program: `kgate __worker 3`, or `python3 torch_runner.py 3`) with
+ * the request socket on descriptor 3. */
+int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e);
 
 /* Sends rq (with shm_fd when >= 0) and waits up to timeout seconds for the reply. Returns 0
  * with rp filled when a reply came; otherwise kills the worker, fills rp->status with
@@ -25,6 +27,10 @@ int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, str
 
 bool kg_worker_alive(const struct kg_worker *w);
 void kg_worker_stop(struct kg_worker *w);
+
+/* Sizes and offsets of the protocol structs as JSON (`kgate __layout`): the torch runner's
+ * ctypes mirror is checked against them. */
+int kg_proto_layout(FILE *f);
 
 /* Worker-side message helpers (worker_main.c). */
 int kg_proto_recv(int fd, struct kg_req *rq, int *shm_fd);

@@ -82,7 +82,7 @@ static void describe_kernel(const struct kg_insp *in, FILE *out)
     const struct kg_session *s = in->s;
     const struct kg_contract *c = s->c;
     fprintf(out, "loaded %s from %s (%s runner, compiled by %s)\n", c->name, c->path,
-            s->runner == KG_RUNNER_CUDA ? "CUDA" : "host", s->last_load.compiler);
+            kg_runner_name(s->runner), s->last_load.compiler);
     fprintf(out, "  op %s, entry %s, %d args\n", c->has_op ? c->op_text : c->oracle_func, c->entry, c->nargs);
 }
 

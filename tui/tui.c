@@ -174,7 +174,7 @@ static void draw_title(const struct screen *sc, const struct layout *L)
         size_t len = 0;
         t[0] = 0;
         kg_appendf(t, sizeof t, &len, " kgate | %s (%s) | seed %llu | %d/%d run", s->c->name,
-                   s->runner == KG_RUNNER_CUDA ? "CUDA" : "host", (unsigned long long)s->o.seed, run, in->ngates);
+                   kg_runner_name(s->runner), (unsigned long long)s->o.seed, run, in->ngates);
         const char *sep = ": ";
         for (int st = 0; st < 5; st++)
             if (count[st]) {

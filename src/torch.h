@@ -1,0 +1,26 @@
+/* torch.h: KernelBench-format pairs (see torch.c): inputs from the problem's get_inputs(), the
+ * reference Model as the oracle, and the decoy check (did the candidate's own kernels run?). */
+#ifndef KG_TORCH_H
+#define KG_TORCH_H
+
+#include "session.h"
+
+/* The inputs of case k: get_inputs() at the case's constants and seed, transformed by its
+ * distribution (large mean, mixed magnitude, special values). */
+int kg_torch_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
+
+/* The reference Model on float64 copies of the inputs: working 0 in float64, 1 in the
+ * problem's dtype with TF32 off, 3 with PyTorch's defaults (the standard test). */
+int kg_torch_oracle(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                    struct kg_tensor *const *out, int nout, int working, struct kg_err *e);
+
+struct kg_torch_decoy {
+    bool valid;  /* false: no kernel records (CPU, or the profiler failed) */
+    bool decoy;  /* only kernels the reference also launches ran: the candidate's own never did */
+    int launched, own;
+    char own_names[4][128];
+};
+
+int kg_torch_decoy(struct kg_session *s, struct kg_torch_decoy *d, struct kg_err *e);
+
+#endif
