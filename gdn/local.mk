@@ -5,3 +5,83 @@ noinst_LTLIBRARIES = libgdn_oracle.la
 libgdn_oracle_la_SOURCES = gdn/oracle.c gdn/oracle.h \
 	gdn/chunk_host.c gdn/chunk_host.h gdn/chunk_host_impl.h
 EXTRA_DIST += gdn/README.md
+
+# ---- the CUDA kernels --------------------------------------------------------------------
+# The kernel bodies (glr_*.cuh) with the kgate contract files that judge them, the host
+# emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.
+GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h
+GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn/gla_bwd.cu \
+	gdn/ssd_fwd.cu gdn/ssd_bwd.cu gdn/gdn_fwd.cu gdn/gdn_bwd.cu gdn/kda_fwd.cu gdn/kda_bwd.cu
+EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
+	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/bench_gdn.cu gdn/glr_emu.h \
+	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu
+
+if HAVE_NVCC
+# libgdn.so: nvcc objects in the build tree, one per member so that `make -j` compiles them in
+# parallel, linked with the CUDA runtime static (the library needs no CUDA install to load).
+# sm_90a only (H100/H200); every file includes the kernel headers, hence the blanket deps.
+GDN_NVCC_FLAGS = -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -I$(top_srcdir)/gdn
+GDN_DEPS = $(GDN_CUDA_HDRS:%=$(top_srcdir)/%) $(top_srcdir)/gdn/oracle.h
+GDN_LIB_OBJS = gdn/libgdn.o gdn/libgdn_linear.o gdn/libgdn_gla.o gdn/libgdn_ssd.o gdn/libgdn_gdn.o \
+	gdn/libgdn_kda.o
+
+gdn/libgdn.o: $(top_srcdir)/gdn/libgdn.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn.cu
+gdn/libgdn_linear.o: $(top_srcdir)/gdn/libgdn_linear.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_linear.cu
+gdn/libgdn_gla.o: $(top_srcdir)/gdn/libgdn_gla.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_gla.cu
+gdn/libgdn_ssd.o: $(top_srcdir)/gdn/libgdn_ssd.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_ssd.cu
+gdn/libgdn_gdn.o: $(top_srcdir)/gdn/libgdn_gdn.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_gdn.cu
+gdn/libgdn_kda.o: $(top_srcdir)/gdn/libgdn_kda.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_kda.cu
+gdn/libgdn.so: $(GDN_LIB_OBJS)
+	$(AM_V_GEN)$(NVCC) -shared -cudart static -gencode=arch=compute_90a,code=sm_90a -o $@ $(GDN_LIB_OBJS)
+
+# Installed as $(libdir)/libgdn.so with its header (and oracle.h, which it includes) under
+# $(pkgincludedir). SCRIPTS (mode 755, not distributed) rather than an install hook, so no
+# other fragment's install-*-local can collide with this one.
+gdnlibdir = $(libdir)
+gdnlib_SCRIPTS = gdn/libgdn.so
+gdnincludedir = $(pkgincludedir)
+gdninclude_HEADERS = gdn/libgdn.h gdn/oracle.h
+
+# The oracle and the host chunked algorithm as plain C objects for the nvcc-linked programs.
+gdn/gpu_oracle.o: $(top_srcdir)/gdn/oracle.c $(top_srcdir)/gdn/oracle.h
+	$(AM_V_CC)$(MKDIR_P) gdn && $(CC) -std=gnu11 $(CFLAGS) -I$(top_srcdir)/gdn -c -o $@ $(top_srcdir)/gdn/oracle.c
+gdn/gpu_chunk_host.o: $(top_srcdir)/gdn/chunk_host.c $(top_srcdir)/gdn/chunk_host_impl.h \
+		$(top_srcdir)/gdn/chunk_host.h $(top_srcdir)/gdn/oracle.h
+	$(AM_V_CC)$(MKDIR_P) gdn && $(CC) -std=gnu11 $(CFLAGS) -I$(top_srcdir)/gdn -c -o $@ \
+		$(top_srcdir)/gdn/chunk_host.c
+
+# The GPU test (exits 77 = SKIP without an sm_90 GPU) and the benchmark. They find libgdn.so
+# through an $ORIGIN-relative rpath, so the build tree can be copied to a GPU host as it is.
+GDN_PROG_FLAGS = -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I$(top_srcdir)/gdn
+tests/gpu/test_gdn_cuda.o: $(top_srcdir)/tests/gpu/test_gdn_cuda.cu $(GDN_DEPS) $(top_srcdir)/gdn/chunk_host.h
+	$(AM_V_GEN)$(MKDIR_P) tests/gpu && $(NVCC) $(GDN_PROG_FLAGS) -c -o $@ $(top_srcdir)/tests/gpu/test_gdn_cuda.cu
+tests/gpu/test_gdn_cuda: tests/gpu/test_gdn_cuda.o gdn/gpu_oracle.o gdn/gpu_chunk_host.o gdn/libgdn.so
+	$(AM_V_GEN)$(NVCC) -o $@ tests/gpu/test_gdn_cuda.o gdn/gpu_oracle.o gdn/gpu_chunk_host.o \
+		-Lgdn -lgdn -Xlinker -rpath='$$ORIGIN/../../gdn' -lpthread -lm
+gdn/bench_gdn.o: $(top_srcdir)/gdn/bench_gdn.cu $(GDN_DEPS)
+	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_PROG_FLAGS) -c -o $@ $(top_srcdir)/gdn/bench_gdn.cu
+gdn/bench_gdn: gdn/bench_gdn.o gdn/gpu_oracle.o gdn/libgdn.so
+	$(AM_V_GEN)$(NVCC) -o $@ gdn/bench_gdn.o gdn/gpu_oracle.o -Lgdn -lgdn -lcublas \
+		-Xlinker -rpath='$$ORIGIN' -Xlinker -rpath=$(dir $(NVCC))../lib64 -lm
+
+# Built by `make` (so a build tree carried to a GPU host has them), run by `make check` /
+# `make bench-gdn` / gdn/run_gpu_checks.sh.
+noinst_SCRIPTS = tests/gpu/test_gdn_cuda gdn/bench_gdn
+TESTS += tests/gpu/test_gdn_cuda
+CLEANFILES += $(GDN_LIB_OBJS) gdn/libgdn.so gdn/gpu_oracle.o gdn/gpu_chunk_host.o tests/gpu/test_gdn_cuda.o \
+	tests/gpu/test_gdn_cuda gdn/bench_gdn.o gdn/bench_gdn
+
+bench-gdn: gdn/bench_gdn
+	gdn/bench_gdn
+else
+bench-gdn:
+	@echo "bench-gdn: configure found no nvcc (or no CUDA headers): nothing built, nothing timed"; exit 1
+endif
+bench: bench-gdn
+.PHONY: bench bench-gdn
