@@ -29,9 +29,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             ncases++;
             char id[384];
             kg_case_id(&k, id, sizeof id);
-            json_array_append_new(cases, json_pack("{s:s,s:f,s:f,s:f,s:b}", "case", id, "error", j.cmp[j.worst].max_err,
-                                                   "ref_error", ex.ref_err[j.worst], "threshold",
-                                                   ex.threshold[j.worst], "pass", j.pass));
+            json_array_append_new(cases, kg_case_json(id, &ex, &j));
             if (j.margin > worst_margin) {
                 worst_margin = j.margin;
                 worst_ratio = j.ratio;

@@ -108,6 +108,7 @@ struct kg_expect {
     double scale[KG_OP_MAX_IO];
     double ref_err[KG_OP_MAX_IO];         /* error of ref vs exact (compare.h's measure) */
     double threshold[KG_OP_MAX_IO];       /* k * ref_err + floor(dtype) */
+    double floor[KG_OP_MAX_IO];           /* floor(dtype), 0 for exact-match outputs */
     bool int_out;
 };
 
@@ -161,6 +162,17 @@ bool kg_session_is_host(const struct kg_session *s);
  *  (threshold 1.6e-05)" */
 void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, const struct kg_judgement *j, char *buf,
                        size_t n);
+
+/* The floor of output o (threshold = k * ref_err + floor). */
+static inline double kg_floor_of(const struct kg_expect *ex, int o)
+{
+    return ex->floor[o];
+}
+
+/* A calibrated case as JSON: its worst error, and per output (error, ref_error, floor), from
+ * which a report re-judges the case at any calibration factor k. Non-finite numbers are
+ * strings ("nan", "inf"). */
+json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg_judgement *j);
 
 /* A gate's cost budget for one case: total tensor elements, and oracle work. */
 bool kg_case_affordable(struct kg_session *s, const struct kg_case *k);

@@ -1,4 +1,5 @@
 /* gates.c: the twelve gates in the order of ARCHITECTURE.md, and the verdict helpers. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,4 +97,23 @@ void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, cons
         snprintf(buf, n, "%s%s = %.9g, expected %.9g: error %.2e, %s (threshold %.2e)", k->c->args[arg].name, idx,
                  c->got, c->exp, c->max_err, ratio_text(c->max_err, ex->ref_err[j->worst], r, sizeof r),
                  ex->threshold[j->worst]);
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg_judgement *j)
+{
+    json_t *outs = json_array();
+    for (int o = 0; o < ex->nout; o++) {
+        /* with error and ref_error, the floor lets a report re-judge the case at any k */
+        double floor = kg_floor_of(ex, o);
+        json_array_append_new(outs, json_pack("{s:o,s:o,s:o}", "error", num(j->cmp[o].max_err), "ref_error",
+                                              num(ex->ref_err[o]), "floor", num(floor)));
+    }
+    return json_pack("{s:s,s:o,s:o,s:o,s:b,s:o}", "case", id, "error", num(j->cmp[j->worst].max_err), "ref_error",
+                     num(ex->ref_err[j->worst]), "threshold", num(ex->threshold[j->worst]), "pass", j->pass, "outputs",
+                     outs);
 }

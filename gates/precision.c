@@ -65,8 +65,11 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             v->ncases++;
             char id[384];
             kg_case_id(&k, id, sizeof id);
-            json_array_append_new(list, json_pack("{s:s,s:f,s:f,s:b}", "case", id, "error", j.cmp[j.worst].max_err,
-                                                  "threshold", ex.threshold[j.worst], "pass", j.pass));
+            json_array_append_new(list, kg_case_json(id, &ex, &j));
+            if (!j.pass && v->status == KG_FAIL) { /* exhaustive: a later failure, recorded only */
+                kg_expect_free(&ex);
+                continue;
+            }
             if (!j.pass) {
                 char desc[768];
                 kg_describe_worst(&k, &ex, &j, desc, sizeof desc);
@@ -76,11 +79,13 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                                      "inputs; accumulating in fp16/bf16, or TF32 products, does not.");
                 kg_judgement_evidence(s, &k, &ex, &j, v);
                 kg_expect_free(&ex);
-                return;
+                if (!s->o.exhaustive) return;
+                continue;
             }
             if (j.margin > worst) worst = j.margin;
             kg_expect_free(&ex);
         }
+    if (v->status == KG_FAIL) return;
     if (rs >= 0 && long_len)
         kg_verdict_set(v, KG_PASS, "large-mean inputs and a long reduction (%s=%lld) within threshold (worst at %.2g of it)",
                        s->c->sym[rs], (long long)long_len, worst);

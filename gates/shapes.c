@@ -66,9 +66,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     double worst_margin = -1;
     json_t *list = json_array();
     v->extra = json_pack("{s:o}", "cases", list);
-    bool failed = false;
-    for (int d = 0; d < nd && !failed; d++)
-        for (int i = 0; i < nc && !failed; i++) {
+    bool failed = false, stop = false; /* exhaustive (audits): keep measuring after a failure */
+    for (int d = 0; d < nd && !stop; d++)
+        for (int i = 0; i < nc && !stop; i++) {
             struct kg_case k;
             struct kg_err e;
             if (kg_case_init(&k, c, cases[i], dts[d], s->o.seed, s->o.dist >= 0 ? (enum kg_dist)s->o.dist : KG_DIST_NORMAL, &e)) {
@@ -94,24 +94,26 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     json_array_append_new(list, json_pack("{s:s,s:s}", "case", id, "verdict", "refused"));
                     continue;
                 }
-                kg_verdict_set(v, tmp.status, "%s", tmp.summary);
-                memcpy(v->detail, tmp.detail, sizeof v->detail);
-                memcpy(v->replay, tmp.replay, sizeof v->replay);
-                failed = true;
+                if (!failed) {
+                    kg_verdict_set(v, tmp.status, "%s", tmp.summary);
+                    memcpy(v->detail, tmp.detail, sizeof v->detail);
+                    memcpy(v->replay, tmp.replay, sizeof v->replay);
+                }
+                failed = stop = true;
                 break;
             }
-            json_array_append_new(list, json_pack("{s:s,s:s,s:f,s:f}", "case", id, "verdict", j.pass ? "pass" : "fail",
-                                                  "error", j.cmp[j.worst].max_err, "threshold", ex.threshold[j.worst]));
+            json_array_append_new(list, kg_case_json(id, &ex, &j));
             if (j.pass) {
                 pass++;
                 if (j.margin > worst_margin) worst_margin = j.margin;
-            } else {
+            } else if (!failed) {
                 char desc[768], sh[256];
                 kg_describe_worst(&k, &ex, &j, desc, sizeof desc);
                 kg_case_shape_str(&k, sh, sizeof sh);
                 kg_verdict_set(v, KG_FAIL, "at %s: %s", sh, desc);
                 kg_judgement_evidence(s, &k, &ex, &j, v);
                 failed = true;
+                stop = !s->o.exhaustive;
             }
             kg_expect_free(&ex);
         }

@@ -256,10 +256,8 @@ int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struc
         struct kg_cmp cmp;
         kg_compare(&x->ref[j], &x->exact[j], x->scale[j], &cmp);
         x->ref_err[j] = cmp.max_err;
-        if (!kg_dtype_is_float(t) || x->int_out)
-            x->threshold[j] = 0;
-        else
-            x->threshold[j] = c->tol_k * (isfinite(cmp.max_err) ? cmp.max_err : 0) + kg_floor(t);
+        x->floor[j] = !kg_dtype_is_float(t) || x->int_out ? 0 : kg_floor(t);
+        x->threshold[j] = x->floor[j] == 0 ? 0 : c->tol_k * (isfinite(cmp.max_err) ? cmp.max_err : 0) + x->floor[j];
     }
     rc = 0;
 out:

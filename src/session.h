@@ -31,6 +31,7 @@ struct kg_session_opts {
     int dist;               /* -1: each gate's own */
     double tol_k;           /* 0: the contract's (default 2) */
     int64_t max_elems;      /* per-case budget for sweeps (0: runner default) */
+    bool exhaustive;        /* calibrated gates measure every case even after a failure (audits) */
     const char *cc;         /* host compiler (default: $KGATE_CC, else configure's) */
     const char *python;     /* KernelBench pairs: the interpreter (default: $KGATE_PYTHON, else python3) */
     void (*progress)(void *ud, const char *gate, const char *what);
