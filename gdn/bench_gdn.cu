@@ -24,32 +24,32 @@ extern "C" {
 #include "glr_common.cuh" /* GLR_C, glr_bwd_ws_floats: the kernels' own geometry */
 #include "libgdn.h"
 
-#define CUDA_CHECK(call)                                                                                              \
-    do {                                                                                                              \
-        cudaError_t e_ = (call);                                                                                      \
-        if (e_ != cudaSuccess) {                                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                    \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
+#define CUDA_CHECK(call)                                                                                               \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
-#define CUBLAS_CHECK(call)                                                                                            \
-    do {                                                                                                              \
-        cublasStatus_t s_ = (call);                                                                                   \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                            \
-            fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);                     \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
+#define CUBLAS_CHECK(call)                                                                                             \
+    do {                                                                                                               \
+        cublasStatus_t s_ = (call);                                                                                    \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                             \
+            fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);                      \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
-#define GDN_CHECK(call)                                                                                               \
-    do {                                                                                                              \
-        int rc_ = (call);                                                                                             \
-        if (rc_ != 0) {                                                                                               \
-            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                  \
-                    gdn_cuda_last_error());                                                                           \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
+#define GDN_CHECK(call)                                                                                                \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        if (rc_ != 0) {                                                                                                \
+            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                   \
+                    gdn_cuda_last_error());                                                                            \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 // ---- the cost model -----------------------------------------------------------------------------
@@ -178,8 +178,8 @@ static void problem_alloc(Problem *p, enum gdn_family f, gdn_dims d)
 
 static void problem_free(Problem *p)
 {
-    void *all[] = {p->q, p->k, p->v, p->b, p->dO, p->o, p->dq, p->dk, p->dv, p->g,
-                   p->S0, p->dST, p->ST, p->dg, p->db, p->dS0, p->ws};
+    void *all[] = {p->q, p->k,  p->v,   p->b,  p->dO, p->o,  p->dq,  p->dk, p->dv,
+                   p->g, p->S0, p->dST, p->ST, p->dg, p->db, p->dS0, p->ws};
     for (void *x : all) CUDA_CHECK(cudaFree(x));
 }
 
@@ -329,8 +329,8 @@ int main(int argc, char **argv)
     printf("\nGLR members, bf16 inputs, B=%lld T=%lld H=%lld K=%lld V=%lld; median of %d (after %d warm-up)\n"
            "model FLOPs: see flops_fwd / flops_bwd in gdn/bench_gdn.cu (recomputation not credited)\n",
            (long long)d.B, (long long)d.T, (long long)d.H, (long long)d.K, (long long)d.V, iters, warm);
-    printf("%-7s %-10s | %9s %8s %8s | %9s %8s %8s | %s\n", "member", "check", "fwd ms", "TFLOP/s", "GB/s",
-           "f+b ms", "TFLOP/s", "GB/s", "f+b vs cuBLAS");
+    printf("%-7s %-10s | %9s %8s %8s | %9s %8s %8s | %s\n", "member", "check", "fwd ms", "TFLOP/s", "GB/s", "f+b ms",
+           "TFLOP/s", "GB/s", "f+b vs cuBLAS");
     int refused = 0;
     for (int fi = 0; fi < GDN_NFAMILIES; fi++) {
         enum gdn_family f = (enum gdn_family)fi;

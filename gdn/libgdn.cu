@@ -31,13 +31,20 @@ extern "C" const char *gdn_cuda_last_error(void)
 extern "C" const char *gdn_cuda_strerror(int rc)
 {
     switch (rc) {
-    case GDN_OK: return "ok";
-    case GDN_EINVAL: return "invalid argument";
-    case GDN_ENOMEM: return "out of memory";
-    case GDN_ECUDA: return "CUDA error (see gdn_cuda_last_error)";
-    case GDN_EUNSUPPORTED: return "unsupported by the CUDA kernels (need 1 <= K, V <= 128, B, H <= 65535)";
-    case GDN_EWORKSPACE: return "workspace missing or too small (see gdn_cuda_bwd_workspace)";
-    default: return "unknown error";
+    case GDN_OK:
+        return "ok";
+    case GDN_EINVAL:
+        return "invalid argument";
+    case GDN_ENOMEM:
+        return "out of memory";
+    case GDN_ECUDA:
+        return "CUDA error (see gdn_cuda_last_error)";
+    case GDN_EUNSUPPORTED:
+        return "unsupported by the CUDA kernels (need 1 <= K, V <= 128, B, H <= 65535)";
+    case GDN_EWORKSPACE:
+        return "workspace missing or too small (see gdn_cuda_bwd_workspace)";
+    default:
+        return "unknown error";
     }
 }
 
@@ -68,8 +75,7 @@ extern "C" int gdn_cuda_supported(enum gdn_family f, const struct gdn_dims *d)
 
 extern "C" size_t gdn_cuda_bwd_workspace(enum gdn_family f, const struct gdn_dims *d)
 {
-    if (gdn_cuda_supported(f, d) != GDN_OK)
-        return 0;
+    if (gdn_cuda_supported(f, d) != GDN_OK) return 0;
     return (size_t)d->B * (size_t)d->H * (size_t)glr_bwd_ws_floats(d->T, (int)d->K, (int)d->V) * sizeof(float);
 }
 
@@ -83,12 +89,9 @@ static int prepare(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *
                    const struct gdn_dev_in *in, void *stream, gdn_lib_call *c)
 {
     int rc = gdn_cuda_supported(f, d);
-    if (rc)
-        return rc;
-    if ((dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) || !in || !in->q || !in->k || !in->v)
-        return GDN_EINVAL;
-    if ((has_gate(f) && !in->g) || (has_delta(f) && !in->b))
-        return GDN_EINVAL;
+    if (rc) return rc;
+    if ((dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) || !in || !in->q || !in->k || !in->v) return GDN_EINVAL;
+    if ((has_gate(f) && !in->g) || (has_delta(f) && !in->b)) return GDN_EINVAL;
     const size_t es = dt == GDN_DTYPE_BF16 ? 2 : 4;
     if (!aligned(in->q, es) || !aligned(in->k, es) || !aligned(in->v, es) || !aligned(in->b, es) ||
         !aligned(in->g, 4) || !aligned(in->S0, 4))
@@ -112,17 +115,20 @@ extern "C" int gdn_cuda_fwd(enum gdn_family f, enum gdn_dtype dt, const struct g
 {
     gdn_lib_call c;
     int rc = prepare(f, dt, d, scale, in, stream, &c);
-    if (rc)
-        return rc;
-    if ((d->T > 0 && !o) || !aligned(o, dt == GDN_DTYPE_BF16 ? 2 : 4) || !aligned(ST, 4))
-        return GDN_EINVAL;
+    if (rc) return rc;
+    if ((d->T > 0 && !o) || !aligned(o, dt == GDN_DTYPE_BF16 ? 2 : 4) || !aligned(ST, 4)) return GDN_EINVAL;
     c.o = o, c.ST = ST;
     switch (f) {
-    case GDN_LINEAR: return gdn_lib_fwd_linear(c);
-    case GDN_GLA: return gdn_lib_fwd_gla(c);
-    case GDN_SSD: return gdn_lib_fwd_ssd(c);
-    case GDN_GDN: return gdn_lib_fwd_gdn(c);
-    case GDN_KDA: return gdn_lib_fwd_kda(c);
+    case GDN_LINEAR:
+        return gdn_lib_fwd_linear(c);
+    case GDN_GLA:
+        return gdn_lib_fwd_gla(c);
+    case GDN_SSD:
+        return gdn_lib_fwd_ssd(c);
+    case GDN_GDN:
+        return gdn_lib_fwd_gdn(c);
+    case GDN_KDA:
+        return gdn_lib_fwd_kda(c);
     }
     return GDN_EINVAL;
 }
@@ -133,16 +139,13 @@ extern "C" int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct g
 {
     gdn_lib_call c;
     int rc = prepare(f, dt, d, scale, in, stream, &c);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     const size_t es = dt == GDN_DTYPE_BF16 ? 2 : 4;
-    if (!out || (d->T > 0 && (!dO || !out->dq || !out->dk || !out->dv)))
-        return GDN_EINVAL;
+    if (!out || (d->T > 0 && (!dO || !out->dq || !out->dk || !out->dv))) return GDN_EINVAL;
     if (!aligned(dO, es) || !aligned(out->dq, es) || !aligned(out->dk, es) || !aligned(out->dv, es) ||
         !aligned(dST, 4) || !aligned(out->dg, 4) || !aligned(out->db, 4) || !aligned(out->dS0, 4))
         return GDN_EINVAL;
-    if (!ws || ws_bytes < gdn_cuda_bwd_workspace(f, d) || !aligned(ws, 4))
-        return GDN_EWORKSPACE;
+    if (!ws || ws_bytes < gdn_cuda_bwd_workspace(f, d) || !aligned(ws, 4)) return GDN_EWORKSPACE;
     c.dO = dO, c.dST = dST;
     c.dq = out->dq, c.dk = out->dk, c.dv = out->dv;
     c.dg = has_gate(f) ? out->dg : nullptr;
@@ -150,11 +153,16 @@ extern "C" int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct g
     c.dS0 = out->dS0;
     c.ws = (float *)ws;
     switch (f) {
-    case GDN_LINEAR: return gdn_lib_bwd_linear(c);
-    case GDN_GLA: return gdn_lib_bwd_gla(c);
-    case GDN_SSD: return gdn_lib_bwd_ssd(c);
-    case GDN_GDN: return gdn_lib_bwd_gdn(c);
-    case GDN_KDA: return gdn_lib_bwd_kda(c);
+    case GDN_LINEAR:
+        return gdn_lib_bwd_linear(c);
+    case GDN_GLA:
+        return gdn_lib_bwd_gla(c);
+    case GDN_SSD:
+        return gdn_lib_bwd_ssd(c);
+    case GDN_GDN:
+        return gdn_lib_bwd_gdn(c);
+    case GDN_KDA:
+        return gdn_lib_bwd_kda(c);
     }
     return GDN_EINVAL;
 }

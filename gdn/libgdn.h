@@ -27,7 +27,7 @@ enum gdn_dtype { GDN_DTYPE_F32 = 0, GDN_DTYPE_BF16 = 1 };
 
 /* Codes beyond oracle.h's enum gdn_status. */
 enum gdn_cuda_status {
-    GDN_ECUDA = -100,       /* a CUDA call failed: gdn_cuda_last_error() says which and where */
+    GDN_ECUDA = -100,        /* a CUDA call failed: gdn_cuda_last_error() says which and where */
     GDN_EUNSUPPORTED = -101, /* valid, but outside what the kernels support (K or V > 128, ...) */
     GDN_EWORKSPACE = -102,   /* workspace NULL or smaller than gdn_cuda_bwd_workspace() */
 };
@@ -59,8 +59,8 @@ int gdn_cuda_fwd(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d,
 /* The gradients of L = sum(dO * o) + sum(dST * ST) (dST nullable: zero) into out. ws: device
  * memory of at least gdn_cuda_bwd_workspace() bytes (contents irrelevant; overwritten). */
 int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
-                 const struct gdn_dev_in *in, const void *dO, const float *dST,
-                 const struct gdn_dev_grad *out, void *ws, size_t ws_bytes, void *stream);
+                 const struct gdn_dev_in *in, const void *dO, const float *dST, const struct gdn_dev_grad *out,
+                 void *ws, size_t ws_bytes, void *stream);
 
 /* A static description of a return code (0, GDN_E* from oracle.h or this header). */
 const char *gdn_cuda_strerror(int rc);

@@ -25,21 +25,21 @@ struct gdn_lib_call {
 /* Records "file:line: call: message" for gdn_cuda_last_error (libgdn.cu). */
 void gdn_lib_set_error(const char *file, int line, const char *call, cudaError_t e);
 
-#define GDN_CUDA_TRY(call)                                                                         \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            gdn_lib_set_error(__FILE__, __LINE__, #call, e_);                                      \
-            return -100; /* GDN_ECUDA */                                                           \
-        }                                                                                          \
+#define GDN_CUDA_TRY(call)                                                                                             \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            gdn_lib_set_error(__FILE__, __LINE__, #call, e_);                                                          \
+            return -100; /* GDN_ECUDA */                                                                               \
+        }                                                                                                              \
     } while (0)
 
 // ---- kernels ----------------------------------------------------------------------------------
 
 template <int F, class Tin>
 __global__ void __launch_bounds__(GLR_THREADS, 1)
-    gdn_lib_fwd_kernel(const Tin *q, const Tin *k, const Tin *v, const float *g, const Tin *b, const float *S0,
-                       Tin *o, float *ST, int B, int T, int H, int K, int V, float scale)
+    gdn_lib_fwd_kernel(const Tin *q, const Tin *k, const Tin *v, const float *g, const Tin *b, const float *S0, Tin *o,
+                       float *ST, int B, int T, int H, int K, int V, float scale)
 {
     glr_fwd_body<F, Tin>(q, k, v, g, b, S0, o, ST, B, T, H, K, V, scale);
 }
@@ -62,8 +62,8 @@ template <int F, class Tin> static int gdn_lib_fwd_t(const gdn_lib_call &c)
         cudaFuncSetAttribute(gdn_lib_fwd_kernel<F, Tin>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)((c.V + GLR_BV - 1) / GLR_BV), (unsigned)c.H, (unsigned)c.B);
     gdn_lib_fwd_kernel<F, Tin><<<grid, GLR_THREADS, smem, c.stream>>>(
-        (const Tin *)c.q, (const Tin *)c.k, (const Tin *)c.v, c.g, (const Tin *)c.b, c.S0, (Tin *)c.o, c.ST, c.B,
-        c.T, c.H, c.K, c.V, c.scale);
+        (const Tin *)c.q, (const Tin *)c.k, (const Tin *)c.v, c.g, (const Tin *)c.b, c.S0, (Tin *)c.o, c.ST, c.B, c.T,
+        c.H, c.K, c.V, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }
@@ -82,18 +82,18 @@ template <int F, class Tin> static int gdn_lib_bwd_t(const gdn_lib_call &c)
 }
 
 /* Defines gdn_lib_fwd_NAME / gdn_lib_bwd_NAME for member F, both dtypes. */
-#define GDN_LIB_MEMBER(F, NAME)                                                                    \
-    int gdn_lib_fwd_##NAME(const gdn_lib_call &c)                                                  \
-    {                                                                                              \
-        return c.bf16 ? gdn_lib_fwd_t<F, __nv_bfloat16>(c) : gdn_lib_fwd_t<F, float>(c);           \
-    }                                                                                              \
-    int gdn_lib_bwd_##NAME(const gdn_lib_call &c)                                                  \
-    {                                                                                              \
-        return c.bf16 ? gdn_lib_bwd_t<F, __nv_bfloat16>(c) : gdn_lib_bwd_t<F, float>(c);           \
+#define GDN_LIB_MEMBER(F, NAME)                                                                                        \
+    int gdn_lib_fwd_##NAME(const gdn_lib_call &c)                                                                      \
+    {                                                                                                                  \
+        return c.bf16 ? gdn_lib_fwd_t<F, __nv_bfloat16>(c) : gdn_lib_fwd_t<F, float>(c);                               \
+    }                                                                                                                  \
+    int gdn_lib_bwd_##NAME(const gdn_lib_call &c)                                                                      \
+    {                                                                                                                  \
+        return c.bf16 ? gdn_lib_bwd_t<F, __nv_bfloat16>(c) : gdn_lib_bwd_t<F, float>(c);                               \
     }
 
-#define GDN_LIB_DECLARE(NAME)                                                                      \
-    int gdn_lib_fwd_##NAME(const gdn_lib_call &c);                                                 \
+#define GDN_LIB_DECLARE(NAME)                                                                                          \
+    int gdn_lib_fwd_##NAME(const gdn_lib_call &c);                                                                     \
     int gdn_lib_bwd_##NAME(const gdn_lib_call &c);
 
 GDN_LIB_DECLARE(linear)

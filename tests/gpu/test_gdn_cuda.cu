@@ -26,23 +26,23 @@ extern "C" {
 
 #define SKIP 77
 
-#define CUDA_CHECK(call)                                                                                              \
-    do {                                                                                                              \
-        cudaError_t e_ = (call);                                                                                      \
-        if (e_ != cudaSuccess) {                                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                    \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
+#define CUDA_CHECK(call)                                                                                               \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
-#define GDN_CHECK(call)                                                                                               \
-    do {                                                                                                              \
-        int rc_ = (call);                                                                                             \
-        if (rc_ != 0) {                                                                                               \
-            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                  \
-                    gdn_cuda_last_error());                                                                           \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
+#define GDN_CHECK(call)                                                                                                \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        if (rc_ != 0) {                                                                                                \
+            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                   \
+                    gdn_cuda_last_error());                                                                            \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 // ---- reference: inputs, oracle, errors ---------------------------------------------------------
@@ -135,8 +135,14 @@ struct Outs {
     std::vector<double> x[NT];
     void size(const Inputs &in, enum gdn_family f)
     {
-        size_t n[NT] = {in.nv, in.nS, in.nqk, in.nqk, in.nv, gdn_family_has_gate(f) ? in.ng : 0,
-                        gdn_family_has_delta(f) ? in.ns : 0, in.nS};
+        size_t n[NT] = {in.nv,
+                        in.nS,
+                        in.nqk,
+                        in.nqk,
+                        in.nv,
+                        gdn_family_has_gate(f) ? in.ng : 0,
+                        gdn_family_has_delta(f) ? in.ns : 0,
+                        in.nS};
         for (int i = 0; i < NT; i++) x[i].assign(n[i], 0.0);
     }
 };
@@ -144,10 +150,14 @@ struct Outs {
 static void run_oracle(const Cfg &c, const Inputs &in, enum gdn_arith a, Outs *o)
 {
     o->size(in, c.f);
-    gdn_in gi = {in.q.data(), in.k.data(), in.v.data(), gdn_family_has_gate(c.f) ? in.g.data() : NULL,
-                 gdn_family_has_delta(c.f) ? in.b.data() : NULL, c.state ? in.S0.data() : NULL};
-    gdn_grad gr = {o->x[T_DQ].data(), o->x[T_DK].data(), o->x[T_DV].data(), o->x[T_DG].data(),
-                   o->x[T_DB].data(), o->x[T_DS0].data()};
+    gdn_in gi = {in.q.data(),
+                 in.k.data(),
+                 in.v.data(),
+                 gdn_family_has_gate(c.f) ? in.g.data() : NULL,
+                 gdn_family_has_delta(c.f) ? in.b.data() : NULL,
+                 c.state ? in.S0.data() : NULL};
+    gdn_grad gr = {o->x[T_DQ].data(), o->x[T_DK].data(), o->x[T_DV].data(),
+                   o->x[T_DG].data(), o->x[T_DB].data(), o->x[T_DS0].data()};
     if (gdn_oracle_fwd(c.f, a, &in.d, NAN, &gi, o->x[T_O].data(), o->x[T_ST].data()) ||
         gdn_oracle_bwd(c.f, a, &in.d, NAN, &gi, in.dO.data(), c.state ? in.dST.data() : NULL, &gr)) {
         fprintf(stderr, "oracle failed\n");
@@ -165,10 +175,13 @@ static void run_chunk_f32(const Cfg &c, const Inputs &in, Outs *o)
     o->size(in, c.f);
     std::vector<float> r[NT];
     for (int i = 0; i < NT; i++) r[i].assign(o->x[i].size(), 0.f);
-    gdn_in_f32 gi = {q.data(), k.data(), v.data(), gdn_family_has_gate(c.f) ? g.data() : NULL,
-                     gdn_family_has_delta(c.f) ? b.data() : NULL, c.state ? S0.data() : NULL};
-    gdn_grad_f32 gr = {r[T_DQ].data(), r[T_DK].data(), r[T_DV].data(), r[T_DG].data(), r[T_DB].data(),
-                       r[T_DS0].data()};
+    gdn_in_f32 gi = {q.data(),
+                     k.data(),
+                     v.data(),
+                     gdn_family_has_gate(c.f) ? g.data() : NULL,
+                     gdn_family_has_delta(c.f) ? b.data() : NULL,
+                     c.state ? S0.data() : NULL};
+    gdn_grad_f32 gr = {r[T_DQ].data(), r[T_DK].data(), r[T_DV].data(), r[T_DG].data(), r[T_DB].data(), r[T_DS0].data()};
     if (gdn_chunk_fwd_f32(c.f, &in.d, GDN_CHUNK_DEFAULT, NAN, &gi, r[T_O].data(), r[T_ST].data()) ||
         gdn_chunk_bwd_f32(c.f, &in.d, GDN_CHUNK_DEFAULT, NAN, &gi, dO.data(), c.state ? dST.data() : NULL, &gr)) {
         fprintf(stderr, "chunk_host f32 failed\n");
@@ -264,8 +277,7 @@ static void gpu_run(const Cfg &c, const Inputs &in, int reps, Outs *got, bool *d
     cudaStream_t st;
     CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     gdn_dev_in din = {d.q, d.k, d.v, d.g, d.b, c.state ? d.S0 : NULL};
-    gdn_dev_grad dgr = {out[T_DQ], out[T_DK], out[T_DV], (float *)out[T_DG], (float *)out[T_DB],
-                        (float *)out[T_DS0]};
+    gdn_dev_grad dgr = {out[T_DQ], out[T_DK], out[T_DV], (float *)out[T_DG], (float *)out[T_DB], (float *)out[T_DS0]};
     std::vector<uint8_t> first[NT], now;
     *det = true;
     for (int r = 0; r < reps; r++) {
