@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "builtin.h"
 #include "inspect.h"
 #include "report.h"
@@ -30,7 +31,7 @@ struct opt {
 enum {
     O_GATES = 'g', O_SEED = 's', O_JSON = 'j', O_RUNNER = 'r', O_HELP = 'h', O_VERSION = 'V', O_VERBOSE = 'v',
     O_BASELINE = 1000, O_SHAPE, O_DTYPE, O_DIST, O_TIMEOUT, O_TOL, O_NO_COLOR, O_LIST_GATES, O_REPL, O_QUIET,
-    O_REF, O_PYTHON,
+    O_REF, O_PYTHON, O_COMPILE_ONLY, O_EXHAUSTIVE,
 };
 
 static const struct opt opts[] = {
@@ -49,6 +50,8 @@ static const struct opt opts[] = {
     {"verbose", 0, O_VERBOSE, NULL, "print details and evidence of passing gates too"},
     {"quiet", 0, O_QUIET, NULL, "print only the verdict line"},
     {"no-color", 0, O_NO_COLOR, NULL, "no colours (also when NO_COLOR is set or stdout is not a terminal)"},
+    {"exhaustive", 0, O_EXHAUSTIVE, NULL, "calibrated gates measure every case, also after a failure (audits)"},
+    {"compile-only", 0, O_COMPILE_ONLY, NULL, "load and compile the kernel into the cache, run nothing"},
     {"list-gates", 0, O_LIST_GATES, NULL, "list the gates and exit"},
     {"repl", 0, O_REPL, NULL, "the inspector's command language as a plain line REPL"},
     {"help", 0, O_HELP, NULL, "this help"},
@@ -60,6 +63,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: kgate check FILE [options]     judge a kernel with the twelve gates\n"
                "       kgate check --ref PROBLEM.py CANDIDATE.py [options]  a KernelBench-format candidate\n"
+               "       kgate audit --store OUT.jsonl (--jsonl ROWS | --dir RUNS --problems ROOT | --pair P:C...)\n"
+               "       kgate audit-merge OUT.jsonl IN.jsonl...  |  kgate report STORE [--out DIR]\n"
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
                "       kgate explain GATE              what a gate checks and why\n"
@@ -156,7 +161,7 @@ static int cmd_check(int argc, char **argv, bool demo)
     struct kg_session_opts so;
     kg_session_opts_default(&so);
     const char *gates = NULL, *json_out = NULL, *shape = NULL, *ref = NULL;
-    bool verbose = false, quiet = false, color = isatty(1) && !getenv("NO_COLOR");
+    bool verbose = false, quiet = false, color = isatty(1) && !getenv("NO_COLOR"), compile_only = false;
     struct kg_baseline base = {0};
     struct option lo[NOPTS + 1];
     for (int i = 0; i < NOPTS; i++) lo[i] = (struct option){opts[i].name, opts[i].has_arg, NULL, opts[i].val};
@@ -239,6 +244,8 @@ static int cmd_check(int argc, char **argv, bool demo)
             }
             break;
         case O_VERBOSE: verbose = true; break;
+        case O_EXHAUSTIVE: so.exhaustive = true; break;
+        case O_COMPILE_ONLY: compile_only = true; break;
         case O_QUIET: quiet = true; break;
         case O_NO_COLOR: color = false; break;
         case O_HELP: usage(stdout); return KG_EXIT_OK;
@@ -300,6 +307,10 @@ static int cmd_check(int argc, char **argv, bool demo)
     if (rc != KG_EXIT_OK) {
         fprintf(stderr, "%s\n", e.msg);
         return rc;
+    }
+    if (compile_only) { /* the compile cache is warm now: that was the point */
+        kg_session_close(s);
+        return KG_EXIT_OK;
     }
     if (ref && shape) { /* a pair's symbols exist only once the problem is described */
         struct kg_err se;
@@ -370,6 +381,122 @@ static int cmd_check(int argc, char **argv, bool demo)
     return rc;
 }
 
+static int cmd_audit(int argc, char **argv)
+{
+    struct audit_opts o = {.jobs = 1, .compile_jobs = 2, .limit = 900, .run_timeout = 60, .seed = 1};
+    char *pairs[4096];
+    static const struct opt aopts[] = {
+        {"store", 1, 's', "OUT.jsonl", "the JSONL store results are appended to (required)"},
+        {"jsonl", 1, 'j', "ROWS.jsonl", "rows {id, problem (path or source), candidate (path or source), label}"},
+        {"dir", 1, 'd', "RUNS", "a KernelBench run directory (files named level_L..._problem_P...)"},
+        {"problems", 1, 'p', "ROOT", "with --dir: the KernelBench root holding level1/, level2/, ..."},
+        {"pair", 1, 'P', "PROB:CAND", "one pair (repeatable)"},
+        {"resume", 0, 'r', NULL, "skip the pairs the store already holds"},
+        {"shard", 1, 'S', "I/N", "only pairs I, I+N, I+2N, ... (sorted by id): split a corpus across machines"},
+        {"jobs", 1, 'J', "N", "pairs checked at once (default 1; with --gpus, one per GPU)"},
+        {"gpus", 1, 'G', "N", "GPUs to use: one check per GPU (CUDA_VISIBLE_DEVICES)"},
+        {"compile-jobs", 1, 'C', "N", "candidates compiled ahead on the CPU cores (default 2)"},
+        {"limit", 1, 'L', "SECONDS", "time limit of one pair (default 900)"},
+        {"timeout", 1, 'T', "SECONDS", "time limit of one kernel run inside a check (default 60)"},
+        {"tolerance", 1, 'k', "K", "calibration factor (default 2; the report sweeps k anyway)"},
+        {"seed", 1, 'x', "N", "base seed (default 1)"},
+        {"python", 1, 'y', "PATH", "the torch runner's interpreter"},
+        {"help", 0, 'h', NULL, "this help"},
+    };
+    int n = (int)(sizeof aopts / sizeof *aopts);
+    struct option lo[32];
+    for (int i = 0; i < n; i++) lo[i] = (struct option){aopts[i].name, aopts[i].has_arg, NULL, aopts[i].val};
+    memset(&lo[n], 0, sizeof lo[n]);
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (ch) {
+        case 's': o.store = optarg; break;
+        case 'j': o.jsonl = optarg; break;
+        case 'd': o.dir = optarg; break;
+        case 'p': o.problems = optarg; break;
+        case 'P':
+            if (o.npairs < 4096) pairs[o.npairs++] = optarg;
+            break;
+        case 'r': o.resume = true; break;
+        case 'S':
+            if (sscanf(optarg, "%d/%d", &o.shard_i, &o.shard_n) != 2 || o.shard_n < 1 || o.shard_i < 0 ||
+                o.shard_i >= o.shard_n) {
+                fprintf(stderr, "kgate audit: --shard: expected I/N with 0 <= I < N\n");
+                return KG_EXIT_USAGE;
+            }
+            break;
+        case 'J': o.jobs = atoi(optarg); break;
+        case 'G': o.gpus = atoi(optarg); break;
+        case 'C': o.compile_jobs = atoi(optarg); break;
+        case 'L': o.limit = atof(optarg); break;
+        case 'T': o.run_timeout = atof(optarg); break;
+        case 'k': o.tol_k = atof(optarg); break;
+        case 'x': o.seed = strtoull(optarg, NULL, 10); break;
+        case 'y': o.python = optarg; break;
+        case 'h':
+        default:
+            fprintf(ch == 'h' ? stdout : stderr, "usage: kgate audit --store OUT.jsonl [inputs] [options]\n");
+            for (int i = 0; i < n; i++) {
+                char left[48];
+                snprintf(left, sizeof left, "--%s%s%s", aopts[i].name, aopts[i].arg ? " " : "", aopts[i].arg ? aopts[i].arg : "");
+                fprintf(ch == 'h' ? stdout : stderr, "  %-26s %s\n", left, aopts[i].help);
+            }
+            return ch == 'h' ? KG_EXIT_OK : KG_EXIT_USAGE;
+        }
+    }
+    o.pairs = pairs;
+    if (o.gpus > 0 && o.jobs < o.gpus) o.jobs = o.gpus;
+    if (!o.store || (!o.jsonl && !o.dir && !o.npairs) || optind != argc || o.jobs < 1 || o.compile_jobs < 0 ||
+        !(o.limit > 0)) {
+        fprintf(stderr, "kgate audit: need --store and at least one of --jsonl, --dir, --pair (kgate audit --help)\n");
+        return KG_EXIT_USAGE;
+    }
+    struct kg_err e;
+    int rc = kg_audit(&o, &e);
+    if (rc) fprintf(stderr, "kgate audit: %s\n", e.msg);
+    return rc;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    struct report_opts o = {.out_dir = NULL, .seed = 1, .sample = 5};
+    static const struct option lo[] = {
+        {"out", 1, NULL, 'o'}, {"gnuplot", 1, NULL, 'g'}, {"seed", 1, NULL, 's'}, {"sample", 1, NULL, 'n'}, {0, 0, 0, 0}};
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
+        if (ch == 'o')
+            o.out_dir = optarg;
+        else if (ch == 'g')
+            o.gnuplot = optarg;
+        else if (ch == 's')
+            o.seed = strtoull(optarg, NULL, 10);
+        else if (ch == 'n')
+            o.sample = atoi(optarg);
+        else {
+            fprintf(stderr, "usage: kgate report STORE [--out DIR] [--seed N] [--sample N] [--gnuplot PATH]\n");
+            return KG_EXIT_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "usage: kgate report STORE [--out DIR] [--seed N] [--sample N] [--gnuplot PATH]\n");
+        return KG_EXIT_USAGE;
+    }
+    o.store = argv[optind];
+    char dir[4096];
+    if (!o.out_dir) {
+        snprintf(dir, sizeof dir, "%s.report", o.store);
+        o.out_dir = dir;
+    }
+    struct kg_err e;
+    if (kg_audit_report(&o, &e)) {
+        fprintf(stderr, "kgate report: %s\n", e.msg);
+        return KG_EXIT_USAGE;
+    }
+    return KG_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
@@ -384,6 +511,20 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1, false);
     if (!strcmp(cmd, "demo")) return cmd_check(argc - 1, argv + 1, true);
+    if (!strcmp(cmd, "audit")) return cmd_audit(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "audit-merge")) {
+        if (argc < 4) {
+            fprintf(stderr, "usage: kgate audit-merge OUT.jsonl IN.jsonl...\n");
+            return KG_EXIT_USAGE;
+        }
+        struct kg_err e;
+        if (kg_audit_merge(argv[2], argv + 3, argc - 3, &e)) {
+            fprintf(stderr, "kgate audit-merge: %s\n", e.msg);
+            return KG_EXIT_USAGE;
+        }
+        return KG_EXIT_OK;
+    }
     if (!strcmp(cmd, "explain")) {
         if (argc != 3) {
             fprintf(stderr, "usage: kgate explain GATE\n");
