@@ -104,6 +104,9 @@ struct kg_expect {
     int nout;
     int arg[KG_OP_MAX_IO];                /* contract arg index of each oracle output */
     struct kg_tensor exact[KG_OP_MAX_IO]; /* fp64 oracle */
+    struct kg_tensor alt[KG_OP_MAX_IO];   /* a second legitimate fp64 algorithm, when the op has one
+                                             (data NULL otherwise): the nonfinite gate accepts
+                                             either's NaN/Inf pattern */
     struct kg_tensor ref[KG_OP_MAX_IO];   /* working-precision reference, rounded to the dtype */
     double scale[KG_OP_MAX_IO];
     double ref_err[KG_OP_MAX_IO];         /* error of ref vs exact (compare.h's measure) */

@@ -74,12 +74,14 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         v->ncases++;
         for (int j = 0; j < ex.nout && !failed; j++) {
             const struct kg_tensor *got = &x.after[ex.arg[j]];
-            const double *exp = ex.exact[j].data;
+            const double *exp = ex.exact[j].data, *alt = ex.alt[j].data;
             int64_t mism = 0, first = -1;
             for (int64_t i = 0; i < got->numel; i++) {
                 double g = kg_load(got->dtype, got->data, i);
                 bool bad = ex.int_out || !kg_dtype_is_float(got->dtype) ? !(g == exp[i]) && !(isnan(g) && isnan(exp[i]))
                                                                          : cls(g) != cls(exp[i]);
+                /* an op with two legitimate algorithms: either's pattern is right */
+                if (bad && alt && cls(g) == cls(alt[i])) bad = false;
                 if (cls(exp[i])) oracle_nonfinite++;
                 if (bad) {
                     if (first < 0) first = i;

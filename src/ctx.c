@@ -204,6 +204,7 @@ void kg_expect_free(struct kg_expect *x)
     for (int j = 0; j < KG_OP_MAX_IO; j++) {
         kg_tensor_free(&x->exact[j]);
         kg_tensor_free(&x->ref[j]);
+        kg_tensor_free(&x->alt[j]);
     }
 }
 
@@ -243,6 +244,20 @@ int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struc
             goto out;
         }
         x->int_out = (c->op.def->flags & KG_OP_INT_OUT) != 0;
+        if (c->op.def->flags & KG_OP_HAS_ALT) {
+            struct kg_tensor *al[KG_OP_MAX_IO];
+            for (int j = 0; j < x->nout; j++) {
+                if (kg_tensor_alloc(&x->alt[j], KG_F64, k->shape[x->arg[j]].rank, k->shape[x->arg[j]].dims)) {
+                    kg_errf(e, "out of memory for the oracle's alternative");
+                    goto out;
+                }
+                al[j] = &x->alt[j];
+            }
+            if (kg_op_eval(&c->op, KG_EXACT_ALT, ins, al, &oe)) {
+                kg_errf(e, "%s:%d: oracle %s (alternative algorithm): %s", c->path, c->line_op, c->op_text, oe.msg);
+                goto out;
+            }
+        }
     } else {
         if (kg_custom_oracle(s, k, ins, nin, ex, x->nout, 0, e) ||
             kg_custom_oracle(s, k, ins, nin, rf, x->nout, work == KG_W64 ? 2 : 1, e))
@@ -510,10 +525,12 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
     if (rc) return -1;
     *x = m->ex;
     for (int j = 0; j < KG_OP_MAX_IO; j++)
-        if (copy_tensor_full(&x->exact[j], &m->ex.exact[j]) || copy_tensor_full(&x->ref[j], &m->ex.ref[j])) {
+        if (copy_tensor_full(&x->exact[j], &m->ex.exact[j]) || copy_tensor_full(&x->ref[j], &m->ex.ref[j]) ||
+            copy_tensor_full(&x->alt[j], &m->ex.alt[j])) {
             for (int q = 0; q <= j; q++) {
                 kg_tensor_free(&x->exact[q]);
                 kg_tensor_free(&x->ref[q]);
+                kg_tensor_free(&x->alt[q]);
             }
             return kg_errf(e, "out of memory copying oracle values");
         }

@@ -338,6 +338,8 @@ static int cmd_check(int argc, char **argv, bool demo)
         if (kg_torch_decoy(s, &decoy, &de)) snprintf(decoy_why, sizeof decoy_why, "%s", de.msg);
     }
     if (!quiet) kg_report_text(stdout, s, v, ns, &base, color, verbose);
+    else
+        printf("%s %s\n", s->c->name, kg_status_name(kg_overall(v, ns)));
     if (ref && !quiet) {
         if (!decoy.valid)
             printf("decoy check: not available (%s)\n", decoy_why);
@@ -348,7 +350,7 @@ static int cmd_check(int argc, char **argv, bool demo)
             printf("decoy: no: %d of its %d kernels are its own (%s%s)\n", decoy.own, decoy.launched, decoy.own_names[0],
                    decoy.own > 1 ? ", ..." : "");
     }
-    else printf("%s %s\n", s->c->name, kg_status_name(kg_overall(v, ns)));
+
     if (json_out) {
         json_t *doc = kg_report_json(s, v, ns, &base);
         if (ref) {

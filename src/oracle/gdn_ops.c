@@ -132,8 +132,16 @@ static int eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tens
         if (F.delta) gg.db = out[o++]->data;
         gg.dS0 = out[o++]->data;
     }
+    int rc;
+    if (a == KG_EXACT_ALT) {
+        /* the chunked algorithm in fp64: equal to the recurrence for finite inputs, and the
+         * non-finite pattern every chunked kernel (flash-linear-attention's too) produces */
+        rc = bwd ? gdn_chunk_bwd_f64(F.f, &d, 64, scale, &gi, dO, dST, &gg)
+                 : gdn_chunk_fwd_f64(F.f, &d, 64, scale, &gi, out[0]->data, out[1]->data);
+        return rc ? kg_errf(e, "%s: %s", c->def->name, gdn_strerror(rc)) : 0;
+    }
     enum gdn_arith ga = a == KG_EXACT ? GDN_EXACT : a == KG_W32 ? GDN_W32 : GDN_W64;
-    int rc = bwd ? gdn_oracle_bwd(F.f, ga, &d, scale, &gi, dO, dST, &gg)
+    rc = bwd ? gdn_oracle_bwd(F.f, ga, &d, scale, &gi, dO, dST, &gg)
                  : gdn_oracle_fwd(F.f, ga, &d, scale, &gi, out[0]->data, out[1]->data);
     if (rc) return kg_errf(e, "%s: %s", c->def->name, gdn_strerror(rc));
     if (a != KG_W32) return 0;
@@ -188,11 +196,11 @@ out:
 
 #define FWD(NAME, NIN, DOC)                                                                                  \
     const struct kg_opdef kg_opdef_##NAME = {                                                                \
-        #NAME, NIN, 2, {"scale", NULL}, {0}, 0, DOC, check, reduce_axis, eval,                               \
+        #NAME, NIN, 2, {"scale", NULL}, {0}, KG_OP_HAS_ALT, DOC, check, reduce_axis, eval,                   \
     }
 #define BWD(NAME, NIN, NOUT, DOC)                                                                            \
     const struct kg_opdef kg_opdef_##NAME = {                                                                \
-        #NAME, NIN, NOUT, {"scale", NULL}, {0}, 0, DOC, check, reduce_axis, eval,                            \
+        #NAME, NIN, NOUT, {"scale", NULL}, {0}, KG_OP_HAS_ALT, DOC, check, reduce_axis, eval,                \
     }
 
 FWD(linear_attn_fwd, 4, "linear_attn_fwd(scale=1/sqrt(K)): q,k[B,T,H,K], v[B,T,H,V], S0[B,H,K,V] -> o, ST");

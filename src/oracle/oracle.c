@@ -301,7 +301,7 @@ int kg_op_eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tenso
 {
     if (!c || !c->def) return kg_errf(e, "no op to evaluate");
     const struct kg_opdef *d = c->def;
-    if (a != KG_EXACT && a != KG_W32 && a != KG_W64)
+    if (a != KG_EXACT && a != KG_W32 && a != KG_W64 && !(a == KG_EXACT_ALT && (d->flags & KG_OP_HAS_ALT)))
         return kg_errf(e, "%s: unknown arithmetic mode %d", d->name, (int)a);
     if (d->n_in > KG_OP_MAX_IO || d->n_out > KG_OP_MAX_IO)
         return kg_errf(e, "%s: too many inputs or outputs", d->name);

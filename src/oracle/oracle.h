@@ -18,7 +18,10 @@
 #include "../tensor.h"
 #include "../util.h"
 
-enum kg_arith { KG_EXACT, KG_W32, KG_W64 };
+/* KG_EXACT_ALT: for ops with two legitimate fp64 algorithms that differ only at non-finite
+ * inputs (the gated recurrences: step by step, and chunked in log space), the second one. The
+ * nonfinite gate accepts either's pattern of NaN and Inf. Ops without KG_OP_HAS_ALT reject it. */
+enum kg_arith { KG_EXACT, KG_W32, KG_W64, KG_EXACT_ALT };
 
 #define KG_OP_MAX_PARAMS 4
 #define KG_OP_MAX_IO 8
@@ -35,6 +38,7 @@ enum kg_op_flags {
                                     evaluated alone (sampled oracles for huge cases) */
     KG_OP_INT_OUT = 1u << 2,     /* outputs are integer-valued (argmax) */
     KG_OP_PERMUTABLE = 1u << 3,  /* result invariant under permuting the reduce axis */
+    KG_OP_HAS_ALT = 1u << 4,     /* evaluates KG_EXACT_ALT */
 };
 
 struct kg_opdef;
