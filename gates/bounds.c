@@ -133,7 +133,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     if (!s->o.pin_shape && s->c->nsyms) {
         int64_t sym[KG_MAX_SYMS];
         memcpy(sym, s->c->nominal, sizeof sym);
-        for (int i = 0; i < s->c->nsyms; i++) sym[i] += 1;
+        for (int i = 0; i < s->c->nsyms; i++) sym[i] += !s->c->fixed[i];
         if (kg_case_init(&k, s->c, sym, dt, s->o.seed, KG_DIST_NORMAL, &e) == 0 && kg_case_affordable(s, &k)) {
             rc = check(s, &k, v, list);
             if (rc == 1 || rc == -1) return;

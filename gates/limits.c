@@ -55,6 +55,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     memcpy(cases[nc++], base, sizeof base);
     if (!s->o.pin_shape)
         for (int sym = 0; sym < c->nsyms; sym++) {
+            if (c->fixed[sym]) continue;
             for (int i = 0; i < c->nsweep[sym]; i++) {
                 memcpy(cases[nc], base, sizeof base);
                 cases[nc++][sym] = c->sweep[sym][i];

@@ -35,6 +35,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_expr_eval(c->block[0], base, &block, &e);
         }
         for (int sym = 0; sym < c->nsyms; sym++) {
+            if (c->fixed[sym]) continue; /* a KernelBench constant no input dim follows */
             int64_t vals[48];
             int n = 0;
             static const int64_t fixed[] = {1, 2, 3, 7, 31, 33, 64, 127, 129, 255, 257, 1009};
@@ -56,7 +57,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
         if (c->nsyms && nc < MAXCASES) { /* every symbol odd at once */
             memcpy(cases[nc], base, sizeof base);
-            for (int sym = 0; sym < c->nsyms; sym++) cases[nc][sym] = base[sym] | 1;
+            for (int sym = 0; sym < c->nsyms; sym++) cases[nc][sym] = c->fixed[sym] ? base[sym] : base[sym] | 1;
             if (memcmp(cases[nc], base, sizeof base)) nc++;
         }
     }

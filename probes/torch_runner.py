@@ -38,7 +38,8 @@ LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS = 1, 2, 3, 4, 5, 6
 ARG_TENSOR, ARG_INT, ARG_LONG, ARG_FLOAT, ARG_DOUBLE = range(5)
 IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 # run flags
-RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE = (1, 2, 4, 8, 16, 32)
+RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT = (
+    1, 2, 4, 8, 16, 32, 64)
 OUT_SHARES_INPUT = 1
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
@@ -141,6 +142,97 @@ class Refused(Exception):
     def __init__(self, status, msg):
         super().__init__(msg)
         self.status = status
+
+
+def seq_mode(torch):
+    """A dispatch mode that evaluates the common reductions the least accurate legitimate way:
+    sequential fp32 accumulation (sum and mean along their dims through a float32 cumsum, whose
+    last element is the left-to-right sum; mm, addmm, bmm and mv as a k-loop of rank-1 updates).
+    PyTorch's own kernels sum pairwise or in blocks, more accurately than a correct kernel must;
+    calibrating on them alone would fail correct kernels that accumulate in another fp32 order."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    aten = torch.ops.aten
+    LIMIT = 1 << 31  # beyond this many multiply-adds the native op is used
+
+    def seq_sum(x, dims, keepdim):
+        nd = x.dim()
+        dims = sorted(set(d % nd for d in dims)) if dims else list(range(nd))
+        keep = [d for d in range(nd) if d not in dims]
+        y = x.permute(keep + dims).reshape([x.shape[d] for d in keep] + [-1])
+        # a float32 accumulator, left to right (torch's CPU cumsum accumulates in double)
+        s = torch.zeros(y.shape[:-1], dtype=y.dtype, device=y.device)
+        if y.shape[-1] * max(1, s.numel()) > LIMIT or y.shape[-1] > (1 << 20):
+            s = y.sum(-1)
+        else:
+            for j in range(y.shape[-1]):
+                s += y[..., j]
+        if keepdim:
+            for d in dims:
+                s = s.unsqueeze(d)
+        return s
+
+    def seq_mm(a, b):
+        M, K = a.shape
+        N = b.shape[1]
+        if M * N * K > LIMIT:
+            return None
+        acc = torch.zeros(M, N, dtype=a.dtype, device=a.device)
+        for k in range(K):
+            acc += a[:, k, None] * b[None, k, :]
+        return acc
+
+    class Seq(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            x = args[0] if args else None
+            f32 = isinstance(x, torch.Tensor) and x.dtype == torch.float32
+            # (calls made here are not intercepted again: the mode is inactive inside itself)
+            if True:
+                if f32 and func == aten.sum.dim_IntList and not kwargs.get("dtype"):
+                    return seq_sum(x, list(args[1]) if len(args) > 1 and args[1] is not None else [],
+                                   args[2] if len(args) > 2 else kwargs.get("keepdim", False))
+                if f32 and func == aten.sum.default:
+                    return seq_sum(x, [], False)
+                if f32 and func == aten.mean.dim:
+                    dims = list(args[1]) if args[1] is not None else list(range(x.dim()))
+                    n = 1
+                    for d in dims:
+                        n *= x.shape[d % x.dim()]
+                    return seq_sum(x, dims, args[2] if len(args) > 2 else kwargs.get("keepdim", False)) / n
+                if f32 and func == aten.mm.default:
+                    r = seq_mm(x, args[1])
+                    if r is not None:
+                        return r
+                if f32 and func == aten.mv.default:
+                    r = seq_mm(x, args[1][:, None])
+                    if r is not None:
+                        return r[:, 0]
+                if f32 and func == aten.addmm.default:
+                    r = seq_mm(args[1], args[2])
+                    if r is not None:
+                        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+                        return beta * x + alpha * r
+                if f32 and func == aten.convolution.default and x.dim() == 4 and not args[6] and args[8] == 1:
+                    # conv2d as im2col and a sequential product, as a direct-convolution kernel sums
+                    w, bias, stride, padding, dilation = args[1], args[2], args[3], args[4], args[5]
+                    N, C, H, W = x.shape
+                    O, _, kh, kw = w.shape
+                    cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
+                    L = cols.shape[-1]
+                    outs = [seq_mm(w.reshape(O, -1), cols[i]) for i in range(N)]
+                    if all(o is not None for o in outs):
+                        ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+                        wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+                        y = torch.stack(outs).reshape(N, O, ho, wo) if L == ho * wo else None
+                        if y is not None:
+                            return y + bias.reshape(1, O, 1, 1) if bias is not None else y
+                if f32 and func == aten.bmm.default:
+                    outs = [seq_mm(x[i], args[1][i]) for i in range(x.shape[0])]
+                    if all(o is not None for o in outs):
+                        return torch.stack(outs) if outs else func(*args, **kwargs)
+                return func(*args, **kwargs)
+
+    return Seq()
 
 
 def text(field):
@@ -343,7 +435,7 @@ class Worker:
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 continue
-            b = x.detach().contiguous().cpu().view(torch.uint8).reshape(-1)
+            b = x.detach().contiguous().cpu().reshape(-1).view(torch.uint8)
             if b.numel() != p.bytes[i]:
                 raise Refused(MISMATCH, "input %d has %d bytes, expected %d (the shape inference was wrong)"
                               % (i, b.numel(), p.bytes[i]))
@@ -365,6 +457,7 @@ class Worker:
         o = req.u.oracle
         key = self.set_symbols(o.sym_names, o.sym_values, o.nsym)
         exact = o.working in (0, 2)
+        seq = o.working == 4  # the reference with sequential fp32 accumulation (seq_mode)
         args = []
         for i in range(o.n_in):
             t = o.inp[i]
@@ -377,11 +470,11 @@ class Worker:
             args.append(self.tensor_from_f64(shm, t, want).to(self.device))
         model = self.build(self.problem.Model, key, torch.float64 if exact else None)
         tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-        if o.working == 1:  # the working-precision reference: strict fp32, no TF32 shortcuts
+        if o.working in (1, 4):  # the working-precision reference: strict fp32, no TF32 shortcuts
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
         try:
-            with torch.no_grad():
+            with torch.no_grad(), (seq_mode(torch) if seq else contextlib.nullcontext()):
                 outs = self.outputs_of(model(*args))
         finally:
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
@@ -470,7 +563,16 @@ class Worker:
                     raise Refused(MISMATCH, "ModelNew returned %d outputs, the reference %d"
                                   % (len(outs), len(outs_expected)))
                 host = []
+                lenient = bool(r.flags & RUN_LENIENT)  # KernelBench's test: a shape check, then allclose
                 for (i, a, shape), o in zip(outs_expected, outs):
+                    if lenient:
+                        if list(o.shape) != shape:
+                            raise Refused(MISMATCH, "output %d has shape %s, the reference's %s"
+                                          % (len(host), list(o.shape), shape))
+                        o = o.as_subclass(torch.Tensor).to(self.dt(a.dtype)) if type(o) is not torch.Tensor \
+                            else o.to(self.dt(a.dtype))
+                        host.append(o.detach().contiguous().to("cpu"))
+                        continue
                     if type(o) is not torch.Tensor:
                         raise Refused(MISMATCH, "output %d is a %s, a subclass of torch.Tensor (lazy evaluation?)"
                                       % (len(host), type(o).__name__))
@@ -497,7 +599,7 @@ class Worker:
         else:
             rep.seconds = time.perf_counter() - t0
         for (i, a, shape), h in zip(outs_expected, host):
-            b = h.view(torch.uint8).reshape(-1)
+            b = h.reshape(-1).view(torch.uint8)
             if b.numel():
                 torch.frombuffer(memoryview(shm)[a.off + a.guard:a.off + a.guard + a.bytes],
                                  dtype=torch.uint8).copy_(b)

@@ -133,16 +133,37 @@ static void infer_dim(const struct kg_contract *c, int64_t d0, const int64_t *pe
             snprintf(buf, n, "%s/%lld", c->sym[k], (long long)(v / d0));
             return;
         }
-        if (d0 == v + (d0 - v) && d2 == v2 + (d0 - v)) {
-            snprintf(buf, n, "%s%+lld", c->sym[k], (long long)(d0 - v));
-            return;
-        }
     }
     if (nch == 2) {
         int a = changed[0], b = changed[1];
         int64_t va = c->nominal[a], vb = c->nominal[b];
         if (d0 == va * vb && pert_dim[a] == pert_val[a] * vb && pert_dim[b] == va * pert_val[b]) {
             snprintf(buf, n, "%s*%s", c->sym[a], c->sym[b]);
+            return;
+        }
+    }
+    {
+        /* d = sum c_k S_k + c0 with integer coefficients (a conv's H - K + 1, a concatenation) */
+        size_t len = 0;
+        int64_t c0 = d0;
+        int lin = 1;
+        buf[0] = 0;
+        for (int i = 0; i < nch && lin; i++) {
+            int k = changed[i];
+            int64_t dv = pert_val[k] - c->nominal[k], dd = pert_dim[k] - d0;
+            if (!dv || dd % dv) {
+                lin = 0;
+                break;
+            }
+            int64_t coef = dd / dv;
+            c0 -= coef * c->nominal[k];
+            if (coef == 1)
+                kg_appendf(buf, n, &len, "%s%s", len ? "+" : "", c->sym[k]);
+            else
+                kg_appendf(buf, n, &len, "%s%lld*%s", len && coef > 0 ? "+" : "", (long long)coef, c->sym[k]);
+        }
+        if (lin) {
+            if (c0) kg_appendf(buf, n, &len, "%+lld", (long long)c0);
             return;
         }
     }
@@ -232,6 +253,45 @@ static int synthesise(struct kg_session *s, json_t *doc, struct kg_err *e)
         }
         /* integer inputs (labels, indices) keep the problem's own values in every gate */
         if (!kg_dtype_is_float(dt)) a->dist = KG_AD_INT;
+    }
+    /* verify the inferred dims with every free constant changed at once; a dim they do not
+     * predict fixes the constants that moved it */
+    int64_t joint[KG_MAX_SYMS];
+    char jnames[KG_MAX_SYMS][KG_NAME_MAX];
+    int nj = 0;
+    for (int k = 0; k < c->nsyms; k++)
+        if (!c->fixed[k]) {
+            kg_strlcpy(jnames[nj], c->sym[k], KG_NAME_MAX);
+            joint[nj++] = pert_val[k];
+        }
+    if (nj > 1) {
+        struct kg_err ee;
+        json_t *d = describe(s, nj, jnames, joint, &ee);
+        struct shapes js;
+        int64_t symv[KG_MAX_SYMS];
+        memcpy(symv, c->nominal, sizeof symv);
+        for (int k = 0; k < c->nsyms; k++)
+            if (!c->fixed[k]) symv[k] = pert_val[k];
+        bool ok_joint = d && !json_object_get(d, "error") && !read_shapes(d, &js) && js.n_in == nom.n_in &&
+                        js.n_out == nom.n_out;
+        for (int i = 0; i < c->nargs; i++) { /* args are the inputs then the outputs: index i of js */
+            struct kg_arg *a = &c->args[i];
+            int idx = i;
+            if (a->kind != KG_ARG_TENSOR) continue;
+            for (int dd = 0; dd < a->rank; dd++) {
+                int64_t want = 0;
+                struct kg_err ve;
+                bool same = ok_joint && js.s[idx].rank == a->rank && !kg_expr_eval(a->dims[dd], symv, &want, &ve) &&
+                            want == js.s[idx].dims[dd];
+                if (same) continue;
+                bool any = false;
+                for (int k = 0; k < c->nsyms; k++)
+                    if (kg_expr_uses(a->dims[dd], k)) c->fixed[k] = any = true;
+                if (!ok_joint || !any) /* nothing explains it: vary nothing */
+                    for (int k = 0; k < c->nsyms; k++) c->fixed[k] = true;
+            }
+        }
+        json_decref(d);
     }
     /* a constant whose change broke the problem or moved a dim in a way we do not model is
      * fixed; the others are the shape symbols the shapes gate varies */
