@@ -1,0 +1,37 @@
+#!/bin/sh
+# audit_bench.sh: kgate audit's throughput (twelve gates per kernel, plus the standard test and
+# the decoy check) against a sequential KernelBench-style evaluation (compile, then 5 trials, one
+# kernel at a time) over the same KernelBench-format pairs, in the same run, both from empty
+# compile caches. Usage: audit_bench.sh KGATE SRCDIR [JOBS [COMPILE_JOBS]] (GPU host: all
+# testdata/kernelbench candidates; set KB_CPU_ONLY=1 for the runs-on: cpu ones).
+set -u
+kgate=$1
+src=$2
+jobs=${3:-4}
+cjobs=${4:-8}
+py=${KGATE_PYTHON:-python3}
+t=${TMPDIR:-/tmp}/kgate-auditbench-$$
+mkdir -p "$t"
+kb=$src/testdata/kernelbench
+set --
+for c in "$kb"/candidates/*.py; do
+    if [ "${KB_CPU_ONLY:-0}" = 1 ]; then grep -q '^# runs-on: cpu' "$c" || continue; fi
+    set -- "$@" "$kb/$(sed -n 's/^# kgate-problem: *//p' "$c"):$c"
+done
+echo "$# pairs; kgate audit with --jobs $jobs --compile-jobs $cjobs"
+TORCH_EXTENSIONS_DIR=$t/seq-ext "$py" "$src/src/bench/kernelbench_seq.py" "$@" > "$t/seq.txt" 2>&1
+tail -n 1 "$t/seq.txt"
+seq_rate=$(sed -n 's/.* = \([0-9]*\) kernels\/hour/\1/p' "$t/seq.txt")
+pairs=""
+for pc in "$@"; do pairs="$pairs --pair $pc"; done
+start=$(date +%s.%N)
+# shellcheck disable=SC2086
+KGATE_CACHE_DIR=$t/kgate-cache "$kgate" audit --store "$t/a.jsonl" --jobs "$jobs" --gpus 1 --compile-jobs "$cjobs" \
+    --python "$py" $pairs 2> "$t/audit.err"
+end=$(date +%s.%N)
+tail -n 1 "$t/audit.err"
+awk -v n=$# -v s="$start" -v e="$end" -v q="${seq_rate:-0}" 'BEGIN {
+    r = n / (e - s) * 3600
+    printf "kgate audit: %d kernels in %.1f s = %.0f kernels/hour; sequential KernelBench-style %s kernels/hour; speedup %.2fx\n", n, e - s, r, q, (q > 0 ? r / q : 0) }'
+cp "$t/seq.txt" "$t/a.jsonl" "${OUT:-$t}/" 2>/dev/null
+rm -rf "$t"
