@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -212,6 +213,11 @@ static int cmp_rows(const void *a, const void *b)
 
 /* ---- the store ------------------------------------------------------------------------------ */
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Ids already in the store (for --resume), as a sorted array. */
 static char **done_ids(const char *store, int *n)
 {
@@ -238,13 +244,8 @@ static char **done_ids(const char *store, int *n)
     }
     free(line);
     fclose(f);
-    qsort(ids, (size_t)*n, sizeof *ids, (int (*)(const void *, const void *))strcmp);
+    qsort(ids, (size_t)*n, sizeof *ids, cmp_str);
     return ids;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static bool in_sorted(char **ids, int n, const char *id)
@@ -282,6 +283,7 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct row
     pid_t pid = fork();
     if (pid) return pid;
     setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* an audit killed with -9 takes its checks with it */
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) {
         dup2(devnull, 0);

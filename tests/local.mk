@@ -78,8 +78,9 @@ CONTROLS = \
 	testdata/malformed/unknown_key.c \
 	testdata/malformed/unknown_op.c \
 	$(empty)
-TESTS += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh $(CONTROLS)
-EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/control.sh $(CONTROLS)
+TESTS += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh $(CONTROLS)
+EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
+	$(CONTROLS)
 
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -1,0 +1,121 @@
+#!/bin/sh
+# kernelbench.sh: the KernelBench-format controls of testdata/kernelbench through `kgate audit`,
+# asserting each candidate's `# expect:` line (the gate that must fail, pass, or decoy) and its
+# `# baseline:` line (what KernelBench's standard test says), then --resume after a kill -9,
+# audit-merge of two shards, and `kgate report`. CPU: the `runs-on: cpu` candidates (Debian's
+# python3-torch); with KGATE_KB_GPU=1 on a GPU host, every candidate.
+set -u
+t=${TMPDIR:-/tmp}/kgate-kb-$$
+mkdir -p "$t"
+trap 'rm -rf "$t"' EXIT
+kb=$top_srcdir/testdata/kernelbench
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+gpu=0
+[ "${KGATE_KB_GPU:-0}" = 1 ] && "$py" -c "import torch,sys; sys.exit(not torch.cuda.is_available())" && gpu=1
+fails=0
+check() { if "$@"; then :; else echo "FAIL: $*"; fails=$((fails + 1)); fi; }
+field() { sed -n "s/^# $1: *//p" "$2" | head -n 1; }
+
+# make check on a 2-core CI machine runs one candidate per bug class and three correct ones
+# (about 3 minutes); KGATE_KB_SET=all, or a GPU host, runs every candidate
+ci_set="cache_data_ptr_gelu fastmath_tanh_gelu all_zeros_mean_dim hardcoded_shapes_cross_entropy
+fp16_accum_torch_mean_dim inplace_input_relu lazy_subclass_scale nan_fmax_relu no_max_softmax
+one_pass_var_layernorm ok_torch_relu ok_torch_sum_dim ok_torch_cross_entropy"
+set --
+n=0
+for c in "$kb"/candidates/*.py; do
+    [ "$(field runs-on "$c")" = cpu ] || [ $gpu = 1 ] || continue
+    if [ $gpu = 0 ] && [ "${KGATE_KB_SET:-ci}" != all ]; then
+        echo "$ci_set" | tr ' ' '\n' | grep -qx "$(basename "$c" .py)" || continue
+    fi
+    set -- "$@" --pair "$kb/$(field kgate-problem "$c"):$c"
+    n=$((n + 1))
+done
+echo "$n candidates ($([ $gpu = 1 ] && echo 'GPU: all' || echo 'CPU: runs-on cpu')), python $py"
+jobs=${KGATE_KB_JOBS:-2}
+"$KGATE" audit --store "$t/s.jsonl" --jobs "$jobs" --compile-jobs 0 --python "$py" --limit 600 "$@" 2> "$t/audit.err"
+rc=$?
+tail -n 2 "$t/audit.err"
+check test $rc -eq 0
+check test "$(wc -l < "$t/s.jsonl")" -eq "$n"
+
+# every record against its file's expectation
+"$py" - "$t/s.jsonl" $gpu <<'PY' || fails=$((fails + 1))
+import json, re, sys
+store, gpu = sys.argv[1], sys.argv[2] == "1"
+bad = 0
+for line in open(store):
+    r = json.loads(line)
+    src = open(r["candidate"]).read()
+    want = re.search(r"^# expect: *(.*)$", src, re.M).group(1).strip()
+    base = re.search(r"^# baseline: *(.*)$", src, re.M).group(1).strip()
+    name = r["id"].split("/")[-1]
+    if "gates" not in r:
+        print("FAIL %s: not checked: %s" % (name, r.get("error")))
+        bad += 1
+        continue
+    st = {g["id"]: g["status"] for g in r["gates"]}
+    got_base = (r.get("baseline") or {}).get("kernelbench")
+    if want == "pass":
+        ok = r["verdict"] == "pass"
+        what = "all gates pass" if ok else "verdict %s (%s)" % (r["verdict"], {k: v for k, v in st.items() if v in ("fail", "error")})
+    elif want == "decoy":
+        d = r.get("decoy") or {}
+        if not d.get("checked"):
+            ok, what = True, "decoy not checkable here (%s)" % d.get("why", "?")
+        else:
+            ok, what = bool(d.get("decoy")), "decoy=%s" % d.get("decoy")
+    else:
+        gate = want.split()[1]
+        ok = st.get(gate) == "fail"
+        what = "%s: %s" % (gate, st.get(gate))
+    if got_base != base:
+        ok = False
+        what += "; standard test says %s, the file %s" % (got_base, base)
+    print("%s %s: %s" % ("ok  " if ok else "FAIL", name, what))
+    bad += not ok
+sys.exit(1 if bad else 0)
+PY
+
+# kill -9 in the middle, then --resume: every pair exactly once
+set -- --pair "$kb/problems/relu.py:$kb/candidates/nan_fmax_relu.py" --pair "$kb/problems/relu.py:$kb/candidates/ok_torch_relu.py" \
+    --pair "$kb/problems/gelu.py:$kb/candidates/fastmath_tanh_gelu.py"
+"$KGATE" audit --store "$t/k.jsonl" --jobs 1 --compile-jobs 0 --python "$py" "$@" 2>/dev/null &
+apid=$!
+i=0
+while [ ! -s "$t/k.jsonl" ] && [ $i -lt 600 ]; do sleep 0.5; i=$((i + 1)); done
+kill -9 $apid 2>/dev/null
+wait $apid 2>/dev/null
+before=$(wc -l < "$t/k.jsonl")
+"$KGATE" audit --store "$t/k.jsonl" --jobs 1 --compile-jobs 0 --python "$py" --resume "$@" 2>/dev/null
+check test "$before" -ge 1
+check test "$(wc -l < "$t/k.jsonl")" -eq 3
+check test "$(sed 's/.*"id": *"\([^"]*\)".*/\1/' "$t/k.jsonl" | sort -u | wc -l)" -eq 3
+echo "resume: $before record(s) survived the kill, $(wc -l < "$t/k.jsonl") after --resume"
+"$KGATE" audit --store "$t/k.jsonl" --jobs 1 --python "$py" --resume "$@" 2>/dev/null
+check test "$(wc -l < "$t/k.jsonl")" -eq 3
+
+# shards and merge
+"$KGATE" audit --store "$t/a.jsonl" --shard 0/2 --jobs 1 --compile-jobs 0 --python "$py" "$@" 2>/dev/null
+"$KGATE" audit --store "$t/b.jsonl" --shard 1/2 --jobs 1 --compile-jobs 0 --python "$py" "$@" 2>/dev/null
+check test "$(cat "$t/a.jsonl" "$t/b.jsonl" | wc -l)" -eq 3
+"$KGATE" audit-merge "$t/m.jsonl" "$t/a.jsonl" "$t/b.jsonl" 2>/dev/null
+check test "$(wc -l < "$t/m.jsonl")" -eq 3
+
+# the report
+"$KGATE" report "$t/s.jsonl" --out "$t/rep" > "$t/rep.out" 2>&1
+check test $? -eq 0
+cat "$t/rep.out"
+for s in "at least one violation" "Rate per gate" "against the standard test" "Calibration sweep" "Sample for hand audit"; do
+    check grep -q "$s" "$t/rep/report.md"
+done
+check test -s "$t/rep/report.json"
+if command -v gnuplot >/dev/null 2>&1; then
+    check grep -q "<svg" "$t/rep/calibration.svg"
+fi
+echo "$fails failed"
+test $fails -eq 0
