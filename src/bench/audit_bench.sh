@@ -3,7 +3,7 @@
 # the decoy check) against a sequential KernelBench-style evaluation (compile, then 5 trials, one
 # kernel at a time) over the same KernelBench-format pairs, in the same run, both from empty
 # compile caches. Usage: audit_bench.sh KGATE SRCDIR [JOBS [COMPILE_JOBS]] (GPU host: all
-# testdata/kernelbench candidates; set KB_CPU_ONLY=1 for the runs-on: cpu ones).
+# testdata/kernelbench candidates; KB_CPU_ONLY=1: the runs-on: cpu ones; KB_LIST="a b": those).
 set -u
 kgate=$1
 src=$2
@@ -16,6 +16,7 @@ kb=$src/testdata/kernelbench
 set --
 for c in "$kb"/candidates/*.py; do
     if [ "${KB_CPU_ONLY:-0}" = 1 ]; then grep -q '^# runs-on: cpu' "$c" || continue; fi
+    if [ -n "${KB_LIST:-}" ]; then echo " $KB_LIST " | grep -q " $(basename "$c" .py) " || continue; fi
     set -- "$@" "$kb/$(sed -n 's/^# kgate-problem: *//p' "$c"):$c"
 done
 echo "$# pairs; kgate audit with --jobs $jobs --compile-jobs $cjobs"
