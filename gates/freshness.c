@@ -32,17 +32,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     struct kg_inputs in[2];
     struct kg_expect ex[2];
     struct kg_err e;
-    enum kg_dtype dt = kg_contract_default_dtype(s->c);
-    int ready = 0;
-    for (; ready < 2; ready++) {
-        if (kg_nominal_case(s, dt, (uint64_t)ready, KG_DIST_NORMAL, &k[ready], &e) ||
-            kg_session_inputs(s, &k[ready], &in[ready], &e))
-            break;
-        if (kg_session_expect(s, &k[ready], &ex[ready], &e)) {
-            kg_inputs_free(&in[ready]);
-            break;
-        }
-    }
+    int ready = kg_prepare_cases(s, 2, k, in, ex, &e);
     if (ready < 2) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         goto out;

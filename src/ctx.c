@@ -359,6 +359,21 @@ int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_off
     return kg_case_init(k, s->c, s->o.pin_shape ? s->o.sym : NULL, dtype, s->o.seed + seed_offset, d, e);
 }
 
+int kg_prepare_cases(struct kg_session *s, int n, struct kg_case *k, struct kg_inputs *in, struct kg_expect *ex,
+                     struct kg_err *e)
+{
+    enum kg_dtype dt = kg_contract_default_dtype(s->c);
+    for (int i = 0; i < n; i++) {
+        if (kg_nominal_case(s, dt, (uint64_t)i, KG_DIST_NORMAL, &k[i], e) || kg_session_inputs(s, &k[i], &in[i], e))
+            return i;
+        if (kg_session_expect(s, &k[i], &ex[i], e)) {
+            kg_inputs_free(&in[i]);
+            return i;
+        }
+    }
+    return n;
+}
+
 int kg_instance_dtypes(struct kg_session *s, enum kg_dtype *out)
 {
     if (s->o.dtype >= 0) {

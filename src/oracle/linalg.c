@@ -7,16 +7,6 @@
 
 #include "oracle.h"
 
-static const char *shape_str(const struct kg_shape *s, char *b, size_t n)
-{
-    size_t len = 0;
-    b[0] = '\0';
-    kg_appendf(b, n, &len, "[");
-    for (int i = 0; i < s->rank && i < KG_MAX_RANK; i++)
-        kg_appendf(b, n, &len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
-    kg_appendf(b, n, &len, "]");
-    return b;
-}
 
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 {
@@ -38,20 +28,20 @@ static int check_product(const struct kg_shape *in, const struct kg_shape *out, 
     const struct kg_shape *A = &in[0], *B = &in[1], *C = &out[0];
     char ba[192], bb[192], bc[192], bw[192];
     int r = batch + 2;
-    if (A->rank != r) return kg_errf(e, "%s; got A%s", form, shape_str(A, ba, sizeof ba));
+    if (A->rank != r) return kg_errf(e, "%s; got A%s", form, kg_shape_str(A, ba, sizeof ba));
     if (B->rank != r || B->dims[batch] != A->dims[batch + 1])
-        return kg_errf(e, "%s; got B%s for A%s", form, shape_str(B, bb, sizeof bb),
-                       shape_str(A, ba, sizeof ba));
+        return kg_errf(e, "%s; got B%s for A%s", form, kg_shape_str(B, bb, sizeof bb),
+                       kg_shape_str(A, ba, sizeof ba));
     for (int i = 0; i < batch; i++)
         if (B->dims[i] != A->dims[i])
             return kg_errf(e, "%s; got B%s for A%s (batch sizes differ)", form,
-                           shape_str(B, bb, sizeof bb), shape_str(A, ba, sizeof ba));
+                           kg_shape_str(B, bb, sizeof bb), kg_shape_str(A, ba, sizeof ba));
     struct kg_shape want = *A;
     want.dims[batch + 1] = B->dims[batch + 1];
     if (!same_shape(C, &want))
         return kg_errf(e, "%s; got C%s for A%s, B%s (expected C%s)", form,
-                       shape_str(C, bc, sizeof bc), shape_str(A, ba, sizeof ba),
-                       shape_str(B, bb, sizeof bb), shape_str(&want, bw, sizeof bw));
+                       kg_shape_str(C, bc, sizeof bc), kg_shape_str(A, ba, sizeof ba),
+                       kg_shape_str(B, bb, sizeof bb), kg_shape_str(&want, bw, sizeof bw));
     return 0;
 }
 
@@ -73,11 +63,11 @@ static int check_transpose2d(const struct kg_opcall *c, const struct kg_shape *i
     char bx[192], by[192];
     if (in[0].rank != 2)
         return kg_errf(e, "transpose2d expects x[M,N] -> y[N,M]; got x%s",
-                       shape_str(&in[0], bx, sizeof bx));
+                       kg_shape_str(&in[0], bx, sizeof bx));
     struct kg_shape want = {.rank = 2, .dims = {in[0].dims[1], in[0].dims[0]}};
     if (!same_shape(&out[0], &want))
         return kg_errf(e, "transpose2d expects x[M,N] -> y[N,M]; got y%s for x%s",
-                       shape_str(&out[0], by, sizeof by), shape_str(&in[0], bx, sizeof bx));
+                       kg_shape_str(&out[0], by, sizeof by), kg_shape_str(&in[0], bx, sizeof bx));
     return 0;
 }
 
@@ -88,14 +78,14 @@ static int check_attention(const struct kg_opcall *c, const struct kg_shape *in,
     const char *form = "causal_attention expects q, k, v [B,H,T,D] (all the same shape) -> "
                        "o [B,H,T,D]";
     char b0[192], b1[192];
-    if (in[0].rank != 4) return kg_errf(e, "%s; got q%s", form, shape_str(&in[0], b0, sizeof b0));
+    if (in[0].rank != 4) return kg_errf(e, "%s; got q%s", form, kg_shape_str(&in[0], b0, sizeof b0));
     for (int i = 1; i < 3; i++)
         if (!same_shape(&in[i], &in[0]))
             return kg_errf(e, "%s; got %s%s for q%s", form, name[i],
-                           shape_str(&in[i], b1, sizeof b1), shape_str(&in[0], b0, sizeof b0));
+                           kg_shape_str(&in[i], b1, sizeof b1), kg_shape_str(&in[0], b0, sizeof b0));
     if (!same_shape(&out[0], &in[0]))
-        return kg_errf(e, "%s; got o%s for q%s", form, shape_str(&out[0], b1, sizeof b1),
-                       shape_str(&in[0], b0, sizeof b0));
+        return kg_errf(e, "%s; got o%s for q%s", form, kg_shape_str(&out[0], b1, sizeof b1),
+                       kg_shape_str(&in[0], b0, sizeof b0));
     return 0;
 }
 

@@ -6,16 +6,6 @@
 
 #include "oracle.h"
 
-static const char *shape_str(const struct kg_shape *s, char *b, size_t n)
-{
-    size_t len = 0;
-    b[0] = '\0';
-    kg_appendf(b, n, &len, "[");
-    for (int i = 0; i < s->rank && i < KG_MAX_RANK; i++)
-        kg_appendf(b, n, &len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
-    kg_appendf(b, n, &len, "]");
-    return b;
-}
 
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 {
@@ -40,10 +30,10 @@ static int check_norm(const struct kg_opcall *c, const struct kg_shape *in,
     for (int i = 1; i <= n_vec; i++)
         if (in[i].rank != 1 || in[i].dims[0] != n)
             return kg_errf(e, "%s expects %s; got %s%s for x%s", op, form, vec_name[i - 1],
-                           shape_str(&in[i], bv, sizeof bv), shape_str(&in[0], bx, sizeof bx));
+                           kg_shape_str(&in[i], bv, sizeof bv), kg_shape_str(&in[0], bx, sizeof bx));
     if (!same_shape(&out[0], &in[0]))
         return kg_errf(e, "%s expects %s; got y%s for x%s", op, form,
-                       shape_str(&out[0], bv, sizeof bv), shape_str(&in[0], bx, sizeof bx));
+                       kg_shape_str(&out[0], bv, sizeof bv), kg_shape_str(&in[0], bx, sizeof bx));
     return 0;
 }
 

@@ -193,7 +193,7 @@ int kg_op_parse(const char *text, struct kg_opcall *call, struct kg_err *e)
 /* ---- checks -------------------------------------------------------------------------- */
 
 /* "[2,3]" for a shape; b must hold 8 * 21 + 3 bytes. */
-static const char *shape_str(const struct kg_shape *s, char *b, size_t n)
+const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n)
 {
     size_t len = 0;
     b[0] = '\0';
@@ -221,15 +221,15 @@ static int check_elementwise(const struct kg_opdef *d, int n_in, const struct kg
             return kg_errf(e,
                            "%s is elementwise: every input and output has the same shape (no "
                            "broadcasting); got input %d %s for input 0 %s",
-                           d->name, i, shape_str(&in[i], b1, sizeof b1),
-                           shape_str(&in[0], b0, sizeof b0));
+                           d->name, i, kg_shape_str(&in[i], b1, sizeof b1),
+                           kg_shape_str(&in[0], b0, sizeof b0));
     for (int i = 0; i < n_out; i++)
         if (!same_shape(&out[i], &in[0]))
             return kg_errf(e,
                            "%s is elementwise: every input and output has the same shape (no "
                            "broadcasting); got output %d %s for input %s",
-                           d->name, i, shape_str(&out[i], b1, sizeof b1),
-                           shape_str(&in[0], b0, sizeof b0));
+                           d->name, i, kg_shape_str(&out[i], b1, sizeof b1),
+                           kg_shape_str(&in[0], b0, sizeof b0));
     return 0;
 }
 

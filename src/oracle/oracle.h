@@ -78,6 +78,9 @@ const struct kg_opdef *kg_op_find(const char *name);
  * prefixes its own). Negative dims are allowed and resolved against the input rank. */
 int kg_op_parse(const char *text, struct kg_opcall *call, struct kg_err *e);
 
+/* "[2,3,4]": a shape for messages; returns b. */
+const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n);
+
 /* Checks shapes (op-specific or the elementwise rule) and the arity. */
 int kg_op_check(const struct kg_opcall *c, int n_in, const struct kg_shape *in, int n_out,
                 const struct kg_shape *out, struct kg_err *e);

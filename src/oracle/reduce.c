@@ -31,16 +31,6 @@ static int dim_axis(const struct kg_opcall *c, const struct kg_shape *in0)
     return resolve_dim(c, in0->rank);
 }
 
-static const char *shape_str(const struct kg_shape *s, char *b, size_t n)
-{
-    size_t len = 0;
-    b[0] = '\0';
-    kg_appendf(b, n, &len, "[");
-    for (int i = 0; i < s->rank && i < KG_MAX_RANK; i++)
-        kg_appendf(b, n, &len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
-    kg_appendf(b, n, &len, "]");
-    return b;
-}
 
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 {
@@ -57,7 +47,7 @@ static int dim_error(const struct kg_opcall *c, const struct kg_shape *in, struc
     if (in->rank == 0)
         return kg_errf(e, "%s needs an input with at least one dim; got a scalar", op);
     return kg_errf(e, "%s(dim=%g): dim out of range for x%s (valid: %d..%d)", op, c->param[0],
-                   shape_str(in, b, sizeof b), -in->rank, in->rank - 1);
+                   kg_shape_str(in, b, sizeof b), -in->rank, in->rank - 1);
 }
 
 /* x with `dim` removed, or kept with size 1. */
@@ -69,16 +59,16 @@ static int check_reduction(const struct kg_opcall *c, const struct kg_shape *in,
     char bx[192], br[192], bk[192], by[192];
     if (!empty_ok && in->dims[d] == 0)
         return kg_errf(e, "%s(dim=%g) over x%s: dim %d is empty, so there is no value to take",
-                       c->def->name, c->param[0], shape_str(in, bx, sizeof bx), d);
+                       c->def->name, c->param[0], kg_shape_str(in, bx, sizeof bx), d);
     struct kg_shape r = {.rank = in->rank - 1}, k = *in;
     for (int i = 0, j = 0; i < in->rank; i++)
         if (i != d) r.dims[j++] = in->dims[i];
     k.dims[d] = 1;
     if (same_shape(out, &r) || same_shape(out, &k)) return 0;
     return kg_errf(e, "%s(dim=%g) reduces x%s to y%s (or y%s keeping the dim); got y%s",
-                   c->def->name, c->param[0], shape_str(in, bx, sizeof bx),
-                   shape_str(&r, br, sizeof br), shape_str(&k, bk, sizeof bk),
-                   shape_str(out, by, sizeof by));
+                   c->def->name, c->param[0], kg_shape_str(in, bx, sizeof bx),
+                   kg_shape_str(&r, br, sizeof br), kg_shape_str(&k, bk, sizeof bk),
+                   kg_shape_str(out, by, sizeof by));
 }
 
 static int check_sum(const struct kg_opcall *c, const struct kg_shape *in,
@@ -100,7 +90,7 @@ static int check_scan(const struct kg_opcall *c, const struct kg_shape *in,
     if (same_shape(out, in)) return 0;
     char bx[192], by[192];
     return kg_errf(e, "%s(dim=%g) expects y with x's shape %s; got y%s", c->def->name,
-                   c->param[0], shape_str(in, bx, sizeof bx), shape_str(out, by, sizeof by));
+                   c->param[0], kg_shape_str(in, bx, sizeof bx), kg_shape_str(out, by, sizeof by));
 }
 
 /* ---- the driver ------------------------------------------------------------------------ */
