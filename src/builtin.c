@@ -17,8 +17,13 @@ int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, stru
 {
     const struct kg_builtin *pick = NULL;
     bool has_ext = strchr(name, '.') != NULL;
+    size_t nl = strlen(name);
     for (const struct kg_builtin *b = kg_builtins; b->name; b++) {
-        if (has_ext ? strcmp(b->file, name) : strcmp(b->name, name)) continue;
+        /* NAME is NAME.c on the host and NAME_cuda.cu on a GPU (distinct stems keep their test
+         * logs apart) */
+        bool match = has_ext ? !strcmp(b->file, name)
+                             : !strcmp(b->name, name) || (!strncmp(b->name, name, nl) && !strcmp(b->name + nl, "_cuda"));
+        if (!match) continue;
         bool cu = strstr(b->file, ".cu") != NULL;
         if (!pick || (prefer_gpu && gpu_present() && cu) || (!(prefer_gpu && gpu_present()) && !cu)) pick = b;
     }

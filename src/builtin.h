@@ -16,9 +16,9 @@ struct kg_builtin {
 
 extern const struct kg_builtin kg_builtins[]; /* NULL-terminated by name */
 
-/* Writes builtin NAME into the cache and returns its path. NAME may carry an extension
- * (softmax_rows.cu); without one, the .cu variant is chosen when prefer_gpu and a GPU device
- * node exists, else the .c one. */
+/* Writes builtin NAME into the cache and returns its path. NAME may be a file name
+ * (softmax_rows_cuda.cu); a plain NAME means NAME_cuda.cu when prefer_gpu and a GPU device node
+ * exists, else NAME.c. */
 int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, struct kg_err *e);
 
 #endif

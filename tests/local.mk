@@ -11,7 +11,7 @@ AM_TESTS_ENVIRONMENT = \
 
 CONTROLS = \
 	testdata/builtin/softmax_rows.c \
-	testdata/builtin/softmax_rows.cu \
+	testdata/builtin/softmax_rows_cuda.cu \
 	testdata/ok/add_f16.c \
 	testdata/ok/argmax.c \
 	testdata/ok/causal_attention.c \
@@ -26,7 +26,7 @@ CONTROLS = \
 	testdata/ok/matmul.c \
 	testdata/ok/matmul_tiled.cu \
 	testdata/ok/relu.c \
-	testdata/ok/relu.cu \
+	testdata/ok/relu_cuda.cu \
 	testdata/ok/rmsnorm.c \
 	testdata/ok/scale_multi.c \
 	testdata/ok/sum_rows.c \
@@ -42,7 +42,7 @@ CONTROLS = \
 	testdata/bugs/max_skips_nan.c \
 	testdata/bugs/relu_block_is_n.cu \
 	testdata/bugs/relu_fmaxf.c \
-	testdata/bugs/relu_fmaxf.cu \
+	testdata/bugs/relu_fmaxf_cuda.cu \
 	testdata/bugs/relu_hangs.c \
 	testdata/bugs/relu_no_tail_check.cu \
 	testdata/bugs/relu_segfault.c \

@@ -10,7 +10,7 @@ t=${TMPDIR:-/tmp}/kgate-bench-$$
 mkdir -p "$t"
 trap 'rm -rf "$t"' EXIT
 printf '%-26s %-6s %-5s %8s %8s %8s %8s %8s %8s %6s\n' kernel runner cache wall total compile inputs oracle runs nruns
-for k in "$src/src/bench/relu_1m.c" "$src/testdata/builtin/softmax_rows.c" "$src/src/bench/relu_1m.cu" "$src/testdata/builtin/softmax_rows.cu"; do
+for k in "$src/src/bench/relu_1m.c" "$src/testdata/builtin/softmax_rows.c" "$src/src/bench/relu_1m_cuda.cu" "$src/testdata/builtin/softmax_rows_cuda.cu"; do
     rm -rf "$t/cache"
     for cache in cold warm; do
         start=$(date +%s.%N)
