@@ -23,31 +23,13 @@ extern "C" {
 }
 #include "glr_common.cuh" /* GLR_C, glr_bwd_ws_floats: the kernels' own geometry */
 #include "libgdn.h"
-
-#define CUDA_CHECK(call)                                                                                               \
-    do {                                                                                                               \
-        cudaError_t e_ = (call);                                                                                       \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
+#include "testutil.h"
 
 #define CUBLAS_CHECK(call)                                                                                             \
     do {                                                                                                               \
         cublasStatus_t s_ = (call);                                                                                    \
         if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                             \
             fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);                      \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-#define GDN_CHECK(call)                                                                                                \
-    do {                                                                                                               \
-        int rc_ = (call);                                                                                              \
-        if (rc_ != 0) {                                                                                                \
-            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                   \
-                    gdn_cuda_last_error());                                                                            \
             exit(1);                                                                                                   \
         }                                                                                                              \
     } while (0)

@@ -3,7 +3,8 @@
  * algorithm, checked on a machine without a GPU (it says nothing about the GPU's own arithmetic,
  * registers or timing). Shared memory, the workspace and the outputs start as NaN, so a read of
  * anything never written, or an output element never written, shows as a failure.
- *   g++ -std=c++17 -O2 -pthread -DGLR_HOST_EMU -Igdn gdn/glr_emu_check.cc gdn/oracle.c -o glr_emu_check
+ *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
+ *   g++ -std=c++17 -O2 -pthread -DGLR_HOST_EMU -Igdn gdn/glr_emu_check.cc oracle.o -o glr_emu_check
  *   (add -fsanitize=thread to look for missing barriers; ./glr_emu_check quick runs a subset) */
 #include <cmath>
 #include <cstdio>
@@ -17,28 +18,10 @@
 
 extern "C" {
 #include "oracle.h"
+#include "testutil.h"
 }
 
 // ---- inputs -----------------------------------------------------------------------------------
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unif(uint64_t *s)
-{
-    return ((double)(rng_next(s) >> 11) + 0.5) * 0x1p-53;
-}
-
-static double rng_normal(uint64_t *s)
-{
-    double u1 = rng_unif(s), u2 = rng_unif(s);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 template <class Tin> static Tin to_t(double x);
 template <> float to_t<float>(double x)

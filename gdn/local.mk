@@ -14,14 +14,14 @@ GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn
 	gdn/ssd_fwd.cu gdn/ssd_bwd.cu gdn/gdn_fwd.cu gdn/gdn_bwd.cu gdn/kda_fwd.cu gdn/kda_bwd.cu
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
 	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/bench_gdn.cu gdn/glr_emu.h \
-	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu
+	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu gdn/testutil.h
 
 if HAVE_NVCC
 # libgdn.so: nvcc objects in the build tree, one per member so that `make -j` compiles them in
 # parallel, linked with the CUDA runtime static (the library needs no CUDA install to load).
 # sm_90a only (H100/H200); every file includes the kernel headers, hence the blanket deps.
 GDN_NVCC_FLAGS = -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -I$(top_srcdir)/gdn
-GDN_DEPS = $(GDN_CUDA_HDRS:%=$(top_srcdir)/%) $(top_srcdir)/gdn/oracle.h
+GDN_DEPS = $(GDN_CUDA_HDRS:%=$(top_srcdir)/%) $(top_srcdir)/gdn/oracle.h $(top_srcdir)/gdn/testutil.h
 GDN_LIB_OBJS = gdn/libgdn.o gdn/libgdn_linear.o gdn/libgdn_gla.o gdn/libgdn_ssd.o gdn/libgdn_gdn.o \
 	gdn/libgdn_kda.o
 

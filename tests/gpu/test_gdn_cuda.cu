@@ -23,51 +23,14 @@ extern "C" {
 #include "oracle.h"
 }
 #include "libgdn.h"
+#include "testutil.h"
 
 #define SKIP 77
-
-#define CUDA_CHECK(call)                                                                                               \
-    do {                                                                                                               \
-        cudaError_t e_ = (call);                                                                                       \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-#define GDN_CHECK(call)                                                                                                \
-    do {                                                                                                               \
-        int rc_ = (call);                                                                                              \
-        if (rc_ != 0) {                                                                                                \
-            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                   \
-                    gdn_cuda_last_error());                                                                            \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 // ---- reference: inputs, oracle, errors ---------------------------------------------------------
 
 enum { T_O, T_ST, T_DQ, T_DK, T_DV, T_DG, T_DB, T_DS0, NT };
 static const char *const tname[NT] = {"o", "ST", "dq", "dk", "dv", "dg", "db", "dS0"};
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unif(uint64_t *s)
-{
-    return ((double)(rng_next(s) >> 11) + 0.5) * 0x1p-53;
-}
-
-static double rng_normal(uint64_t *s)
-{
-    double u1 = rng_unif(s), u2 = rng_unif(s);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 /* Round to bf16 (nearest even; inputs are finite here) and back. */
 static uint16_t bf16_bits(float f)

@@ -14,27 +14,9 @@
 #include <cmocka.h>
 
 #include "oracle.h"
+#include "testutil.h"
 
 // ---- deterministic inputs -----------------------------------------------------------------------
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unif(uint64_t *s) /* (0, 1) */
-{
-    return ((double)(rng_next(s) >> 11) + 0.5) * 0x1p-53;
-}
-
-static double rng_normal(uint64_t *s)
-{
-    double u1 = rng_unif(s), u2 = rng_unif(s);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 static double *xalloc(int64_t n)
 {
@@ -140,31 +122,6 @@ static double loss(const struct prob *p)
     free(o);
     free(ST);
     return L;
-}
-
-/* max|got - ref| / max|ref|; NaN anywhere makes it NaN (so `!(e <= tol)` fails). */
-static double rel_max(const double *got, const double *ref, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double e = fabs(got[i] - ref[i]);
-        if (isnan(e))
-            return NAN;
-        num = e > num ? e : num;
-        den = fabs(ref[i]) > den ? fabs(ref[i]) : den;
-    }
-    return den > 0 ? num / den : num;
-}
-
-/* sqrt(sum (got - ref)^2 / sum ref^2). */
-static double rel_rms(const double *got, const double *ref, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += (got[i] - ref[i]) * (got[i] - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 // ---- gradients vs finite differences ------------------------------------------------------------
