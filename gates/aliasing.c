@@ -30,16 +30,9 @@ static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k;
-    struct kg_err e;
-    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) {
-        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-        return;
-    }
     struct kg_inputs in;
-    if (kg_session_inputs(s, &k, &in, &e)) {
-        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-        return;
-    }
+    struct kg_err e;
+    if (kg_nominal_inputs(s, &k, &in, v)) return;
     /* zero, zero again (determinism check for this gate), garbage, sentinel */
     static const enum kg_fill fills[] = {KG_FILL_ZERO, KG_FILL_ZERO, KG_FILL_GARBAGE, KG_FILL_SENTINEL_A};
     static const char *const fill_names[] = {"zeros", "zeros", "garbage", "NaN sentinel"};

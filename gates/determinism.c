@@ -26,16 +26,8 @@ static void record(struct kg_session *s, int r, const struct kg_case *k, const s
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k;
-    struct kg_err e;
-    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) {
-        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-        return;
-    }
     struct kg_inputs in;
-    if (kg_session_inputs(s, &k, &in, &e)) {
-        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-        return;
-    }
+    if (kg_nominal_inputs(s, &k, &in, v)) return;
     for (int r = 0; r < s->nrec; r++)
         for (int j = 0; j < KG_OP_MAX_IO; j++) kg_tensor_free(&s->rec[r].out[j]);
     s->nrec = 0;

@@ -146,6 +146,10 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
 int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset, enum kg_dist dist,
                     struct kg_case *k, struct kg_err *e);
 
+/* The nominal case (default dtype, seed offset 0, normal inputs) and its inputs, for gates that
+ * run it several ways; -1 with v set to error when either cannot be made. */
+int kg_nominal_inputs(struct kg_session *s, struct kg_case *k, struct kg_inputs *in, struct kg_verdict *v);
+
 /* The nominal case at seed offsets 0..n-1 (default dtype, normal inputs) with its inputs and
  * oracle values: for gates that compare calls on different inputs. Returns how many are ready
  * (n, or fewer with e filled); the caller frees the ready ones. */

@@ -18,16 +18,8 @@ static bool all_bytes(const uint8_t *p, size_t n, uint8_t b)
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k;
-    struct kg_err e;
-    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) {
-        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-        return;
-    }
     struct kg_inputs in;
-    if (kg_session_inputs(s, &k, &in, &e)) {
-        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-        return;
-    }
+    if (kg_nominal_inputs(s, &k, &in, v)) return;
     struct kg_exec a, b;
     struct kg_exec_opts oa = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
     struct kg_exec_opts ob = {.fill = KG_FILL_SENTINEL_B, .guard_byte = 0xA5};

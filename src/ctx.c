@@ -359,6 +359,17 @@ int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_off
     return kg_case_init(k, s->c, s->o.pin_shape ? s->o.sym : NULL, dtype, s->o.seed + seed_offset, d, e);
 }
 
+int kg_nominal_inputs(struct kg_session *s, struct kg_case *k, struct kg_inputs *in, struct kg_verdict *v)
+{
+    struct kg_err e;
+    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, k, &e) ||
+        kg_session_inputs(s, k, in, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int kg_prepare_cases(struct kg_session *s, int n, struct kg_case *k, struct kg_inputs *in, struct kg_expect *ex,
                      struct kg_err *e)
 {
