@@ -105,14 +105,6 @@ static int explain(const char *id)
     return KG_EXIT_OK;
 }
 
-static int parse_shape(const char *arg, struct kg_session_opts *o, const char *path)
-{
-    /* symbols are resolved against the contract after it loads: keep raw text for now */
-    (void)o;
-    (void)path;
-    return arg && *arg ? 0 : -1;
-}
-
 static int apply_shape(const char *text, struct kg_session_opts *o, const char *path)
 {
     struct kg_contract *c;
@@ -208,8 +200,7 @@ static int cmd_check(int argc, char **argv, bool demo)
         case O_REF: ref = optarg; break;
         case O_PYTHON: so.python = optarg; break;
         case O_SHAPE:
-            shape = optarg;
-            if (parse_shape(optarg, &so, NULL)) return KG_EXIT_USAGE;
+            shape = optarg; /* symbols are known once the file is loaded: see apply_shape */
             break;
         case O_DTYPE: {
             enum kg_dtype t;
