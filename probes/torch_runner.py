@@ -20,17 +20,22 @@ import io
 import json
 import mmap
 import os
+import select
+import signal
 import socket
+import struct
 import sys
 import tempfile
+import threading
 import time
 import traceback
+import warnings
 
 MAGIC = 0x6B676174
 MAX_ARGS, NAME_MAX, MAX_RANK, MAX_SYMS, OP_MAX_IO, MAX_RECS = 32, 64, 8, 32, 8, 16
 
 # enum kg_cmd
-LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS = 1, 2, 3, 4, 5, 6
+LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS, STANDARD, SAMPLE = 1, 2, 3, 4, 5, 6, 7, 8
 # enum kg_wstatus
 (OK, REFUSED, COMPILE, ENTRY, LAUNCH, CUDAERR, UNAVAILABLE, BAD_REQUEST, CRASH, TIMEOUT, MISMATCH,
  EXCEPTION) = range(12)
@@ -38,9 +43,9 @@ LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS = 1, 2, 3, 4, 5, 6
 ARG_TENSOR, ARG_INT, ARG_LONG, ARG_FLOAT, ARG_DOUBLE = range(5)
 IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 # run flags
-RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT = (
-    1, 2, 4, 8, 16, 32, 64)
-OUT_SHARES_INPUT = 1
+RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT, RUN_CANARY = (
+    1, 2, 4, 8, 16, 32, 64, 128)
+OUT_SHARES_INPUT, OUT_OOB_WRITE = 1, 2
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
 # enum kg_dtype
@@ -80,7 +85,7 @@ class ReqProblem(C.Structure):
     _fields_ = [("nsym", C.c_int32), ("dist", C.c_int32), ("seed", C.c_uint64),
                 ("sym_names", (C.c_char * NAME_MAX) * MAX_SYMS), ("sym_values", C.c_int64 * MAX_SYMS),
                 ("ntensor", C.c_int32), ("pad", C.c_int32), ("off", C.c_uint64 * MAX_ARGS),
-                ("bytes", C.c_uint64 * MAX_ARGS), ("shm_size", C.c_uint64)]
+                ("bytes", C.c_uint64 * MAX_ARGS), ("shm_size", C.c_uint64), ("tol", C.c_double)]
 
 
 class ReqOracle(C.Structure):
@@ -151,6 +156,10 @@ def seq_mode(torch):
     PyTorch's own kernels sum pairwise or in blocks, more accurately than a correct kernel must;
     calibrating on them alone would fail correct kernels that accumulate in another fp32 order."""
     from torch.utils._python_dispatch import TorchDispatchMode
+    try:
+        import numpy as np
+    except ImportError:  # the device loop below gives the same sums, slower
+        np = None
     aten = torch.ops.aten
     LIMIT = 1 << 31  # beyond this many multiply-adds the native op is used
 
@@ -159,12 +168,20 @@ def seq_mode(torch):
         dims = sorted(set(d % nd for d in dims)) if dims else list(range(nd))
         keep = [d for d in range(nd) if d not in dims]
         y = x.permute(keep + dims).reshape([x.shape[d] for d in keep] + [-1])
-        # a float32 accumulator, left to right (torch's CPU cumsum accumulates in double)
+        # a float32 accumulator, left to right (torch's CPU cumsum accumulates in double, its
+        # CUDA cumsum is a scan; numpy's float32 cumsum is the plain loop, on the host)
         s = torch.zeros(y.shape[:-1], dtype=y.dtype, device=y.device)
-        if y.shape[-1] * max(1, s.numel()) > LIMIT or y.shape[-1] > (1 << 20):
+        n = y.shape[-1]
+        if n * max(1, s.numel()) > LIMIT or n > (1 << 20):
             s = y.sum(-1)
+        elif np is not None and n:
+            h = y.detach().reshape(-1, n).cpu().numpy()
+            rows = max(1, (1 << 24) // n)
+            out = np.concatenate([np.cumsum(h[i:i + rows], axis=-1, dtype=np.float32)[:, -1]
+                                  for i in range(0, h.shape[0], rows)]) if h.shape[0] else np.zeros(0, np.float32)
+            s = torch.from_numpy(out).reshape(s.shape).to(y.device)
         else:
-            for j in range(y.shape[-1]):
+            for j in range(n):
                 s += y[..., j]
         if keepdim:
             for d in dims:
@@ -257,6 +274,18 @@ def import_file(path, name):
     return mod
 
 
+def located(path, what):
+    """PATH:LINE: the exception being handled, at the deepest line of PATH it passed through."""
+    e = sys.exc_info()[1]
+    line = e.lineno if isinstance(e, SyntaxError) and e.filename == path else None
+    for fr in traceback.extract_tb(e.__traceback__):
+        if fr.filename == path:
+            line = fr.lineno
+    head = "%s:%s: %s: %s: %s" % (path, line if line else "?", what, type(e).__name__,
+                                  e.msg if isinstance(e, SyntaxError) else e)
+    return head + "\n" + tail(traceback.format_exc(), 3000)
+
+
 def tail(s, n=3500):
     return s if len(s) <= n else "..." + s[-n:]
 
@@ -341,13 +370,13 @@ class Worker:
         except Refused:
             raise
         except Exception:
-            raise Refused(COMPILE, "%s: the problem does not import:\n%s" % (problem, tail(traceback.format_exc())))
+            raise Refused(COMPILE, located(problem, "the problem does not import"))
         for name in ("Model", "get_inputs", "get_init_inputs"):
             if not hasattr(self.problem, name):
                 raise Refused(ENTRY, "%s defines no %s" % (problem, name))
         self.originals = {k: v for k, v in vars(self.problem).items()
                           if type(v) is int and not k.startswith("_")}
-        if self.role == 1:
+        if self.role >= 1:  # 1: the candidate; 2: the standard test (problem and candidate)
             path = text(l.path)
             src = open(path, "rb").read()
             # load_inline extensions are cached by the candidate's content hash
@@ -359,8 +388,7 @@ class Worker:
                 with contextlib.redirect_stdout(io.StringIO()):
                     self.candidate = import_file(path, "kgate_candidate")
             except Exception:
-                raise Refused(COMPILE, "%s: the candidate does not import or compile:\n%s"
-                              % (path, tail(traceback.format_exc())))
+                raise Refused(COMPILE, located(path, "the candidate does not import or compile"))
             if not hasattr(self.candidate, "ModelNew"):
                 raise Refused(ENTRY, "entry 'ModelNew' not found in %s" % path)
         rep.compile_seconds = time.time() - t0
@@ -395,8 +423,6 @@ class Worker:
                               for o in outs]
             doc["device"] = self.device
             if p.nsym == 0:
-                torch.manual_seed(KERNEL_SEED)
-                doc["trial_seeds"] = [int(torch.randint(0, 2 ** 32 - 1, (1,)).item()) for _ in range(5)]
                 doc["kernels"] = self.profile(lambda: model(*dev)) if self.device == "cuda" else None
                 if doc["kernels"] is None:
                     del doc["kernels"]
@@ -497,17 +523,116 @@ class Worker:
                 torch.frombuffer(memoryview(shm)[t.off:t.off + 8 * n], dtype=torch.float64).copy_(y)
         return OK
 
+    def raw(self, addr, n):
+        """A uint8 view of n bytes of device memory at addr (memory the caching allocator holds)."""
+        class Mem:
+            pass
+        m = Mem()
+        m.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (addr, False), "version": 3}
+        return self.torch.as_tensor(m, device=self.device)
+
+    def free_blocks(self):
+        """(address, size) of every block the CUDA caching allocator holds but has not handed out."""
+        out = []
+        for seg in self.torch.cuda.memory_snapshot():
+            addr = seg["address"]
+            for b in seg["blocks"]:
+                addr = b.get("address", addr)
+                if b["state"] == "inactive" and b["size"]:
+                    out.append((addr, b["size"]))
+                addr += b["size"]
+        return out
+
     def poison(self, r, total):
-        """Fill memory the caching allocator will hand out next, as kgate prefills outputs."""
+        """Fill the memory outputs will be allocated from, as kgate prefills outputs: on the GPU
+        every free block of the caching allocator (whichever one torch.empty picks), after making
+        sure one is large enough; on the CPU a freed buffer of the right size."""
         torch = self.torch
         n = 2 * total + (1 << 20)
+        g = None
         if r.fill == FILL_GARBAGE:
             g = torch.Generator(device=self.device)
             g.manual_seed(int(r.fill_seed) % (2 ** 63))
-            buf = torch.randint(0, 256, (n,), dtype=torch.uint8, device=self.device, generator=g)
-        else:
-            buf = torch.full((n,), r.fill_byte, dtype=torch.uint8, device=self.device)
+        if self.device != "cuda":
+            buf = torch.randint(0, 256, (n,), dtype=torch.uint8, generator=g) if g is not None else \
+                torch.full((n,), r.fill_byte, dtype=torch.uint8)
+            del buf
+            return
+        buf = torch.empty(n, dtype=torch.uint8, device="cuda")
         del buf
+        for addr, size in self.free_blocks():
+            v = self.raw(addr, size)
+            if g is not None:
+                v.random_(0, 256, generator=g)
+            else:
+                v.fill_(r.fill_byte)
+
+    def canary_start(self, byte):
+        """Before a call: every free block of the caching allocator set to byte, and allocation
+        history on, so that afterwards a changed byte outside anything allocated during the call
+        is a write outside every tensor (past the end of an output, usually)."""
+        torch = self.torch
+        blocks = self.free_blocks()
+        for addr, size in blocks:
+            self.raw(addr, size).fill_(byte)
+        torch.cuda.synchronize()
+        try:
+            torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
+                                                     max_entries=1 << 16)
+        except Exception:  # an older PyTorch: no history, no check
+            return None
+        return blocks
+
+    def canary_check(self, blocks, byte, outs, rep):
+        torch = self.torch
+        torch.cuda.synchronize()
+        try:
+            snap = torch.cuda.memory._snapshot()
+        finally:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        allocs = []
+        for trace in snap.get("device_traces", []):
+            allocs += [(e["addr"], e["addr"] + e["size"]) for e in trace if e.get("action") == "alloc"]
+        allocs.sort()
+        bad, first, where = 0, None, None
+        for addr, size in blocks:
+            # the parts of this free block nothing was allocated in during the call
+            lo, end, parts = addr, addr + size, []
+            for a, b in allocs:
+                if b <= lo or a >= end:
+                    continue
+                if a > lo:
+                    parts.append((lo, a))
+                lo = max(lo, b)
+            if lo < end:
+                parts.append((lo, end))
+            for a, b in parts:
+                # read back to the host: a comparison on the device would allocate its result in
+                # the very blocks being checked. A write past an end lands at the start of a part:
+                # the first 64 MiB of each are read.
+                b = min(b, a + (64 << 20))
+                changed = (self.raw(a, b - a).cpu() != byte).nonzero()
+                if changed.numel():
+                    bad += changed.numel()
+                    at = a + int(changed[0])
+                    if first is None or at < first:
+                        first = at
+        if not bad:
+            return
+        rep.code |= OUT_OOB_WRITE
+        # name the allocation the write ran past: the nearest one ending at or before it
+        prev = [(b, a) for a, b in allocs if b <= first]
+        if prev:
+            end, start = max(prev)
+            for j, o in enumerate(outs):
+                if start <= o.data_ptr() < end:
+                    where = "output %d (%d bytes, allocated by the candidate)" % (j, o.numel() * o.element_size())
+            what = where or "a %d-byte block allocated during the call" % (end - start)
+            rep.msg = ("%d bytes written outside every tensor, the first %d bytes past the end of %s"
+                       % (bad, first - end, what)).encode()[:4095]
+        else:
+            rep.msg = ("%d bytes written outside every tensor, in memory no allocation of the call covered"
+                       % bad).encode()[:4095]
 
     def run(self, req, shm, rep):
         torch = self.torch
@@ -544,6 +669,19 @@ class Worker:
         self.poison(r, total_out)
         cuda = self.device == "cuda"
         side = torch.cuda.Stream() if cuda and (r.flags & RUN_SIDE_STREAM) else None
+        delayed = []
+        if side is not None:
+            # the inputs' producer runs late on the caller's stream: until then they hold NaN
+            # bytes, so a kernel on a stream of its own that does not wait reads garbage
+            for i, a, buf in bufs:
+                delayed.append((buf, buf.clone()))
+                buf.fill_(0xFF)
+            torch.cuda.synchronize()
+        canary = None
+        if cuda and (r.flags & RUN_CANARY):
+            # one value in every run: an output left unwritten holds it, and must not look like
+            # a read outside the inputs (whose guards do change between runs)
+            canary = (self.canary_start(0xA5), 0xA5)
         if cuda and (r.flags & RUN_BUSY_DEFAULT):
             torch.cuda.synchronize()
             torch.cuda._sleep(int(5e7))  # ~30 ms of the default stream
@@ -556,6 +694,10 @@ class Worker:
         start = end = None
         try:
             with (torch.cuda.stream(side) if side is not None else contextlib.nullcontext()):
+                if delayed:
+                    torch.cuda._sleep(int(2e7))  # ~12 ms
+                    for buf, staged in delayed:
+                        buf.copy_(staged, non_blocking=True)
                 if cuda:
                     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
@@ -601,6 +743,8 @@ class Worker:
         if cuda:
             torch.cuda.synchronize()
             rep.seconds = start.elapsed_time(end) / 1e3
+            if canary is not None and canary[0] is not None:
+                self.canary_check(canary[0], canary[1], outs, rep)
         else:
             rep.seconds = time.perf_counter() - t0
         for (i, a, shape), h in zip(outs_expected, host):
@@ -614,6 +758,115 @@ class Worker:
                                  dtype=torch.uint8).copy_(buf.cpu())
         if prof is not None:
             self.records(prof, rep)
+        return OK
+
+    def standard(self, req, shm, rep):
+        """KernelBench's correctness check as that project runs it, in this fresh process: Model
+        and ModelNew built with seed 42, five trial seeds drawn from a generator seeded 42, for
+        each trial get_inputs(), the reference then the candidate on the same inputs (so the
+        candidate's allocations may reuse what the reference just freed, as under KernelBench),
+        a shape check and torch.allclose(atol=rtol=tol). code 1: every trial passed."""
+        torch = self.torch
+        p = req.u.problem
+        self.set_symbols(p.sym_names, p.sym_values, p.nsym)
+        dev = self.device
+        cuda = dev == "cuda"
+
+        def build(cls):
+            torch.manual_seed(KERNEL_SEED)
+            m = cls(*self.problem.get_init_inputs())
+            return m.to(dev) if isinstance(m, torch.nn.Module) else m
+
+        ref = build(self.problem.Model)
+        new = build(self.candidate.ModelNew)
+        torch.manual_seed(KERNEL_SEED)
+        seeds = [int(torch.randint(0, 2 ** 32 - 1, (1,)).item()) for _ in range(5)]
+        tol = p.tol
+        rep.code = 0
+        with torch.no_grad():
+            for trial, seed in enumerate(seeds, 1):
+                torch.manual_seed(seed)
+                xs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in self.problem.get_inputs()]
+                torch.manual_seed(seed)
+                a = ref(*xs)
+                if cuda:
+                    torch.cuda.synchronize()
+                torch.manual_seed(seed)
+                try:
+                    b = new(*xs)
+                    if cuda:
+                        torch.cuda.synchronize()
+                except Exception as e:
+                    rep.msg = ("trial %d: ModelNew raised %s: %s" % (trial, type(e).__name__, e)).encode()[:4095]
+                    return OK
+                aa = list(a) if isinstance(a, (tuple, list)) else [a]
+                bb = list(b) if isinstance(b, (tuple, list)) else [b]
+                for j, (x, y) in enumerate(zip(aa, bb)):
+                    name = "out%d" % j
+                    if not isinstance(y, torch.Tensor) or len(aa) != len(bb) or x.shape != y.shape:
+                        rep.msg = ("trial %d: %s shape %s, the reference's %s"
+                                   % (trial, name, list(getattr(y, "shape", [])), list(x.shape))).encode()[:4095]
+                        return OK
+                    if not torch.allclose(x, y, atol=tol, rtol=tol):
+                        xd, yd = x.double().reshape(-1), y.double().reshape(-1)
+                        i = int(((xd - yd).abs() - tol * yd.abs()).nan_to_num(float("inf")).argmax())
+                        idx, r = [], i
+                        for d in reversed(x.shape):
+                            idx.insert(0, r % d)
+                            r //= d
+                        rep.msg = ("trial %d: %s%s = %.6g, reference %.6g: not allclose(atol=rtol=%g)"
+                                   % (trial, name, "".join("[%d]" % k for k in idx), float(yd[i]), float(xd[i]),
+                                      tol)).encode()[:4095]
+                        return OK
+        rep.code = 1
+        rep.msg = ("5 trials allclose(atol=rtol=%g)" % tol).encode()
+        return OK
+
+    def sample(self, req, shm, rep):
+        """A case too large to ship (more than 2^31 elements): inputs drawn by get_inputs() on the
+        device itself (same seed and device in both workers, so the same values), the reference
+        in the problem's dtype with TF32 off (role 0) or ModelNew (role 1), and each output read
+        back only at the flat int64 indices in shm[off[0]:], as float64 at shm[off[1 + j]:]."""
+        torch = self.torch
+        p = req.u.problem
+        self.set_symbols(p.sym_names, p.sym_values, p.nsym)
+        n = p.bytes[0] // 8
+        idx = torch.frombuffer(memoryview(shm)[p.off[0]:p.off[0] + 8 * n], dtype=torch.int64).clone()
+        try:
+            torch.manual_seed(p.seed % (2 ** 64))
+            with torch.device(self.device):
+                xs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in self.problem.get_inputs()]
+            if self.device == "cuda":
+                torch.cuda.synchronize()  # stream misuse is placement's business, not this test's
+            cls = self.candidate.ModelNew if self.role == 1 else self.problem.Model
+            torch.manual_seed(KERNEL_SEED)
+            with torch.device(self.device):  # parameters made where they live, not on the CPU
+                m = cls(*self.problem.get_init_inputs())
+            if isinstance(m, torch.nn.Module):
+                m = m.to(self.device).eval()
+            tf32 = torch.backends.cuda.matmul.allow_tf32
+            if self.role == 0:
+                torch.backends.cuda.matmul.allow_tf32 = False
+            try:
+                with torch.no_grad():
+                    outs = self.outputs_of(m(*xs))
+                    if self.device == "cuda":
+                        torch.cuda.synchronize()
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+            if len(outs) != p.ntensor:
+                raise Refused(MISMATCH, "%d outputs, expected %d" % (len(outs), p.ntensor))
+            d = idx.to(self.device)
+            for j, o in enumerate(outs):
+                flat = o.reshape(-1)
+                if flat.numel() <= int(idx.max()):
+                    raise Refused(MISMATCH, "output %d has %d elements, fewer than sampled" % (j, flat.numel()))
+                vals = flat[d].to("cpu", torch.float64)
+                torch.frombuffer(memoryview(shm)[p.off[1 + j]:p.off[1 + j] + 8 * n], dtype=torch.float64).copy_(vals)
+        finally:
+            xs = outs = m = None
+            if self.device == "cuda":
+                torch.cuda.empty_cache()  # the next, ordinary case must not inherit gigabytes
         return OK
 
     def records(self, prof, rep):
@@ -664,7 +917,7 @@ def serve(fd):
         dead = False
         try:
             sizes = {RUN: req.u.run.shm_size, ORACLE: req.u.oracle.shm_size, DESCRIBE: req.u.problem.shm_size,
-                     INPUTS: req.u.problem.shm_size}
+                     INPUTS: req.u.problem.shm_size, SAMPLE: req.u.problem.shm_size}
             if req.cmd in sizes and shm_fd >= 0 and sizes[req.cmd]:
                 shm = mmap.mmap(shm_fd, sizes[req.cmd])
             if req.cmd == LOAD:
@@ -679,13 +932,18 @@ def serve(fd):
                 rep.status = w.oracle(req, shm, rep)
             elif req.cmd == RUN:
                 rep.status = w.run(req, shm, rep)
+            elif req.cmd == STANDARD:
+                rep.status = w.standard(req, shm, rep)
+            elif req.cmd == SAMPLE:
+                rep.status = w.sample(req, shm, rep)
             else:
                 raise Refused(BAD_REQUEST, "unknown command %d" % req.cmd)
         except Refused as e:
             rep.status = e.status
             rep.msg = str(e).encode()[:4095]
         except Exception as e:
-            msg = tail(traceback.format_exc())
+            first = (str(e).strip().splitlines() or [""])[0]
+            msg = "%s: %s\n%s" % (type(e).__name__, first, tail(traceback.format_exc()))
             cuda_dead = "CUDA error" in str(e) or "illegal memory access" in str(e) or "device-side assert" in str(e)
             rep.status = CUDAERR if cuda_dead else EXCEPTION
             rep.msg = msg.encode()[:4095]
@@ -705,8 +963,123 @@ def serve(fd):
             return 0
 
 
+def watchdog(judge):
+    """A worker forked by the zygote is not the judge's child: it ends itself (and what it
+    started) when the judge is gone, even in the middle of a hung kernel."""
+    while True:
+        time.sleep(0.5)
+        try:
+            os.kill(judge, 0)
+        except ProcessLookupError:
+            os.killpg(0, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def zygote(name):
+    """Fork server: imports PyTorch (and Triton, cpp_extension) once, before any CUDA call, then
+    forks a fresh worker per request, so a worker costs a fork and a CUDA initialisation instead
+    of an interpreter start and a PyTorch import. kgate connects to the abstract socket NAME
+    and sends {"env": {...}} with two descriptors (the worker's socket, its log); the reply is
+    {"pid": N}. The zygote writes each child's wait status at the end of that child's log
+    ("kgate-zygote: wait status N"), and exits when fd 3 (its owner) closes."""
+    owner = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=3)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)  # fork() of a threaded process
+    try:
+        # PyTorch alone: importing torch.utils.cpp_extension or Triton queries the CUDA driver
+        # (seen with torch 2.11), after which a forked child cannot use CUDA
+        import torch
+        probe = os.fork()
+        if probe == 0:
+            os._exit(1 if torch.cuda._is_in_bad_fork() or torch.cuda.is_initialized() else 0)
+        if os.waitpid(probe, 0)[1]:
+            raise RuntimeError("CUDA was initialised while importing PyTorch: a forked worker could not use it")
+    except Exception as e:
+        owner.send(("error: %s" % e).encode()[:1000])
+        return 1
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind("\0" + name)
+    srv.listen(64)
+    logs = {}
+
+    def reap(*_):
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            fd = logs.pop(pid, None)
+            if fd is not None:
+                try:
+                    os.write(fd, b"\nkgate-zygote: wait status %d\n" % st)
+                finally:
+                    os.close(fd)
+
+    signal.signal(signal.SIGCHLD, reap)
+    owner.send(("ready: python %d.%d, torch %s" % (sys.version_info[0], sys.version_info[1],
+                                                  torch.__version__)).encode())
+    creds = struct.Struct("3i")
+    while True:
+        ready, _, _ = select.select([srv, owner], [], [])
+        if owner in ready:  # the owner closed its end (or sent something): done
+            return 0
+        conn, _ = srv.accept()
+        with conn:
+            try:
+                data, anc, _, _ = conn.recvmsg(1 << 20, socket.CMSG_SPACE(2 * 4))
+                judge = creds.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, creds.size))[0]
+                fds = []
+                for level, kind, payload in anc:
+                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                        fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, len(payload), 4)]
+                env = json.loads(data)["env"]
+            except Exception as e:
+                conn.send(json.dumps({"error": str(e)}).encode())
+                continue
+            if len(fds) != 2:
+                for fd in fds:
+                    os.close(fd)
+                conn.send(json.dumps({"error": "expected two descriptors"}).encode())
+                continue
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                    srv.close()
+                    conn.close()
+                    owner.close()
+                    os.setpgid(0, 0)
+                    C.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with the zygote
+                    os.dup2(fds[1], 1)
+                    os.dup2(fds[1], 2)
+                    os.dup2(fds[0], 3)
+                    os.close(fds[0])
+                    os.close(fds[1])
+                    os.environ.clear()
+                    os.environ.update(env)
+                    threading.Thread(target=watchdog, args=(judge,), daemon=True).start()
+                    code = serve(3)
+                except BaseException:
+                    traceback.print_exc()
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            logs[pid] = fds[1]
+            os.close(fds[0])
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            conn.send(json.dumps({"pid": pid}).encode())
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 2 and sys.argv[1] == "--layout":
         print(json.dumps(layout()))
         sys.exit(0)
+    if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
+        sys.exit(zygote(sys.argv[2]))
     sys.exit(serve(int(sys.argv[1]) if len(sys.argv) > 1 else 3))

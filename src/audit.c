@@ -25,6 +25,7 @@
 
 #include "cache.h"
 #include "session.h"
+#include "torch.h"
 
 struct row {
     char *id, *problem, *candidate, *label;
@@ -451,6 +452,20 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
             ntodo, skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, o->gpus ? " (one per GPU)" : "",
             o->compile_jobs);
     signal(SIGPIPE, SIG_IGN);
+    /* one PyTorch fork server for every check: a worker is a fork of an interpreter that has
+     * imported PyTorch, not a new interpreter (KGATE_ZYGOTE=0: each check starts python itself) */
+    struct kg_worker zyg = {.pid = -1, .fd = -1, .log_fd = -1};
+    const char *zenv = getenv("KGATE_ZYGOTE");
+    if (ntodo && !(zenv && *zenv)) {
+        char runner[2300], zname[96];
+        const char *py = o->python ? o->python : getenv("KGATE_PYTHON");
+        struct kg_err ze;
+        if (kg_torch_runner_path(cache, runner, sizeof runner, &ze) == 0 &&
+            kg_torch_zygote(&zyg, py && *py ? py : "python3", runner, zname, sizeof zname, &ze) == 0)
+            setenv("KGATE_ZYGOTE", zname, 1);
+        else
+            fprintf(stderr, "kgate audit: note: %s; each check starts its own python\n", ze.msg);
+    }
     int nslots = o->jobs + o->compile_jobs;
     struct job *jobs = calloc((size_t)nslots, sizeof *jobs);
     bool *compiled = calloc((size_t)(ntodo ? ntodo : 1), sizeof *compiled);
@@ -532,6 +547,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
             kill(-jobs[sl].pid, SIGKILL);
             waitpid(jobs[sl].pid, NULL, 0);
         }
+    kg_worker_stop(&zyg);
     double el_s = kg_now() - t0;
     if (interactive) progress(finished, ntodo, viol, 0, 0, t0);
     fprintf(stderr, "\nkgate audit: %d pairs in %.1f s (%.0f per hour), %d with a violation; store %s\n", finished, el_s,

@@ -22,6 +22,9 @@ enum kg_cmd {
     KG_CMD_QUIT,
     KG_CMD_DESCRIBE, /* torch: the problem's constants, inputs and outputs at given constants (JSON in shm) */
     KG_CMD_INPUTS,   /* torch: get_inputs() at given constants, seed and distribution, into shm */
+    KG_CMD_STANDARD, /* torch: KernelBench's own test in this process (reference, then candidate) */
+    KG_CMD_SAMPLE,   /* torch: a case too large to ship: inputs drawn on the device, outputs read back
+                        at the int64 flat indices at off[0] (bytes[0]), as float64 at off[1 + j] */
 };
 
 enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA, KG_RUNNER_TORCH };
@@ -69,6 +72,7 @@ enum {
     KG_RUN_NO_LAUNCH = 1u << 4,    /* upload/download only (measures the round trip) */
     KG_RUN_PROFILE = 1u << 5,      /* record every kernel launched (CUPTI / the torch profiler) */
     KG_RUN_LENIENT = 1u << 6,      /* torch: check outputs only as the standard test does (shape) */
+    KG_RUN_CANARY = 1u << 7,       /* torch: report writes outside every tensor (free allocator blocks) */
 };
 
 struct kg_req_arg {
@@ -125,6 +129,7 @@ struct kg_req_problem {
     uint64_t off[KG_MAX_ARGS]; /* INPUTS: where the i-th input (tensor or not) goes, 0 when not a tensor */
     uint64_t bytes[KG_MAX_ARGS];
     uint64_t shm_size;
+    double tol; /* STANDARD: allclose's atol = rtol */
 };
 
 struct kg_req_oracle {
@@ -167,7 +172,8 @@ struct kg_dev_info {
 };
 
 /* Reply code bits of a torch RUN that succeeded. */
-enum { KG_RUN_OUT_SHARES_INPUT = 1 };
+/* torch: bits of a RUN reply's code */
+enum { KG_RUN_OUT_SHARES_INPUT = 1, KG_RUN_OUT_OOB_WRITE = 2 };
 
 /* One kernel launch seen by the CUPTI probe. */
 struct kg_launch_rec {

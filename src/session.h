@@ -97,9 +97,9 @@ struct kg_session {
     /* KernelBench pairs */
     char runner_py[2200];         /* the torch runner, written into the cache */
     char *kernels_ref;            /* kernel names the reference launched (newline separated), or NULL */
-    int64_t trial_seeds[5];       /* KernelBench's standard-test seeds, from the problem's torch */
-    bool has_trial_seeds;
     bool torch_cuda; /* the torch workers run on a CUDA device */
+    char zygote[96];      /* the PyTorch fork server's socket name, or "" (workers start python) */
+    struct kg_worker zyg; /* this session's own fork server, when it started one */
 };
 
 /* "host", "cuda", "torch" */

@@ -297,11 +297,6 @@ static int synthesise(struct kg_session *s, json_t *doc, struct kg_err *e)
      * fixed; the others are the shape symbols the shapes gate varies */
     const char *dev = json_string_value(json_object_get(doc, "device"));
     s->torch_cuda = dev && !strcmp(dev, "cuda");
-    json_t *seeds = json_object_get(doc, "trial_seeds");
-    if (json_array_size(seeds) == 5) {
-        for (int i = 0; i < 5; i++) s->trial_seeds[i] = json_integer_value(json_array_get(seeds, (size_t)i));
-        s->has_trial_seeds = true;
-    }
     json_t *kernels = json_object_get(doc, "kernels");
     if (json_is_array(kernels)) {
         size_t n = 1, idx;
@@ -339,27 +334,56 @@ static void torch_load(struct kg_session *s, struct kg_client *cl, int role, con
     cl->w.pid = -1;
 }
 
-static int write_runner(struct kg_session *s, struct kg_err *e)
+int kg_torch_runner_path(const char *cache, char *out, size_t n, struct kg_err *e)
 {
     const char *env = getenv("KGATE_TORCH_RUNNER");
     if (env && *env) {
-        kg_strlcpy(s->runner_py, env, sizeof s->runner_py);
+        kg_strlcpy(out, env, n);
         return 0;
     }
     uint64_t h = kg_hash64(kg_torch_runner_py, strlen(kg_torch_runner_py), 0);
-    snprintf(s->runner_py, sizeof s->runner_py, "%s/torch_runner-%016llx.py", s->cache, (unsigned long long)h);
-    if (access(s->runner_py, R_OK) == 0) return 0;
+    snprintf(out, n, "%s/torch_runner-%016llx.py", cache, (unsigned long long)h);
+    if (access(out, R_OK) == 0) return 0;
     char tmp[2300];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", s->runner_py, (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return kg_errf(e, "cannot write %s", tmp);
     int bad = fputs(kg_torch_runner_py, f) < 0;
     bad |= fclose(f) != 0;
-    if (bad || rename(tmp, s->runner_py)) {
+    if (bad || rename(tmp, out)) {
         unlink(tmp);
-        return kg_errf(e, "cannot write %s", s->runner_py);
+        return kg_errf(e, "cannot write %s", out);
     }
     return 0;
+}
+
+int kg_torch_zygote(struct kg_worker *z, const char *python, const char *runner_py, char *name, size_t n,
+                    struct kg_err *e)
+{
+    static unsigned counter;
+    snprintf(name, n, "kgate-zygote-%d-%u-%llx", (int)getpid(), counter++, (unsigned long long)(kg_now() * 1e6));
+    char *argv[] = {(char *)python, (char *)runner_py, "--zygote", name, NULL};
+    if (kg_zygote_start(z, argv, name, e)) {
+        name[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* This session's torch workers are forked from the audit's fork server ($KGATE_ZYGOTE), from
+ * one of its own, or (KGATE_ZYGOTE=0, or no server could start) started as python processes. */
+static void use_zygote(struct kg_session *s)
+{
+    const char *env = getenv("KGATE_ZYGOTE");
+    if (env && !strcmp(env, "0")) return;
+    if (env && *env) {
+        kg_strlcpy(s->zygote, env, sizeof s->zygote);
+        return;
+    }
+    struct kg_err e;
+    const char *py = s->o.python ? s->o.python : getenv("KGATE_PYTHON");
+    if (kg_torch_zygote(&s->zyg, py && *py ? py : "python3", s->runner_py, s->zygote, sizeof s->zygote, &e))
+        s->zygote[0] = 0; /* the plain start reports why PyTorch cannot run */
 }
 
 int kg_session_open_pair(struct kg_session **out, const char *problem, const char *candidate,
@@ -379,6 +403,7 @@ int kg_session_open_pair(struct kg_session **out, const char *problem, const cha
     s->o = *o;
     s->shm_fd = -1;
     s->oracle.w.pid = -1;
+    s->zyg.pid = -1;
     s->runner = KG_RUNNER_TORCH;
     c->tol_k = o->tol_k > 0 ? o->tol_k : 2;
     c->deterministic = true;
@@ -411,15 +436,19 @@ int kg_session_open_pair(struct kg_session **out, const char *problem, const cha
     kg_strlcpy(c->entry, "ModelNew", sizeof c->entry);
     kg_strlcpy(c->oracle_func, "Model", sizeof c->oracle_func);
     snprintf(c->op_text, sizeof c->op_text, "reference Model of %s", problem);
-    if (kg_cache_dir(s->cache, sizeof s->cache, e) || write_runner(s, e)) {
+    if (kg_cache_dir(s->cache, sizeof s->cache, e) || kg_torch_runner_path(s->cache, s->runner_py, sizeof s->runner_py, e)) {
         kg_session_close(s);
         return KG_EXIT_INTERNAL;
     }
+    use_zygote(s);
     torch_load(s, &s->oracle, 0, problem);
     struct kg_reply rp;
     if (kg_client_start(s, &s->oracle, &rp)) {
-        kg_errf(e, "%s: the reference could not be loaded (%s): %s", problem, kg_wstatus_name((enum kg_wstatus)rp.status),
-                rp.msg);
+        if (rp.status == KG_WS_COMPILE) /* the runner's message starts with FILE:LINE */
+            kg_errf(e, "%s", rp.msg);
+        else
+            kg_errf(e, "%s: the reference could not be loaded (%s): %s", problem,
+                    kg_wstatus_name((enum kg_wstatus)rp.status), rp.msg);
         kg_session_close(s);
         return rp.status == KG_WS_UNAVAILABLE ? KG_EXIT_UNAVAILABLE : KG_EXIT_USAGE;
     }
@@ -440,8 +469,11 @@ int kg_session_open_pair(struct kg_session **out, const char *problem, const cha
     torch_load(s, &s->cand[0], 1, candidate);
     s->ncand = 1;
     if (kg_client_start(s, &s->cand[0], &rp)) {
-        kg_errf(e, "%s: the candidate could not be loaded (%s): %s", candidate,
-                kg_wstatus_name((enum kg_wstatus)rp.status), rp.msg);
+        if (rp.status == KG_WS_COMPILE)
+            kg_errf(e, "%s", rp.msg);
+        else
+            kg_errf(e, "%s: the candidate could not be loaded (%s): %s", candidate,
+                    kg_wstatus_name((enum kg_wstatus)rp.status), rp.msg);
         kg_session_close(s);
         return rp.status == KG_WS_UNAVAILABLE ? KG_EXIT_UNAVAILABLE : KG_EXIT_USAGE;
     }
@@ -626,4 +658,59 @@ int kg_torch_decoy(struct kg_session *s, struct kg_torch_decoy *d, struct kg_err
     }
     kg_exec_free(&x);
     return rc;
+}
+
+int kg_torch_standard(struct kg_session *s, double tol, char *why, size_t n)
+{
+    /* its own fresh worker, holding the problem and the candidate, as KernelBench's process does */
+    struct kg_client cl;
+    memset(&cl, 0, sizeof cl);
+    torch_load(s, &cl, 2, s->c->path);
+    struct kg_reply rp;
+    if (kg_client_start(s, &cl, &rp)) {
+        snprintf(why, n, "the standard test's worker did not start (%s): %s", kg_wstatus_name((enum kg_wstatus)rp.status),
+                 rp.msg);
+        return -1;
+    }
+    struct kg_req rq;
+    memset(&rq, 0, sizeof rq);
+    rq.magic = KG_PROTO_MAGIC;
+    rq.cmd = KG_CMD_STANDARD;
+    rq.u.problem.tol = tol;
+    int rc = kg_worker_call(&cl.w, &rq, -1, &rp, 5 * s->o.timeout + 60);
+    kg_worker_stop(&cl.w);
+    if (!rc && rp.status == KG_WS_OK) {
+        snprintf(why, n, "%s", rp.msg);
+        return rp.code == 1;
+    }
+    /* under KernelBench a candidate that raises, crashes or hangs is simply incorrect */
+    snprintf(why, n, "%s: %.300s", kg_wstatus_name((enum kg_wstatus)rp.status), rp.msg);
+    return rp.status == KG_WS_BAD_REQUEST ? -1 : 0;
+}
+
+int kg_torch_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n, int nout,
+                    double *vals, struct kg_reply *rp, struct kg_err *e)
+{
+    static struct kg_req rq;
+    memset(&rq, 0, sizeof rq);
+    rq.magic = KG_PROTO_MAGIC;
+    rq.cmd = KG_CMD_SAMPLE;
+    struct kg_req_problem *p = &rq.u.problem;
+    set_syms(p, k->c, k->sym);
+    p->seed = k->seed;
+    p->ntensor = nout;
+    uint64_t page = 4096, each = ((uint64_t)n * 8 + page - 1) / page * page;
+    p->off[0] = 0;
+    p->bytes[0] = (uint64_t)n * 8;
+    for (int j = 0; j < nout; j++) p->off[1 + j] = each * (uint64_t)(1 + j);
+    p->shm_size = each * (uint64_t)(1 + nout);
+    if (kg_session_shm(s, p->shm_size, e)) return -1;
+    memcpy(s->shm, idx, (size_t)n * 8);
+    struct kg_client *cl = candidate ? kg_session_client(s, k->dtype, rp) : &s->oracle;
+    if (!cl) return kg_errf(e, "the candidate's worker did not start: %s", rp->msg);
+    if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
+    int rc = kg_worker_call(&cl->w, &rq, s->shm_fd, rp, 120);
+    if (rc || rp->status != KG_WS_OK) return kg_errf(e, "%s", rp->msg);
+    for (int j = 0; j < nout; j++) memcpy(vals + (size_t)j * (size_t)n, s->shm + p->off[1 + j], (size_t)n * 8);
+    return 0;
 }

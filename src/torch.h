@@ -23,4 +23,22 @@ struct kg_torch_decoy {
 
 int kg_torch_decoy(struct kg_session *s, struct kg_torch_decoy *d, struct kg_err *e);
 
+/* KernelBench's own test (kg_session_baseline for a pair), in a fresh worker that runs the
+ * reference and then the candidate in one process, as that harness does. */
+int kg_torch_standard(struct kg_session *s, double tol, char *why, size_t n);
+
+/* Case k, too large to ship, run by the oracle worker (the reference in the problem's dtype)
+ * or the candidate's, with the inputs drawn on the device: the nout outputs at the n flat
+ * indices idx, into vals[j * n + i]. On failure rp says what the worker answered. */
+int kg_torch_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n, int nout,
+                    double *vals, struct kg_reply *rp, struct kg_err *e);
+
+/* The torch runner's path: $KGATE_TORCH_RUNNER, or the embedded copy written into the cache. */
+int kg_torch_runner_path(const char *cache, char *out, size_t n, struct kg_err *e);
+
+/* Starts a PyTorch fork server (torch_runner.py --zygote) under a fresh socket name, written
+ * into name; stop it with kg_worker_stop(z). */
+int kg_torch_zygote(struct kg_worker *z, const char *python, const char *runner_py, char *name, size_t n,
+                    struct kg_err *e);
+
 #endif

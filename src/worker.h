@@ -14,6 +14,7 @@ struct kg_worker {
     pid_t pid;
     int fd;     /* SOCK_SEQPACKET to the worker */
     int log_fd; /* memfd holding the worker's stdout and stderr */
+    bool foreign; /* forked by a zygote, not our child: its wait status comes in its log */
 };
 
 /* Starts argv (argv[0] the program: `kgate __worker 3`, or `python3 torch_runner.py 3`) with
@@ -24,6 +25,13 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e);
  * with rp filled when a reply came; otherwise kills the worker, fills rp->status with
  * KG_WS_CRASH or KG_WS_TIMEOUT and rp->msg with what happened, and returns -1. */
 int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout);
+
+/* A zygote (`python3 torch_runner.py --zygote NAME`, started by kg_zygote_start) forks fresh
+ * torch workers on request: kg_worker_spawn_zygote connects to the abstract socket NAME, hands
+ * over the new worker's socket and log with this process's environment, and gets its pid.
+ * The zygote lives until its own worker handle is stopped (or this process dies). */
+int kg_zygote_start(struct kg_worker *z, char *const argv[], const char *name, struct kg_err *e);
+int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err *e);
 
 bool kg_worker_alive(const struct kg_worker *w);
 void kg_worker_stop(struct kg_worker *w);

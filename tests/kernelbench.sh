@@ -81,6 +81,27 @@ for line in open(store):
 sys.exit(1 if bad else 0)
 PY
 
+# broken candidates: a crash and a hang are verdicts (error, per gate), never a crash of kgate, and
+# leave no worker behind (workers are forked by a per-check PyTorch fork server named after the
+# judge's pid); a candidate that does not parse is exit 2 naming its file and line
+"$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/crash_segv_relu.py" --python "$py" --gates structure,determinism \
+    > "$t/crash.out" 2>&1
+check test $? -eq 1
+check grep -q "signal 11" "$t/crash.out"
+check grep -q "^verdict: error" "$t/crash.out"
+"$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/hang_loop_relu.py" --python "$py" --gates structure --timeout 2 \
+    > "$t/hang.out" 2>&1 &
+hpid=$!
+wait $hpid
+check test $? -eq 1
+check grep -q "no answer within 2 s" "$t/hang.out"
+sleep 1
+check test -z "$(pgrep -f "kgate-zygote-$hpid-" || true)"
+"$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/syntax_error_relu.py" --python "$py" > "$t/syntax.out" 2>&1
+check test $? -eq 2
+check grep -q "syntax_error_relu.py:8: .*SyntaxError" "$t/syntax.out"
+echo "broken candidates: crash, hang and syntax error reported"
+
 # kill -9 in the middle, then --resume: every pair exactly once
 set -- --pair "$kb/problems/relu.py:$kb/candidates/nan_fmax_relu.py" --pair "$kb/problems/relu.py:$kb/candidates/ok_torch_relu.py" \
     --pair "$kb/problems/gelu.py:$kb/candidates/fastmath_tanh_gelu.py"
