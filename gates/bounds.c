@@ -38,7 +38,7 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
     struct kg_exec x[3];
     int n = 0, rc = 0;
     for (; n < 3; n++) {
-        struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = pats[n]};
+        struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = pats[n], .flags = KG_RUN_CANARY};
         kg_exec(s, k, &in, &o, &x[n]);
         if (x[n].status == KG_WS_REFUSED) { /* a shape the kernel declines: nothing to check */
             n++;
@@ -86,6 +86,22 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "case", id, "buffer", a->name, "bytes_changed",
                                                   (json_int_t)x[r].guard_bad[i], "first_offset", (json_int_t)f,
                                                   "last_offset", (json_int_t)l));
+            rc = 1;
+            goto out;
+        }
+    /* a pair's outputs are allocated by the candidate: the worker watched the free memory around them */
+    for (int r = 0; r < 3 && s->runner == KG_RUNNER_TORCH; r++)
+        if (x[r].code & KG_RUN_OUT_OOB_WRITE) {
+            kg_verdict_set(v, KG_FAIL, "%s", x[r].msg);
+            kg_verdict_detail(v, "Every free block of PyTorch's caching allocator was filled with a canary before the "
+                                 "call and checked after it, leaving out whatever was allocated during the call: "
+                                 "these bytes belonged to no tensor. Under KernelBench they land in free space or "
+                                 "in an earlier output no longer compared, so its test passes; in a model they "
+                                 "corrupt the next tensor allocated there.");
+            v->ev.valid = true;
+            kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
+            kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+            json_array_append_new(list, json_pack("{s:s,s:s}", "case", id, "outside_tensors", x[r].msg));
             rc = 1;
             goto out;
         }
@@ -160,7 +176,10 @@ const struct kg_gate kg_gate_bounds = {
         "out-of-bounds read. Catches missing tail checks, rounded-up grids, vectorised loads past the end.\n"
         "Tolerance-free: bytes changed or they did not.",
     .explain_python =
-        "KernelBench format: tensors are allocated inside larger guarded allocations; writes outside the\n"
-        "view show in the guard region.",
+        "KernelBench format: inputs are views inside larger guarded allocations; writes outside the view\n"
+        "show in the guard region. Outputs are allocated by the candidate, so on the GPU every free block\n"
+        "of PyTorch's caching allocator is set to the guard byte before the call and checked after it\n"
+        "(minus whatever the call allocated, from the allocator's history): a changed byte there is a\n"
+        "write past the end of an output (torch.empty + a grid rounded up).",
     .run = run,
 };

@@ -2,10 +2,14 @@
  * the contract claims (nominal, declared sweep, 16x larger), the launch must succeed and be
  * checked, and the resources the kernel really uses (registers, shared and local memory) are
  * read back from the driver. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "rng.h"
 #include "session.h"
+#include "torch.h"
 
 /* Why case k's launch cannot run on this device, or NULL. */
 static const char *launch_problem(const struct kg_case *k, const struct kg_dev_info *d, const struct kg_func_attrs *f,
@@ -37,8 +41,214 @@ static const char *launch_problem(const struct kg_case *k, const struct kg_dev_i
     return NULL;
 }
 
+/* ---- KernelBench pairs: indexing past 2^31 elements -------------------------------------------- */
+
+#define BIG ((int64_t)1 << 31)
+#define MAX_BIG_BYTES ((int64_t)24 << 30) /* a GPU shared by several checks keeps room for the others */
+
+/* The most elements of any tensor of k. */
+static int64_t max_numel(const struct kg_case *k)
+{
+    int64_t m = 0;
+    for (int i = 0; i < k->c->nargs; i++)
+        if (k->c->args[i].kind == KG_ARG_TENSOR && k->numel[i] > m) m = k->numel[i];
+    return m;
+}
+
+/* The fewest elements of any output of k (the sampled positions must exist in each). */
+static int64_t min_out_numel(const struct kg_case *k)
+{
+    int64_t m = -1;
+    for (int i = 0; i < k->c->nargs; i++)
+        if (kg_arg_is_output(&k->c->args[i]) && (m < 0 || k->numel[i] < m)) m = k->numel[i];
+    return m;
+}
+
+static int64_t total_bytes(const struct kg_case *k)
+{
+    int64_t b = 0;
+    for (int i = 0; i < k->c->nargs; i++)
+        if (k->c->args[i].kind == KG_ARG_TENSOR) b += k->numel[i] * (int64_t)kg_dtype_size(k->adtype[i]);
+    return b;
+}
+
+/* The nominal case with one constant grown just enough that some tensor has more than 2^31
+ * elements (past the boundary by 2^22, more than any tile); of the constants that can, the one
+ * needing the least memory. false: no constant grows the tensors that far. */
+static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *best)
+{
+    const struct kg_contract *c = s->c;
+    const int64_t want = BIG + ((int64_t)1 << 22);
+    bool found = false, best_batch = false;
+    for (int sym = 0; sym < c->nsyms; sym++) {
+        if (c->fixed[sym] || c->nominal[sym] < 1) continue;
+        int64_t v[KG_MAX_SYMS];
+        memcpy(v, c->nominal, sizeof v);
+        struct kg_case k;
+        struct kg_err e;
+        int64_t lo = v[sym], hi = lo;
+        bool ok = false;
+        for (int it = 0; it < 40 && !ok; it++) {
+            v[sym] = hi;
+            if (kg_case_init(&k, c, v, dt, s->o.seed, KG_DIST_NORMAL, &e)) break;
+            if (max_numel(&k) >= want)
+                ok = true;
+            else {
+                lo = hi;
+                hi *= 2;
+            }
+        }
+        if (!ok) continue;
+        while (hi - lo > 1) {
+            v[sym] = lo + (hi - lo) / 2;
+            if (kg_case_init(&k, c, v, dt, s->o.seed, KG_DIST_NORMAL, &e) == 0 && max_numel(&k) >= want)
+                hi = v[sym];
+            else
+                lo = v[sym];
+        }
+        v[sym] = hi;
+        if (kg_case_init(&k, c, v, dt, s->o.seed, KG_DIST_NORMAL, &e)) continue;
+        /* a batch constant grows no parameters (a model's weights are not in the contract's
+         * byte count): it wins whenever it can; otherwise the fewest bytes */
+        bool batch = strstr(c->sym[sym], "batch") != NULL;
+        if (!found || (batch && !best_batch) || (batch == best_batch && total_bytes(&k) < total_bytes(best))) {
+            *best = k;
+            best_batch = batch;
+        }
+        found = true;
+    }
+    return found;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Flat output positions worth looking at: the start, around 2^31, the end, and a spread. */
+static int sample_indices(int64_t n, uint64_t seed, int64_t *idx)
+{
+    int m = 0;
+    for (int64_t i = 0; i < 256 && i < n; i++) idx[m++] = i;
+    for (int64_t i = BIG - 2048; i < BIG + 2048; i++)
+        if (i >= 0 && i < n) idx[m++] = i;
+    for (int64_t i = n - 1024; i < n; i++)
+        if (i >= 0) idx[m++] = i;
+    for (int i = 0; i < 2048; i++) idx[m++] = (int64_t)((double)n * i / 2048) + (int64_t)kg_rng_below(seed, 77, (uint64_t)i, (uint64_t)(n / 2048 > 0 ? n / 2048 : 1));
+    for (int i = 0; i < m; i++)
+        if (idx[i] >= n) idx[i] = n - 1;
+    qsort(idx, (size_t)m, sizeof *idx, cmp_i64);
+    int u = 0;
+    for (int i = 0; i < m; i++)
+        if (!u || idx[i] != idx[u - 1]) idx[u++] = idx[i];
+    return u;
+}
+
+static void run_pair(struct kg_session *s, struct kg_verdict *v)
+{
+    const struct kg_contract *c = s->c;
+    enum kg_dtype dt = kg_contract_default_dtype(c);
+    struct kg_case k;
+    if (!big_case(s, dt, &k)) {
+        kg_verdict_set(v, KG_SKIP, "no module constant grows a tensor past 2^31 elements");
+        return;
+    }
+    char sh[256], id[384];
+    kg_case_shape_str(&k, sh, sizeof sh);
+    kg_case_id(&k, id, sizeof id);
+    int64_t big = max_numel(&k), bytes = total_bytes(&k);
+    v->extra = json_pack("{s:s,s:I,s:I}", "case", id, "elements", (json_int_t)big, "bytes", (json_int_t)bytes);
+    if (bytes > MAX_BIG_BYTES) {
+        kg_verdict_set(v, KG_SKIP, "the smallest case past 2^31 elements (%s) needs %.1f GB of tensors", sh, bytes / 1e9);
+        return;
+    }
+    int nout = 0;
+    int oarg[KG_MAX_ARGS];
+    for (int i = 0; i < c->nargs; i++)
+        if (kg_arg_is_output(&c->args[i])) oarg[nout++] = i;
+    int64_t nflat = min_out_numel(&k);
+    static int64_t idx[256 + 4096 + 1024 + 2048];
+    int n = sample_indices(nflat, s->o.seed, idx);
+    double *ref = calloc((size_t)n * (size_t)nout, sizeof *ref), *got = calloc((size_t)n * (size_t)nout, sizeof *got);
+    struct kg_reply rp;
+    struct kg_err e;
+    if (!ref || !got) {
+        kg_verdict_set(v, KG_ERROR, "out of memory");
+        goto out;
+    }
+    if (kg_torch_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
+        kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big, e.msg);
+        goto out;
+    }
+    if (kg_torch_sample(s, true, &k, idx, n, nout, got, &rp, &e)) {
+        if (strstr(e.msg, "out of memory")) {
+            kg_verdict_set(v, KG_SKIP, "the candidate ran out of device memory at %s (%lld elements)", sh, (long long)big);
+            goto out;
+        }
+        kg_verdict_set(v, KG_FAIL, "at %s (%lld elements) the candidate failed: %s: %.300s", sh, (long long)big,
+                       kg_wstatus_name((enum kg_wstatus)rp.status), e.msg);
+        kg_verdict_detail(v, "The reference runs at this size; the candidate does not. An illegal address past 2^31 "
+                             "elements is the mark of int32 index arithmetic (blockIdx.x * blockDim.x + threadIdx.x "
+                             "in an int) wrapping to a negative offset.");
+        kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
+        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        goto out;
+    }
+    /* loose on purpose: this gate looks for elements never written or written elsewhere (errors
+     * of order 1); rounding over long reductions is precision's business */
+    double tol = 16 * kg_dtype_eps(dt) > 1e-2 ? 16 * kg_dtype_eps(dt) : 1e-2;
+    int nbad = 0, bj = 0, bi = 0, beyond = 0;
+    for (int j = 0; j < nout; j++) {
+        double ss = 0;
+        int nf = 0;
+        for (int i = 0; i < n; i++)
+            if (isfinite(ref[j * n + i])) ss += ref[j * n + i] * ref[j * n + i], nf++;
+        double rms = nf ? sqrt(ss / nf) : 0;
+        for (int i = 0; i < n; i++) {
+            double r = ref[j * n + i], g = got[j * n + i];
+            bool same = (isnan(r) && isnan(g)) || (isinf(r) && r == g) ||
+                        (isfinite(r) && isfinite(g) && fabs(g - r) <= tol * (fabs(r) + rms));
+            if (same) continue;
+            if (!nbad) bj = j, bi = i;
+            nbad++;
+            beyond += idx[i] >= BIG;
+        }
+    }
+    if (nbad) {
+        int a = oarg[bj];
+        kg_verdict_set(v, KG_FAIL, "at %s (%lld elements): %s flat index %lld = %.9g, the reference %.9g; %d of %d sampled "
+                       "positions wrong, %d of them at or past 2^31",
+                       sh, (long long)big, c->args[a].name, (long long)idx[bi], got[bj * n + bi], ref[bj * n + bi], nbad,
+                       n * nout, beyond);
+        kg_verdict_detail(v, "Outputs were compared at the start, around flat index 2^31, at the end and at a spread of "
+                             "positions (the case is too large to compare whole). Wrong values only past 2^31 are the "
+                             "mark of int32 index arithmetic: the index wraps, so those elements are never written "
+                             "(or written elsewhere). Index with int64_t (or size_t) from blockIdx.x * blockDim.x on.");
+        v->ev.valid = true;
+        kg_strlcpy(v->ev.output, c->args[a].name, sizeof v->ev.output);
+        snprintf(v->ev.index, sizeof v->ev.index, "[flat %lld]", (long long)idx[bi]);
+        v->ev.flat = idx[bi];
+        v->ev.got = got[bj * n + bi];
+        v->ev.expected = ref[bj * n + bi];
+        kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
+        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        goto out;
+    }
+    v->ncases = 1;
+    kg_verdict_set(v, KG_PASS, "correct past 2^31 elements: %d sampled positions at %s (%lld elements, %.1f GB)", n * nout,
+                   sh, (long long)big, bytes / 1e9);
+out:
+    free(ref);
+    free(got);
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    if (s->runner == KG_RUNNER_TORCH) {
+        run_pair(s, v);
+        return;
+    }
     const struct kg_contract *c = s->c;
     const struct kg_dev_info *d = &s->last_load.dev;
     const struct kg_func_attrs *f = &s->last_load.attrs;
@@ -118,7 +328,13 @@ const struct kg_gate kg_gate_limits = {
         "shared-memory tiles too large for the device, launch errors that would go unnoticed. Skips on the\n"
         "host runner. Tolerance-free.",
     .explain_python =
-        "KernelBench format: launch errors inside the candidate must surface (CUDA_LAUNCH_BLOCKING and a\n"
-        "synchronize after the call), and the CUPTI records show each kernel's resources.",
+        "KernelBench format (GPU): indexing past 2^31 elements. One module constant is grown just enough\n"
+        "that a tensor has more than 2^31 + 2^22 elements (the constant needing the least memory; skipped\n"
+        "past 24 GB of tensors). Both workers draw the inputs with get_inputs() on the device (same seed,\n"
+        "same values), the reference runs in the problem's dtype with TF32 off, and the outputs are\n"
+        "compared at ~7000 flat positions (the start, 2^31 +- 2048, the end, a spread), within\n"
+        "max(1e-2, 16 eps) (loose: it looks for elements never written or written elsewhere). A batch\n"
+        "constant is grown when there is one (it grows no weights). Catches int32 index arithmetic: an\n"
+        "illegal address or unwritten elements past 2^31 (also Triton's default int32 offsets).",
     .run = run,
 };

@@ -86,7 +86,11 @@ const struct kg_gate kg_gate_placement = {
         "default-stream ordering. Skips on the host runner. Tolerance-free in what it decides.",
     .explain_python =
         "KernelBench format: ModelNew runs under a non-default current stream while the default stream is\n"
-        "busy; a candidate that launches on a side stream without synchronising returns before its\n"
-        "outputs are written. Outputs must be on the inputs' device.",
+        "busy, and its inputs are produced late on that current stream (~12 ms of GPU sleep, then the\n"
+        "copy that writes them; until then they hold NaN bytes), as when a model's previous layer is still\n"
+        "running. A candidate that launches on its own stream (or the legacy default stream) without\n"
+        "waiting on the caller's reads the NaNs, and the caller reads its outputs before they are written.\n"
+        "KernelBench synchronises the device around every call, which hides both races. Outputs must be\n"
+        "on the inputs' device.",
     .run = run,
 };

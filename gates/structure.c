@@ -98,7 +98,8 @@ const struct kg_gate kg_gate_structure = {
         "contain the right values). Tolerance-free: an element is written or it is not.",
     .explain_python =
         "KernelBench format: the output tensors ModelNew returns must have the reference's shape, dtype and\n"
-        "device; the CUDA caching allocator is filled with sentinels before the call, so an output allocated\n"
-        "with torch.empty and left partly unwritten shows the sentinel.",
+        "device; every free block of the CUDA caching allocator is filled with the sentinel before the call\n"
+        "(whichever block torch.empty hands out, including one that held a previous call's output), so an\n"
+        "output left partly unwritten shows the sentinel.",
     .run = run,
 };
