@@ -20,14 +20,16 @@ for c in "$kb"/candidates/*.py; do
     set -- "$@" "$kb/$(sed -n 's/^# kgate-problem: *//p' "$c"):$c"
 done
 echo "$# pairs; kgate audit with --jobs $jobs --compile-jobs $cjobs"
-TORCH_EXTENSIONS_DIR=$t/seq-ext "$py" "$src/src/bench/kernelbench_seq.py" "$@" > "$t/seq.txt" 2>&1
+# each side starts from empty compile caches: load_inline's and Triton's
+TORCH_EXTENSIONS_DIR=$t/seq-ext TRITON_CACHE_DIR=$t/seq-triton "$py" "$src/src/bench/kernelbench_seq.py" "$@" \
+    > "$t/seq.txt" 2>&1
 tail -n 1 "$t/seq.txt"
 seq_rate=$(sed -n 's/.* = \([0-9]*\) kernels\/hour/\1/p' "$t/seq.txt")
 pairs=""
 for pc in "$@"; do pairs="$pairs --pair $pc"; done
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
-KGATE_CACHE_DIR=$t/kgate-cache "$kgate" audit --store "$t/a.jsonl" --jobs "$jobs" --gpus 1 --compile-jobs "$cjobs" \
+KGATE_CACHE_DIR=$t/kgate-cache TRITON_CACHE_DIR=$t/kgate-triton "$kgate" audit --store "$t/a.jsonl" --jobs "$jobs" --gpus 1 --compile-jobs "$cjobs" \
     --python "$py" $pairs 2> "$t/audit.err"
 end=$(date +%s.%N)
 tail -n 1 "$t/audit.err"
