@@ -2,10 +2,13 @@
  * the contract claims (nominal, declared sweep, 16x larger), the launch must succeed and be
  * checked, and the resources the kernel really uses (registers, shared and local memory) are
  * read back from the driver. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "rng.h"
 #include "session.h"
@@ -171,12 +174,20 @@ static void run_pair(struct kg_session *s, struct kg_verdict *v)
     static int64_t idx[256 + 4096 + 1024 + 2048];
     int n = sample_indices(nflat, s->o.seed, idx);
     double *ref = calloc((size_t)n * (size_t)nout, sizeof *ref), *got = calloc((size_t)n * (size_t)nout, sizeof *got);
+    int lock_fd = -1;
     struct kg_reply rp;
     struct kg_err e;
     if (!ref || !got) {
         kg_verdict_set(v, KG_ERROR, "out of memory");
         goto out;
     }
+    /* checks sharing a GPU (kgate audit --jobs) take turns at this size: two at once could
+     * exhaust its memory and turn an ordinary run of a third check into an error */
+    char lock_path[2300];
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    snprintf(lock_path, sizeof lock_path, "%s/limits-gpu-%s.lock", s->cache, vis && *vis ? vis : "all");
+    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
     if (kg_torch_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
         kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big, e.msg);
         goto out;
@@ -239,6 +250,7 @@ static void run_pair(struct kg_session *s, struct kg_verdict *v)
     kg_verdict_set(v, KG_PASS, "correct past 2^31 elements: %d sampled positions at %s (%lld elements, %.1f GB)", n * nout,
                    sh, (long long)big, bytes / 1e9);
 out:
+    if (lock_fd >= 0) close(lock_fd); /* releases the lock */
     free(ref);
     free(got);
 }
@@ -334,7 +346,8 @@ const struct kg_gate kg_gate_limits = {
         "same values), the reference runs in the problem's dtype with TF32 off, and the outputs are\n"
         "compared at ~7000 flat positions (the start, 2^31 +- 2048, the end, a spread), within\n"
         "max(1e-2, 16 eps) (loose: it looks for elements never written or written elsewhere). A batch\n"
-        "constant is grown when there is one (it grows no weights). Catches int32 index arithmetic: an\n"
+        "constant is grown when there is one (it grows no weights); checks sharing a GPU take turns at\n"
+        "this size (a lock file per GPU). Catches int32 index arithmetic: an\n"
         "illegal address or unwritten elements past 2^31 (also Triton's default int32 offsets).",
     .run = run,
 };
