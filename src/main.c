@@ -376,7 +376,10 @@ static int cmd_check(int argc, char **argv, bool demo)
 
 static int cmd_audit(int argc, char **argv)
 {
-    struct audit_opts o = {.jobs = 1, .compile_jobs = 2, .limit = 900, .run_timeout = 60, .seed = 1};
+    /* compiles ahead on half the cores: a load_inline build runs its C++ and CUDA halves at once */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    struct audit_opts o = {.jobs = 1, .compile_jobs = ncpu > 3 ? (int)(ncpu / 2) : 1, .limit = 900, .run_timeout = 60,
+                           .seed = 1};
     char *pairs[4096];
     static const struct opt aopts[] = {
         {"store", 1, 's', "OUT.jsonl", "the JSONL store results are appended to (required)"},
@@ -388,7 +391,7 @@ static int cmd_audit(int argc, char **argv)
         {"shard", 1, 'S', "I/N", "only pairs I, I+N, I+2N, ... (sorted by id): split a corpus across machines"},
         {"jobs", 1, 'J', "N", "pairs checked at once (default 1; with --gpus, one per GPU)"},
         {"gpus", 1, 'G', "N", "GPUs to use: one check per GPU (CUDA_VISIBLE_DEVICES)"},
-        {"compile-jobs", 1, 'C', "N", "candidates compiled ahead on the CPU cores (default 2)"},
+        {"compile-jobs", 1, 'C', "N", "candidates compiled ahead on the CPU cores (default: half the cores)"},
         {"limit", 1, 'L', "SECONDS", "time limit of one pair (default 900)"},
         {"timeout", 1, 'T', "SECONDS", "time limit of one kernel run inside a check (default 60)"},
         {"tolerance", 1, 'k', "K", "calibration factor (default 2; the report sweeps k anyway)"},
