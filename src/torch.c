@@ -31,15 +31,27 @@ static void set_syms(struct kg_req_problem *p, const struct kg_contract *c, cons
     }
 }
 
-/* DESCRIBE at the given constants (nsym 0: the module's own); the JSON document or NULL. */
-static json_t *describe(struct kg_session *s, int nsym, char names[][KG_NAME_MAX], const int64_t *values,
-                        struct kg_err *e)
+/* A request about the problem at case k's constants and seed (k NULL: the module's own); one
+ * static request, filled in by the caller and sent before the next is made. */
+static struct kg_req *problem_req(enum kg_cmd cmd, const struct kg_case *k)
 {
     static struct kg_req rq;
     memset(&rq, 0, sizeof rq);
     rq.magic = KG_PROTO_MAGIC;
-    rq.cmd = KG_CMD_DESCRIBE;
-    struct kg_req_problem *p = &rq.u.problem;
+    rq.cmd = cmd;
+    if (k) {
+        set_syms(&rq.u.problem, k->c, k->sym);
+        rq.u.problem.seed = k->seed;
+    }
+    return &rq;
+}
+
+/* DESCRIBE at the given constants (nsym 0: the module's own); the JSON document or NULL. */
+static json_t *describe(struct kg_session *s, int nsym, char names[][KG_NAME_MAX], const int64_t *values,
+                        struct kg_err *e)
+{
+    struct kg_req *rq = problem_req(KG_CMD_DESCRIBE, NULL);
+    struct kg_req_problem *p = &rq->u.problem;
     p->nsym = nsym;
     for (int i = 0; i < nsym; i++) {
         kg_strlcpy(p->sym_names[i], names[i], KG_NAME_MAX);
@@ -48,7 +60,7 @@ static json_t *describe(struct kg_session *s, int nsym, char names[][KG_NAME_MAX
     if (kg_session_shm(s, 4u << 20, e)) return NULL;
     p->shm_size = s->shm_size;
     struct kg_reply rp;
-    if (kg_session_call(s, &s->oracle, &rq, &rp) || rp.status != KG_WS_OK) {
+    if (kg_session_call(s, &s->oracle, rq, &rp) || rp.status != KG_WS_OK) {
         kg_errf(e, "%s: %s", s->c->problem_path, rp.msg);
         return NULL;
     }
@@ -515,13 +527,8 @@ static void transform(const struct kg_case *k, struct kg_inputs *in)
 int kg_torch_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
 {
     memset(in, 0, sizeof *in);
-    static struct kg_req rq;
-    memset(&rq, 0, sizeof rq);
-    rq.magic = KG_PROTO_MAGIC;
-    rq.cmd = KG_CMD_INPUTS;
-    struct kg_req_problem *p = &rq.u.problem;
-    set_syms(p, k->c, k->sym);
-    p->seed = k->seed;
+    struct kg_req *rq = problem_req(KG_CMD_INPUTS, k);
+    struct kg_req_problem *p = &rq->u.problem;
     p->dist = k->dist;
     uint64_t off = 0;
     int n = 0;
@@ -538,7 +545,7 @@ int kg_torch_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inp
     p->shm_size = off ? off : 4096;
     if (kg_session_shm(s, p->shm_size, e)) return -1;
     struct kg_reply rp;
-    if (kg_session_call(s, &s->oracle, &rq, &rp) || rp.status != KG_WS_OK) {
+    if (kg_session_call(s, &s->oracle, rq, &rp) || rp.status != KG_WS_OK) {
         char id[384];
         kg_case_id(k, id, sizeof id);
         return kg_errf(e, "%s: get_inputs() at %s: %s", k->c->problem_path, id, rp.msg);
@@ -672,12 +679,9 @@ int kg_torch_standard(struct kg_session *s, double tol, char *why, size_t n)
                  rp.msg);
         return -1;
     }
-    struct kg_req rq;
-    memset(&rq, 0, sizeof rq);
-    rq.magic = KG_PROTO_MAGIC;
-    rq.cmd = KG_CMD_STANDARD;
-    rq.u.problem.tol = tol;
-    int rc = kg_worker_call(&cl.w, &rq, -1, &rp, 5 * s->o.timeout + 60);
+    struct kg_req *rq = problem_req(KG_CMD_STANDARD, NULL);
+    rq->u.problem.tol = tol;
+    int rc = kg_worker_call(&cl.w, rq, -1, &rp, 5 * s->o.timeout + 60);
     kg_worker_stop(&cl.w);
     if (!rc && rp.status == KG_WS_OK) {
         snprintf(why, n, "%s", rp.msg);
@@ -691,13 +695,8 @@ int kg_torch_standard(struct kg_session *s, double tol, char *why, size_t n)
 int kg_torch_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n, int nout,
                     double *vals, struct kg_reply *rp, struct kg_err *e)
 {
-    static struct kg_req rq;
-    memset(&rq, 0, sizeof rq);
-    rq.magic = KG_PROTO_MAGIC;
-    rq.cmd = KG_CMD_SAMPLE;
-    struct kg_req_problem *p = &rq.u.problem;
-    set_syms(p, k->c, k->sym);
-    p->seed = k->seed;
+    struct kg_req *rq = problem_req(KG_CMD_SAMPLE, k);
+    struct kg_req_problem *p = &rq->u.problem;
     p->ntensor = nout;
     uint64_t page = 4096, each = ((uint64_t)n * 8 + page - 1) / page * page;
     p->off[0] = 0;
@@ -709,7 +708,7 @@ int kg_torch_sample(struct kg_session *s, bool candidate, const struct kg_case *
     struct kg_client *cl = candidate ? kg_session_client(s, k->dtype, rp) : &s->oracle;
     if (!cl) return kg_errf(e, "the candidate's worker did not start: %s", rp->msg);
     if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
-    int rc = kg_worker_call(&cl->w, &rq, s->shm_fd, rp, 120);
+    int rc = kg_worker_call(&cl->w, rq, s->shm_fd, rp, 120);
     if (rc || rp->status != KG_WS_OK) return kg_errf(e, "%s", rp->msg);
     for (int j = 0; j < nout; j++) memcpy(vals + (size_t)j * (size_t)n, s->shm + p->off[1 + j], (size_t)n * 8);
     return 0;
