@@ -2,11 +2,14 @@
 kgate's audit benchmark (src/bench/audit_bench.sh). For each PROBLEM:CANDIDATE pair, in a fresh
 process as KernelBench runs it: import (compile) the candidate, build Model and ModelNew with
 seed 42, then 5 trials of get_inputs() with seeds drawn from a generator seeded 42, a shape
-check and torch.allclose(atol=rtol=1e-2). Prints one line per pair and the rate.
-    python3 kernelbench_seq.py PROBLEM.py:CANDIDATE.py ...
+check and torch.allclose(atol=rtol=1e-2). Prints one line per pair and the rate (the sum of the
+pairs' wall times, process start included).
+    python3 kernelbench_seq.py [--store FILE.jsonl] PROBLEM.py:CANDIDATE.py ...
+With --store, each pair's result is appended as it finishes and pairs already there are skipped,
+so a corpus can be measured over several sittings (the device gives 10 minutes a call).
 """
-import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -53,15 +56,35 @@ print(json.dumps(res))
 '''
 
 
-def main(pairs):
-    t0 = time.time()
-    for pc in pairs:
+def main(argv):
+    store = None
+    if len(argv) >= 2 and argv[0] == "--store":
+        store, argv = argv[1], argv[2:]
+    done = {}
+    if store and os.path.exists(store):  # resume: a corpus longer than one sitting
+        for line in open(store):
+            try:
+                r = json.loads(line)
+                done[r["pair"]] = r
+            except ValueError:
+                pass
+    out = open(store, "a") if store else None
+    for pc in argv:
+        if pc in done:
+            continue
         prob, cand = pc.split(":", 1)
+        t0 = time.time()
         p = subprocess.run([sys.executable, "-c", ONE, prob, cand], capture_output=True, text=True)
+        wall = time.time() - t0
         line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else json.dumps({"error": p.stderr[-200:]})
         print("%s %s" % (cand.rsplit("/", 1)[-1], line), flush=True)
-    el = time.time() - t0
-    print("sequential KernelBench-style: %d kernels in %.1f s = %.0f kernels/hour" % (len(pairs), el, len(pairs) / el * 3600))
+        done[pc] = {"pair": pc, "wall": wall, "result": json.loads(line)}
+        if out:
+            out.write(json.dumps(done[pc]) + "\n")
+            out.flush()
+    el = sum(done[pc]["wall"] for pc in argv if pc in done)
+    n = sum(1 for pc in argv if pc in done)
+    print("sequential KernelBench-style: %d kernels in %.1f s = %.0f kernels/hour" % (n, el, n / el * 3600 if el else 0))
 
 
 if __name__ == "__main__":
