@@ -891,6 +891,10 @@ def serve(fd):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
     w = Worker()
     size = C.sizeof(Req)
+    # the judge's shared memory stays mapped between requests (mapping it afresh each time cost a
+    # page fault per page per request); a new memfd (the judge grew it) is mapped anew. Each worker
+    # gets its own memfd, so what stays mapped here is only this worker's own traffic.
+    mapped = None  # ((st_dev, st_ino), mmap)
     while True:
         try:
             data, anc, _, _ = sock.recvmsg(size, socket.CMSG_SPACE(4))
@@ -919,7 +923,16 @@ def serve(fd):
             sizes = {RUN: req.u.run.shm_size, ORACLE: req.u.oracle.shm_size, DESCRIBE: req.u.problem.shm_size,
                      INPUTS: req.u.problem.shm_size, SAMPLE: req.u.problem.shm_size}
             if req.cmd in sizes and shm_fd >= 0 and sizes[req.cmd]:
-                shm = mmap.mmap(shm_fd, sizes[req.cmd])
+                st = os.fstat(shm_fd)
+                key = (st.st_dev, st.st_ino)
+                if mapped is None or mapped[0] != key or len(mapped[1]) < sizes[req.cmd]:
+                    if mapped is not None:
+                        try:
+                            mapped[1].close()
+                        except BufferError:  # a tensor still views it; it goes when the tensor does
+                            pass
+                    mapped = (key, mmap.mmap(shm_fd, max(st.st_size, sizes[req.cmd])))
+                shm = mapped[1]
             if req.cmd == LOAD:
                 rep.status = w.load(req, rep)
             elif w.torch is None:
@@ -949,11 +962,6 @@ def serve(fd):
             rep.msg = msg.encode()[:4095]
             dead = cuda_dead
         finally:
-            if shm is not None:
-                try:
-                    shm.close()
-                except BufferError:  # a tensor still views it; dropped with the process
-                    pass
             if shm_fd >= 0:
                 os.close(shm_fd)
         sys.stdout.flush()

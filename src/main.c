@@ -4,6 +4,7 @@
  * place options are defined. Only this file exits. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,6 +498,10 @@ int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "__layout")) return kg_proto_layout(stdout);
+    /* the judge allocates and frees tensors of a few MB per run, hundreds of times a check: keep
+     * them in the heap instead of fresh mmaps that fault in every page again each time */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (argc < 2) {
 #ifdef KG_HAVE_TUI
         if (isatty(0) && isatty(1)) return kg_tui_main(NULL, false);

@@ -114,25 +114,42 @@ int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *r
 {
     if (kg_client_start(s, cl, rp)) return -1;
     double timeout = rq->cmd == KG_CMD_ORACLE ? 600 : s->o.timeout;
-    return kg_worker_call(&cl->w, rq, s->shm_fd, rp, timeout);
+    return kg_worker_call(&cl->w, rq, cl == &s->oracle ? s->oshm_fd : s->shm_fd, rp, timeout);
+}
+
+/* Grows one shared region to at least size bytes (a new memfd: a worker that maps the old one
+ * keeps a valid mapping of memory no longer used). */
+static int shm_ensure(int *fd, uint8_t **mem, uint64_t *have, uint64_t size, struct kg_err *e)
+{
+    if (size <= *have && *mem) return 0;
+    /* at least double: the shapes gate grows its cases one after another, and every new memfd
+     * costs a page fault per page on both sides */
+    uint64_t want = size < 2 * *have ? 2 * *have : size;
+    if (want < (1u << 20)) want = 1u << 20;
+    if (*mem) munmap(*mem, *have);
+    if (*fd >= 0) close(*fd);
+    *mem = NULL;
+    *have = 0;
+    *fd = memfd_create("kgate-shm", MFD_CLOEXEC);
+    if (*fd < 0) return kg_errf(e, "memfd_create: %s", strerror(errno));
+    if (ftruncate(*fd, (off_t)want))
+        return kg_errf(e, "cannot size shared memory to %llu bytes: %s", (unsigned long long)want, strerror(errno));
+    void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (p == MAP_FAILED)
+        return kg_errf(e, "mmap of %llu bytes of shared memory: %s", (unsigned long long)want, strerror(errno));
+    *mem = p;
+    *have = want;
+    return 0;
 }
 
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e)
 {
-    if (size <= s->shm_size && s->shm) return 0;
-    uint64_t want = size < (1u << 20) ? (1u << 20) : size;
-    if (s->shm) munmap(s->shm, s->shm_size);
-    if (s->shm_fd >= 0) close(s->shm_fd);
-    s->shm = NULL;
-    s->shm_size = 0;
-    s->shm_fd = memfd_create("kgate-shm", MFD_CLOEXEC);
-    if (s->shm_fd < 0) return kg_errf(e, "memfd_create: %s", strerror(errno));
-    if (ftruncate(s->shm_fd, (off_t)want)) return kg_errf(e, "cannot size shared memory to %llu bytes: %s", (unsigned long long)want, strerror(errno));
-    void *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, s->shm_fd, 0);
-    if (p == MAP_FAILED) return kg_errf(e, "mmap of %llu bytes of shared memory: %s", (unsigned long long)want, strerror(errno));
-    s->shm = p;
-    s->shm_size = want;
-    return 0;
+    return shm_ensure(&s->shm_fd, &s->shm, &s->shm_size, size, e);
+}
+
+int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e)
+{
+    return shm_ensure(&s->oshm_fd, &s->oshm, &s->oshm_size, size, e);
 }
 
 static int load_error(struct kg_session *s, const struct kg_reply *rp, struct kg_err *e)
@@ -164,7 +181,7 @@ int kg_session_open(struct kg_session **out, const char *path, const struct kg_s
         kg_errf(e, "out of memory");
         return KG_EXIT_INTERNAL;
     }
-    s->shm_fd = -1;
+    s->shm_fd = s->oshm_fd = -1;
     s->oracle.w.pid = -1;
     s->zyg.pid = -1;
     s->o = *o;
@@ -246,6 +263,8 @@ void kg_session_close(struct kg_session *s)
     }
     if (s->shm) munmap(s->shm, s->shm_size);
     if (s->shm_fd >= 0) close(s->shm_fd);
+    if (s->oshm) munmap(s->oshm, s->oshm_size);
+    if (s->oshm_fd >= 0) close(s->oshm_fd);
     kg_contract_free(s->c);
     free(s);
 }

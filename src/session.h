@@ -77,9 +77,12 @@ struct kg_session {
     enum kg_dtype cand_dtype[KG_MAX_DTYPES + 1];
     int ncand;
     struct kg_client oracle;
-    int shm_fd;
+    int shm_fd; /* the candidate's runs */
     uint64_t shm_size;
     uint8_t *shm;
+    int oshm_fd; /* the oracle worker's own: a candidate never holds a descriptor of memory that an */
+    uint64_t oshm_size; /* expected output has passed through */
+    uint8_t *oshm;
     /* time spent, for the benchmark and --verbose */
     double t_compile, t_oracle, t_run, t_total;
     int nruns;
@@ -125,6 +128,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
 struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, struct kg_reply *rp);
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
+int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e);
 void kg_session_restart(struct kg_session *s, struct kg_client *cl);
 int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp);
 

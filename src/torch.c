@@ -57,19 +57,19 @@ static json_t *describe(struct kg_session *s, int nsym, char names[][KG_NAME_MAX
         kg_strlcpy(p->sym_names[i], names[i], KG_NAME_MAX);
         p->sym_values[i] = values[i];
     }
-    if (kg_session_shm(s, 4u << 20, e)) return NULL;
-    p->shm_size = s->shm_size;
+    if (kg_session_oshm(s, 4u << 20, e)) return NULL;
+    p->shm_size = s->oshm_size;
     struct kg_reply rp;
     if (kg_session_call(s, &s->oracle, rq, &rp) || rp.status != KG_WS_OK) {
         kg_errf(e, "%s: %s", s->c->problem_path, rp.msg);
         return NULL;
     }
-    if (rp.code <= 0 || (uint64_t)rp.code >= s->shm_size) {
+    if (rp.code <= 0 || (uint64_t)rp.code >= s->oshm_size) {
         kg_errf(e, "%s: the torch runner returned no description", s->c->problem_path);
         return NULL;
     }
     json_error_t je;
-    json_t *doc = json_loadb((const char *)s->shm, (size_t)rp.code, 0, &je);
+    json_t *doc = json_loadb((const char *)s->oshm, (size_t)rp.code, 0, &je);
     if (!doc) kg_errf(e, "%s: unreadable description from the torch runner: %s", s->c->problem_path, je.text);
     return doc;
 }
@@ -413,7 +413,7 @@ int kg_session_open_pair(struct kg_session **out, const char *problem, const cha
     double t0 = kg_now();
     s->c = c;
     s->o = *o;
-    s->shm_fd = -1;
+    s->shm_fd = s->oshm_fd = -1;
     s->oracle.w.pid = -1;
     s->zyg.pid = -1;
     s->runner = KG_RUNNER_TORCH;
@@ -543,7 +543,7 @@ int kg_torch_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inp
     }
     p->ntensor = n;
     p->shm_size = off ? off : 4096;
-    if (kg_session_shm(s, p->shm_size, e)) return -1;
+    if (kg_session_oshm(s, p->shm_size, e)) return -1;
     struct kg_reply rp;
     if (kg_session_call(s, &s->oracle, rq, &rp) || rp.status != KG_WS_OK) {
         char id[384];
@@ -559,7 +559,7 @@ int kg_torch_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inp
                 kg_inputs_free(in);
                 return kg_errf(e, "out of memory for input %s", a->name);
             }
-            memcpy(in->t[i].data, s->shm + p->off[n], p->bytes[n]);
+            memcpy(in->t[i].data, s->oshm + p->off[n], p->bytes[n]);
         }
         n++;
     }
@@ -612,13 +612,13 @@ int kg_torch_oracle(struct kg_session *s, const struct kg_case *k, const struct 
         kg_strlcpy(o->sym_names[i], k->c->sym[i], KG_NAME_MAX);
         o->sym_values[i] = k->sym[i];
     }
-    if (kg_session_shm(s, o->shm_size, e)) return -1;
+    if (kg_session_oshm(s, o->shm_size, e)) return -1;
     int q = 0;
     for (int i = 0; i < k->c->nargs; i++) {
         const struct kg_arg *a = &k->c->args[i];
         if (a->io != KG_IN) continue;
         if (a->kind == KG_ARG_TENSOR) {
-            double *d = (double *)(s->shm + o->in[q].off);
+            double *d = (double *)(s->oshm + o->in[q].off);
             for (int64_t x = 0; x < in->t[i].numel; x++) d[x] = kg_load(in->t[i].dtype, in->t[i].data, x);
         }
         q++;
@@ -626,7 +626,7 @@ int kg_torch_oracle(struct kg_session *s, const struct kg_case *k, const struct 
     struct kg_reply rp;
     if (kg_session_call(s, &s->oracle, &rq, &rp) || rp.status != KG_WS_OK)
         return kg_errf(e, "%s: the reference Model failed: %s", k->c->problem_path, rp.msg);
-    for (j = 0; j < nout; j++) memcpy(out[j]->data, s->shm + o->out[j].off, (size_t)out[j]->numel * 8);
+    for (j = 0; j < nout; j++) memcpy(out[j]->data, s->oshm + o->out[j].off, (size_t)out[j]->numel * 8);
     return 0;
 }
 
@@ -703,13 +703,15 @@ int kg_torch_sample(struct kg_session *s, bool candidate, const struct kg_case *
     p->bytes[0] = (uint64_t)n * 8;
     for (int j = 0; j < nout; j++) p->off[1 + j] = each * (uint64_t)(1 + j);
     p->shm_size = each * (uint64_t)(1 + nout);
-    if (kg_session_shm(s, p->shm_size, e)) return -1;
-    memcpy(s->shm, idx, (size_t)n * 8);
+    /* each worker its own memory: the reference's values never pass through the candidate's */
+    if (candidate ? kg_session_shm(s, p->shm_size, e) : kg_session_oshm(s, p->shm_size, e)) return -1;
+    uint8_t *mem = candidate ? s->shm : s->oshm;
+    memcpy(mem, idx, (size_t)n * 8);
     struct kg_client *cl = candidate ? kg_session_client(s, k->dtype, rp) : &s->oracle;
     if (!cl) return kg_errf(e, "the candidate's worker did not start: %s", rp->msg);
     if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
-    int rc = kg_worker_call(&cl->w, rq, s->shm_fd, rp, 120);
+    int rc = kg_worker_call(&cl->w, rq, candidate ? s->shm_fd : s->oshm_fd, rp, 120);
     if (rc || rp->status != KG_WS_OK) return kg_errf(e, "%s", rp->msg);
-    for (int j = 0; j < nout; j++) memcpy(vals + (size_t)j * (size_t)n, s->shm + p->off[1 + j], (size_t)n * 8);
+    for (int j = 0; j < nout; j++) memcpy(vals + (size_t)j * (size_t)n, mem + p->off[1 + j], (size_t)n * 8);
     return 0;
 }

@@ -37,12 +37,12 @@ int kg_custom_oracle(struct kg_session *s, const struct kg_case *k, const struct
         kg_strlcpy(o->sym_names[i], k->c->sym[i], KG_NAME_MAX);
         o->sym_values[i] = k->sym[i];
     }
-    if (kg_session_shm(s, o->shm_size, e)) return -1;
-    for (int j = 0; j < nin; j++) memcpy(s->shm + o->in[j].off, in[j]->data, (size_t)in[j]->numel * 8);
-    for (int j = 0; j < nout; j++) memset(s->shm + o->out[j].off, 0, (size_t)out[j]->numel * 8);
+    if (kg_session_oshm(s, o->shm_size, e)) return -1;
+    for (int j = 0; j < nin; j++) memcpy(s->oshm + o->in[j].off, in[j]->data, (size_t)in[j]->numel * 8);
+    for (int j = 0; j < nout; j++) memset(s->oshm + o->out[j].off, 0, (size_t)out[j]->numel * 8);
     struct kg_reply rp;
     if (kg_session_call(s, &s->oracle, &rq, &rp) || rp.status != KG_WS_OK)
         return kg_errf(e, "%s:%d: oracle %s: %s", k->c->path, k->c->line_op, k->c->oracle_func, rp.msg);
-    for (int j = 0; j < nout; j++) memcpy(out[j]->data, s->shm + o->out[j].off, (size_t)out[j]->numel * 8);
+    for (int j = 0; j < nout; j++) memcpy(out[j]->data, s->oshm + o->out[j].off, (size_t)out[j]->numel * 8);
     return 0;
 }
