@@ -1,6 +1,7 @@
 /* audit.c: `kgate audit` judges a corpus of KernelBench-format pairs. Each pair is checked by a
  * child `kgate check --ref` (its own workers, its own crash domain, a time limit), a pool of
- * children compiles the next candidates ahead on the CPU cores, and every finished pair is
+ * children builds the candidates that need a build (load_inline) first, on the CPU cores, while
+ * the checks take what is ready; every finished pair is
  * appended to a JSONL store with fsync, so `--resume` after a kill -9 loses only the pairs
  * that were in flight. `kgate audit-merge` joins the stores of shards. */
 #include "audit.h"
@@ -269,6 +270,18 @@ static int append(int fd, json_t *rec)
 
 /* ---- the scheduler --------------------------------------------------------------------------- */
 
+/* Whether the candidate compiles an extension when imported (load_inline, cpp_extension): the
+ * build can run ahead on the CPU cores. Triton compiles at first launch, inside the check. */
+static bool needs_build(const char *path)
+{
+    size_t n = 0;
+    struct kg_err e;
+    char *src = kg_read_file(path, &n, &e);
+    bool b = src && (strstr(src, "load_inline") || strstr(src, "cpp_extension"));
+    free(src);
+    return b;
+}
+
 struct job {
     pid_t pid;
     int row;
@@ -468,32 +481,39 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     }
     int nslots = o->jobs + o->compile_jobs;
     struct job *jobs = calloc((size_t)nslots, sizeof *jobs);
-    bool *compiled = calloc((size_t)(ntodo ? ntodo : 1), sizeof *compiled);
-    int next = 0, next_compile = 0, finished = 0, viol = 0, running = 0, compiling = 0;
+    /* Candidates with a build step (load_inline: ~1 minute of compiler each) are built first, on
+     * the compile slots, while the check slots take whatever is ready: a candidate without a
+     * build, or one whose build is done. A check never waits on a build while other work is
+     * ready, and the audit does not end on a long tail of builds. */
+    enum { NO_BUILD, TO_BUILD, BUILDING, BUILT } *bs = calloc((size_t)(ntodo ? ntodo : 1), sizeof *bs);
+    bool *started = calloc((size_t)(ntodo ? ntodo : 1), sizeof *started);
+    for (int i = 0; i < ntodo && o->compile_jobs > 0; i++) bs[i] = needs_build(r.v[todo[i]].candidate) ? TO_BUILD : NO_BUILD;
+    int nstarted = 0, finished = 0, viol = 0, running = 0, compiling = 0;
     double t0 = kg_now();
     bool interactive = isatty(2);
     while (finished < ntodo) {
-        /* start checks on free check slots, compiles ahead on free compile slots */
+        /* start checks on free check slots, builds on free compile slots */
         for (int sl = 0; sl < nslots; sl++) {
             struct job *j = &jobs[sl];
             if (j->pid > 0) continue;
             bool check_slot = sl < o->jobs;
-            if (check_slot && next < ntodo) {
-                j->row = next++;
-                j->compile_only = false;
+            int row = -1;
+            for (int i = 0; i < ntodo && row < 0; i++)
+                if (!started[i] && (check_slot ? bs[i] == NO_BUILD || bs[i] == BUILT : bs[i] == TO_BUILD)) row = i;
+            if (row < 0) continue;
+            j->row = row;
+            j->compile_only = !check_slot;
+            j->start = kg_now();
+            if (check_slot) {
+                started[row] = true;
+                nstarted++;
                 j->slot = o->gpus ? sl % o->gpus : -1;
                 snprintf(j->out, sizeof j->out, "%s/%d.json", tmpdir, j->row);
-                j->start = kg_now();
                 j->pid = spawn(exe, o, &r.v[todo[j->row]], j->out, false, j->slot);
                 running++;
-            } else if (!check_slot) {
-                while (next_compile < ntodo && (next_compile < next || compiled[next_compile])) next_compile++;
-                if (next_compile >= ntodo) continue;
-                j->row = next_compile++;
-                compiled[j->row] = true;
-                j->compile_only = true;
+            } else {
+                bs[row] = BUILDING;
                 j->slot = -1;
-                j->start = kg_now();
                 j->pid = spawn(exe, o, &r.v[todo[j->row]], NULL, true, -1);
                 compiling++;
             }
@@ -504,6 +524,17 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
         pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid <= 0) {
             double now = kg_now();
+            for (int sl = o->jobs; sl < nslots; sl++) { /* a build past the limit: its check will say why */
+                struct job *j = &jobs[sl];
+                if (j->pid > 0 && now - j->start > o->limit) {
+                    kill(-j->pid, SIGKILL);
+                    kill(j->pid, SIGKILL);
+                    waitpid(j->pid, NULL, 0);
+                    bs[j->row] = BUILT;
+                    j->pid = 0;
+                    compiling--;
+                }
+            }
             for (int sl = 0; sl < o->jobs; sl++) {
                 struct job *j = &jobs[sl];
                 if (j->pid > 0 && !j->compile_only && now - j->start > o->limit) {
@@ -526,7 +557,8 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
             struct job *j = &jobs[sl];
             if (j->pid != pid) continue;
             j->pid = 0;
-            if (j->compile_only) {
+            if (j->compile_only) { /* built, or failed: the check reports a build error itself */
+                bs[j->row] = BUILT;
                 compiling--;
                 break;
             }
@@ -555,7 +587,8 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     close(fd);
     rmdir(tmpdir);
     free(jobs);
-    free(compiled);
+    free(bs);
+    free(started);
     free(todo);
     rows_free(&r);
     return KG_EXIT_OK;

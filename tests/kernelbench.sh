@@ -120,6 +120,19 @@ echo "resume: $before record(s) survived the kill, $(wc -l < "$t/k.jsonl") after
 "$KGATE" audit --store "$t/k.jsonl" --jobs 1 --python "$py" --resume "$@" 2>/dev/null
 check test "$(wc -l < "$t/k.jsonl")" -eq 3
 
+# scheduling: a candidate with a build step (load_inline) is built on a compile slot while the
+# check slot takes a candidate that is ready, so the first record is not the slow build's even
+# though its id sorts first (an import that sleeps 4 s stands in for the compiler)
+sed 's/^import torch$/import time\nimport torch\ntime.sleep(4)  # stands in for load_inline'"'"'s build/' \
+    "$kb/candidates/ok_torch_relu.py" > "$t/slow_build_relu.py"
+printf '%s\n' "{\"id\": \"a-slow-build\", \"problem\": \"$kb/problems/relu.py\", \"candidate\": \"$t/slow_build_relu.py\"}" \
+    "{\"id\": \"b-ready\", \"problem\": \"$kb/problems/scale.py\", \"candidate\": \"$kb/candidates/ok_torch_scale.py\"}" \
+    > "$t/sched.jsonl"
+"$KGATE" audit --jsonl "$t/sched.jsonl" --store "$t/sched-store.jsonl" --jobs 1 --compile-jobs 1 --python "$py" 2>/dev/null
+check test "$(wc -l < "$t/sched-store.jsonl")" -eq 2
+check test "$(head -n 1 "$t/sched-store.jsonl" | sed 's/.*"id": *"\([^"]*\)".*/\1/')" = b-ready
+echo "scheduling: $(sed 's/.*"id": *"\([^"]*\)".*/\1/' "$t/sched-store.jsonl" | tr '\n' ' ')"
+
 # shards and merge
 "$KGATE" audit --store "$t/a.jsonl" --shard 0/2 --jobs 1 --compile-jobs 0 --python "$py" "$@" 2>/dev/null
 "$KGATE" audit --store "$t/b.jsonl" --shard 1/2 --jobs 1 --compile-jobs 0 --python "$py" "$@" 2>/dev/null
