@@ -971,6 +971,22 @@ def serve(fd):
             return 0
 
 
+def serve_profiled(fd):
+    """serve(fd), under cProfile when $KGATE_WORKER_PROFILE names a folder: the stats go to
+    FOLDER/torch-worker-PID.prof (python3 -m pstats reads them)."""
+    out = os.environ.get("KGATE_WORKER_PROFILE")
+    if not out:
+        return serve(fd)
+    import cProfile
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        return serve(fd)
+    finally:
+        prof.disable()
+        prof.dump_stats(os.path.join(out, "torch-worker-%d.prof" % os.getpid()))
+
+
 def watchdog(judge):
     """A worker forked by the zygote is not the judge's child: it ends itself (and what it
     started) when the judge is gone, even in the middle of a hung kernel."""
@@ -1071,7 +1087,7 @@ def zygote(name):
                     os.environ.clear()
                     os.environ.update(env)
                     threading.Thread(target=watchdog, args=(judge,), daemon=True).start()
-                    code = serve(3)
+                    code = serve_profiled(3)
                 except BaseException:
                     traceback.print_exc()
                 finally:
@@ -1090,4 +1106,4 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
         sys.exit(zygote(sys.argv[2]))
-    sys.exit(serve(int(sys.argv[1]) if len(sys.argv) > 1 else 3))
+    sys.exit(serve_profiled(int(sys.argv[1]) if len(sys.argv) > 1 else 3))
