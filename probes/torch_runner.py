@@ -199,55 +199,64 @@ def seq_mode(torch):
         return acc
 
     class Seq(TorchDispatchMode):
+        replaced = False  # whether any op was evaluated sequentially
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            r = self.dispatch(func, args, kwargs)
+            if r is not None:
+                self.replaced = True
+                return r
+            return func(*args, **(kwargs or {}))
+
+        def dispatch(self, func, args, kwargs):
             kwargs = kwargs or {}
             x = args[0] if args else None
             f32 = isinstance(x, torch.Tensor) and x.dtype == torch.float32
-            # (calls made here are not intercepted again: the mode is inactive inside itself)
-            if True:
-                if f32 and func == aten.sum.dim_IntList and not kwargs.get("dtype"):
-                    return seq_sum(x, list(args[1]) if len(args) > 1 and args[1] is not None else [],
-                                   args[2] if len(args) > 2 else kwargs.get("keepdim", False))
-                if f32 and func == aten.sum.default:
-                    return seq_sum(x, [], False)
-                if f32 and func == aten.mean.dim:
-                    dims = list(args[1]) if args[1] is not None else list(range(x.dim()))
-                    n = 1
-                    for d in dims:
-                        n *= x.shape[d % x.dim()]
-                    return seq_sum(x, dims, args[2] if len(args) > 2 else kwargs.get("keepdim", False)) / n
-                if f32 and func == aten.mm.default:
-                    r = seq_mm(x, args[1])
-                    if r is not None:
-                        return r
-                if f32 and func == aten.mv.default:
-                    r = seq_mm(x, args[1][:, None])
-                    if r is not None:
-                        return r[:, 0]
-                if f32 and func == aten.addmm.default:
-                    r = seq_mm(args[1], args[2])
-                    if r is not None:
-                        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-                        return beta * x + alpha * r
-                if f32 and func == aten.convolution.default and x.dim() == 4 and not args[6] and args[8] == 1:
-                    # conv2d as im2col and a sequential product, as a direct-convolution kernel sums
-                    w, bias, stride, padding, dilation = args[1], args[2], args[3], args[4], args[5]
-                    N, C, H, W = x.shape
-                    O, _, kh, kw = w.shape
-                    cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
-                    L = cols.shape[-1]
-                    outs = [seq_mm(w.reshape(O, -1), cols[i]) for i in range(N)]
-                    if all(o is not None for o in outs):
-                        ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-                        wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-                        y = torch.stack(outs).reshape(N, O, ho, wo) if L == ho * wo else None
-                        if y is not None:
-                            return y + bias.reshape(1, O, 1, 1) if bias is not None else y
-                if f32 and func == aten.bmm.default:
-                    outs = [seq_mm(x[i], args[1][i]) for i in range(x.shape[0])]
-                    if all(o is not None for o in outs):
-                        return torch.stack(outs) if outs else func(*args, **kwargs)
-                return func(*args, **kwargs)
+            # (calls made here are not intercepted again: the mode is inactive inside itself);
+            # None: not replaced, the op runs as PyTorch has it
+            if f32 and func == aten.sum.dim_IntList and not kwargs.get("dtype"):
+                return seq_sum(x, list(args[1]) if len(args) > 1 and args[1] is not None else [],
+                               args[2] if len(args) > 2 else kwargs.get("keepdim", False))
+            if f32 and func == aten.sum.default:
+                return seq_sum(x, [], False)
+            if f32 and func == aten.mean.dim:
+                dims = list(args[1]) if args[1] is not None else list(range(x.dim()))
+                n = 1
+                for d in dims:
+                    n *= x.shape[d % x.dim()]
+                return seq_sum(x, dims, args[2] if len(args) > 2 else kwargs.get("keepdim", False)) / n
+            if f32 and func == aten.mm.default:
+                r = seq_mm(x, args[1])
+                if r is not None:
+                    return r
+            if f32 and func == aten.mv.default:
+                r = seq_mm(x, args[1][:, None])
+                if r is not None:
+                    return r[:, 0]
+            if f32 and func == aten.addmm.default:
+                r = seq_mm(args[1], args[2])
+                if r is not None:
+                    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+                    return beta * x + alpha * r
+            if f32 and func == aten.convolution.default and x.dim() == 4 and not args[6] and args[8] == 1:
+                # conv2d as im2col and a sequential product, as a direct-convolution kernel sums
+                w, bias, stride, padding, dilation = args[1], args[2], args[3], args[4], args[5]
+                N, C, H, W = x.shape
+                O, _, kh, kw = w.shape
+                cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
+                L = cols.shape[-1]
+                outs = [seq_mm(w.reshape(O, -1), cols[i]) for i in range(N)]
+                if all(o is not None for o in outs):
+                    ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+                    wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+                    y = torch.stack(outs).reshape(N, O, ho, wo) if L == ho * wo else None
+                    if y is not None:
+                        return y + bias.reshape(1, O, 1, 1) if bias is not None else y
+            if f32 and func == aten.bmm.default:
+                outs = [seq_mm(x[i], args[1][i]) for i in range(x.shape[0])]
+                if all(o is not None for o in outs):
+                    return torch.stack(outs) if outs else func(*args, **kwargs)
+            return None
 
     return Seq()
 
@@ -504,11 +513,14 @@ class Worker:
         if o.working in (1, 4):  # the working-precision reference: strict fp32, no TF32 shortcuts
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
+        mode = seq_mode(torch) if seq else None
         try:
-            with torch.no_grad(), (seq_mode(torch) if seq else contextlib.nullcontext()):
+            with torch.no_grad(), (mode if mode is not None else contextlib.nullcontext()):
                 outs = self.outputs_of(model(*args))
         finally:
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
+        if mode is not None and not mode.replaced:
+            rep.code = 1  # no op was replaced: this is the plain working-precision reference
         if len(outs) != o.n_out:
             raise Refused(MISMATCH, "the reference returned %d outputs, expected %d" % (len(outs), o.n_out))
         for i, y in enumerate(outs):

@@ -134,7 +134,8 @@ struct kg_req_problem {
 
 struct kg_req_oracle {
     int32_t working; /* 0 exact fp64, 1 fp32 accumulation (torch: the problem's dtype, strict fp32), 2 fp64
-                        sequential, 3 torch: the problem's dtype with PyTorch's defaults (the standard test) */
+                        sequential, 3 torch: the problem's dtype with PyTorch's defaults, 4 torch: as 1 with
+                        sequential fp32 sums and products (reply code 1: no op was replaced) */
     int32_t n_in, n_out, nsym;
     struct kg_req_tensor in[KG_OP_MAX_IO], out[KG_OP_MAX_IO];
     char sym_names[KG_MAX_SYMS][KG_NAME_MAX];

@@ -10,9 +10,10 @@
 int kg_torch_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
 
 /* The reference Model on float64 copies of the inputs: working 0 in float64, 1 in the
- * problem's dtype with TF32 off, 3 with PyTorch's defaults (the standard test). */
+ * problem's dtype with TF32 off, 4 likewise with sequential fp32 sums and products. For 4,
+ * *unchanged (when not NULL) says that no op was replaced: the result is also working 1's. */
 int kg_torch_oracle(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
-                    struct kg_tensor *const *out, int nout, int working, struct kg_err *e);
+                    struct kg_tensor *const *out, int nout, int working, int *unchanged, struct kg_err *e);
 
 struct kg_torch_decoy {
     bool valid;  /* false: no kernel records (CPU, or the profiler failed) */
