@@ -369,6 +369,9 @@ class Worker:
         except Exception as e:  # pragma: no cover - depends on the machine
             raise Refused(UNAVAILABLE, "PyTorch is not importable by %s: %s" % (sys.executable, e))
         self.torch = torch
+        threads = os.environ.get("KGATE_TORCH_THREADS")
+        if threads:  # kgate audit runs many workers at once: each its share of the cores
+            torch.set_num_threads(max(1, int(threads)))
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.role = l.role
         cache = text(l.cache_dir)

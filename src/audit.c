@@ -479,6 +479,16 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
         else
             fprintf(stderr, "kgate audit: note: %s; each check starts its own python\n", ze.msg);
     }
+    /* each check runs ~3 torch workers at a time; PyTorch would give each of them a thread per
+     * core for its CPU-side copies and conversions, and spinning OpenMP threads of dozens of
+     * processes take the cores the checks and builds need */
+    if (!getenv("KGATE_TORCH_THREADS")) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        long share = ncpu / (3L * o->jobs);
+        char v[24];
+        snprintf(v, sizeof v, "%ld", share > 1 ? share : 1);
+        setenv("KGATE_TORCH_THREADS", v, 1);
+    }
     int nslots = o->jobs + o->compile_jobs;
     struct job *jobs = calloc((size_t)nslots, sizeof *jobs);
     /* Candidates with a build step (load_inline: ~1 minute of compiler each) are built first, on
