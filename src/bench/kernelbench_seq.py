@@ -4,9 +4,11 @@ process as KernelBench runs it: import (compile) the candidate, build Model and 
 seed 42, then 5 trials of get_inputs() with seeds drawn from a generator seeded 42, a shape
 check and torch.allclose(atol=rtol=1e-2). Prints one line per pair and the rate (the sum of the
 pairs' wall times, process start included).
-    python3 kernelbench_seq.py [--store FILE.jsonl] PROBLEM.py:CANDIDATE.py ...
+    python3 kernelbench_seq.py [--store FILE.jsonl [--summary]] PROBLEM.py:CANDIDATE.py ...
 With --store, each pair's result is appended as it finishes and pairs already there are skipped,
-so a corpus can be measured over several sittings (the device gives 10 minutes a call).
+so a corpus can be measured over several sittings (the device gives 10 minutes a call); pairs are
+known by their files' names, not their paths (a checkout may move between sittings). --summary
+runs nothing: it prints the rate over the pairs the store holds.
 """
 import json
 import os
@@ -56,25 +58,39 @@ print(json.dumps(res))
 '''
 
 
+paths = {}
+
+
+def key(pc):
+    """A pair's name in the store: its two files' names (paths change between sittings)."""
+    prob, cand = pc.split(":", 1)
+    k = os.path.basename(prob) + ":" + os.path.basename(cand)
+    paths[os.path.basename(prob)], paths[os.path.basename(cand)] = prob, cand
+    return k
+
+
 def main(argv):
-    store = None
+    store, summary = None, False
     if len(argv) >= 2 and argv[0] == "--store":
         store, argv = argv[1], argv[2:]
+        if argv and argv[0] == "--summary":
+            summary, argv = True, argv[1:]
     done = {}
     if store and os.path.exists(store):  # resume: a corpus longer than one sitting
         for line in open(store):
             try:
                 r = json.loads(line)
-                done[r["pair"]] = r
+                done[key(r["pair"])] = r
             except ValueError:
                 pass
     out = open(store, "a") if store else None
+    argv = [key(pc) for pc in argv]
     for pc in argv:
-        if pc in done:
+        if pc in done or summary:
             continue
         prob, cand = pc.split(":", 1)
         t0 = time.time()
-        p = subprocess.run([sys.executable, "-c", ONE, prob, cand], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-c", ONE, paths[prob], paths[cand]], capture_output=True, text=True)
         wall = time.time() - t0
         line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else json.dumps({"error": p.stderr[-200:]})
         print("%s %s" % (cand.rsplit("/", 1)[-1], line), flush=True)
@@ -84,6 +100,9 @@ def main(argv):
             out.flush()
     el = sum(done[pc]["wall"] for pc in argv if pc in done)
     n = sum(1 for pc in argv if pc in done)
+    missing = len(argv) - n
+    if missing:
+        print("%d of the %d pairs not measured yet" % (missing, len(argv)))
     print("sequential KernelBench-style: %d kernels in %.1f s = %.0f kernels/hour" % (n, el, n / el * 3600 if el else 0))
 
 
