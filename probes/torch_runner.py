@@ -373,6 +373,10 @@ class Worker:
         if threads:  # kgate audit runs many workers at once: each its share of the cores
             torch.set_num_threads(max(1, int(threads)))
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda":
+            # the CUDA context now, under the load's long limit: seconds on a loaded host, which
+            # would otherwise count against the first run's --timeout
+            torch.empty(1, device="cuda")
         self.role = l.role
         cache = text(l.cache_dir)
         problem = text(l.aux_path) or text(l.path)
