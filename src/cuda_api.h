@@ -48,6 +48,8 @@ struct kg_cu_api {
     KG_FN(cuMemcpyHtoD) MemcpyHtoD;
     KG_FN(cuMemcpyDtoH) MemcpyDtoH;
     KG_FN(cuMemsetD8) MemsetD8;
+    KG_FN(cuStreamWaitValue32) StreamWaitValue32;   /* optional: stream memory operations */
+    KG_FN(cuStreamWriteValue32) StreamWriteValue32; /* optional */
 };
 
 /* libnvrtc (the runtime compiler). */

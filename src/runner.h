@@ -31,6 +31,9 @@ struct kg_runner_ops {
     int (*launch)(void *st, const struct kg_launch *L, struct kg_reply *rep);
     /* Keeps the default stream busy for about `seconds` (CUDA); may be NULL. */
     int (*busy_default)(void *st, double seconds, struct kg_reply *rep);
+    /* Pair runs: open=0 shuts a start gate that the next launches on streams 1 and 2 wait at;
+     * open=1 releases them at once. May be NULL, and may leave the launches ungated. */
+    int (*hold)(void *st, int open, struct kg_reply *rep);
     /* Waits for everything launched; reports asynchronous errors; sets rep->seconds. */
     int (*sync)(void *st, struct kg_reply *rep);
     /* Calls a loaded custom oracle (host runner only). */

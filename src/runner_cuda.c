@@ -50,6 +50,12 @@ struct cuda {
     int smem_static;      /* the entry's static shared memory, for messages */
     int64_t smem_optin;   /* the device's opt-in shared memory per block, for messages */
     int last;             /* stream slot of the last timed launch since the last sync, -1: none */
+    /* the start gate of pair runs: streams 1 and 2 wait until *gate reaches gate_seq */
+    int gate_state; /* 0: not made yet, 1: usable, -1: unusable (no stream memory operations) */
+    int gate_armed; /* waits are queued and the gate is still shut */
+    CUdeviceptr gate;
+    CUstream gate_stream;
+    cuuint32_t gate_seq;
     int cupti_tried, cupti_on;
     char cupti_why[600];
     char errname[32]; /* cu_name() of a code the driver cannot name */
@@ -176,6 +182,8 @@ static const struct symdef cu_syms[] = {
     CU_SYM(MemcpyHtoD, "cuMemcpyHtoD_v2", NULL, 0),
     CU_SYM(MemcpyDtoH, "cuMemcpyDtoH_v2", NULL, 0),
     CU_SYM(MemsetD8, "cuMemsetD8_v2", NULL, 0),
+    CU_SYM(StreamWaitValue32, "cuStreamWaitValue32_v2", "cuStreamWaitValue32", 1),
+    CU_SYM(StreamWriteValue32, "cuStreamWriteValue32_v2", "cuStreamWriteValue32", 1),
 };
 
 #define RTC_SYM(f, n, opt)                                                                                             \
@@ -1740,6 +1748,50 @@ static int cuda_sync(void *st, struct kg_reply *rep)
     return KG_WS_OK;
 }
 
+/* Pair runs: the two launches must overlap for a kernel with shared global state to show it,
+ * but the host thread may be descheduled between the two cuLaunchKernel calls for longer than
+ * a whole kernel (seen on a loaded H200: a `make check -j16` let the placement control's two
+ * launches run one after the other). So both streams first wait on a word in device memory;
+ * once both launches are queued, one write on a third stream releases them together. Without
+ * stream memory operations (old driver) the launches go ungated. */
+static int cuda_hold(void *st, int open, struct kg_reply *rep)
+{
+    struct cuda *c = st;
+    CUresult r;
+    if (open) {
+        if (!c->gate_armed) return KG_WS_OK;
+        c->gate_armed = 0;
+        if ((r = c->cu.StreamWriteValue32(c->gate_stream, c->gate, c->gate_seq, 0)) != CUDA_SUCCESS)
+            return cu_fail(c, rep, KG_WS_CUDA, r, "cuStreamWriteValue32(the pair's start gate)");
+        return KG_WS_OK;
+    }
+    if (!c->ctx || c->gate_state < 0) return KG_WS_OK;
+    if (c->gate_state == 0) {
+        c->gate_state = -1;
+        if (!c->cu.StreamWaitValue32 || !c->cu.StreamWriteValue32) return KG_WS_OK;
+        if (c->cu.MemAlloc(&c->gate, 4) != CUDA_SUCCESS) return KG_WS_OK;
+        if (c->cu.MemsetD8(c->gate, 0, 4) != CUDA_SUCCESS ||
+            c->cu.StreamCreate(&c->gate_stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+            c->cu.MemFree(c->gate);
+            c->gate = 0;
+            return KG_WS_OK;
+        }
+        c->gate_state = 1;
+    }
+    c->gate_seq++;
+    for (int i = 1; i < 3; i++) {
+        r = c->cu.StreamWaitValue32(c->stream[i], c->gate, c->gate_seq, CU_STREAM_WAIT_VALUE_GEQ);
+        if (r == CUDA_SUCCESS) {
+            c->gate_armed = 1;
+            continue;
+        }
+        if (is_sticky(r)) return cu_fail(c, rep, KG_WS_CUDA, r, "cuStreamWaitValue32(the pair's start gate)");
+        if (!c->gate_armed) c->gate_state = -1; /* not supported here: ungated from now on */
+        break;
+    }
+    return KG_WS_OK;
+}
+
 static void cuda_fini(void *st)
 {
     struct cuda *c = st;
@@ -1753,6 +1805,8 @@ static void cuda_fini(void *st)
                 if (c->ev[i][k]) c->cu.EventDestroy(c->ev[i][k]);
         for (int i = 1; i < 3; i++)
             if (c->stream[i]) c->cu.StreamDestroy(c->stream[i]);
+        if (c->gate_stream) c->cu.StreamDestroy(c->gate_stream);
+        if (c->gate) c->cu.MemFree(c->gate);
         c->cu.DevicePrimaryCtxRelease(c->dev);
     }
     /* libcuda and libnvrtc stay loaded: CUPTI and the driver keep threads that use them */
@@ -1769,6 +1823,7 @@ const struct kg_runner_ops kg_runner_cuda = {
     .download = cuda_download,
     .launch = cuda_launch,
     .busy_default = cuda_busy_default,
+    .hold = cuda_hold,
     .sync = cuda_sync,
     .oracle = NULL,
     .fini = cuda_fini,

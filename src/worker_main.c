@@ -150,12 +150,19 @@ static int do_run(struct wstate *w, const struct kg_req_run *r, int shm_fd, stru
             s = w->R->busy_default(w->st, 0.05, rp);
             if (s != KG_WS_OK) goto out;
         }
+        /* a pair's two launches start together, however late the second is issued */
+        int held = pair && w->R->hold;
+        if (held) s = w->R->hold(w->st, 0, rp);
         for (int p = 0; p <= pair && s == KG_WS_OK; p++) {
             struct kg_launch L;
             int32_t kinds[KG_MAX_ARGS];
             fill_launch(r, w->set[p], &L, kinds);
             L.stream = pair ? 1 + p : (r->flags & KG_RUN_SIDE_STREAM) ? 1 : 0;
             s = w->R->launch(w->st, &L, rp);
+        }
+        if (held) { /* opened even after a failed launch: the other stream must not wait forever */
+            int g = w->R->hold(w->st, 1, rp);
+            if (s == KG_WS_OK) s = g;
         }
         int s2 = w->R->sync(w->st, rp);
         if (s == KG_WS_OK) s = s2;
