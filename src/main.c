@@ -38,7 +38,7 @@ enum {
 static const struct opt opts[] = {
     {"gates", 1, O_GATES, "ID,ID", "run only these gates (default: all twelve, in order)"},
     {"seed", 1, O_SEED, "N", "base seed of every input (default 1)"},
-    {"json", 1, O_JSON, "OUT", "also write the report as JSON to OUT ('-' for stdout)"},
+    {"json", 1, O_JSON, "OUT", "also write the report as JSON to OUT; alone or '-': JSON on stdout, the text on stderr"},
     {"runner", 1, O_RUNNER, "host|cuda", "runner (default: host for .c, cuda for .cu)"},
     {"baseline", 1, O_BASELINE, "kernelbench", "also run the field's standard test: kernelbench (atol=rtol=1e-2) or kernelbench-fp32 (1e-4)"},
     {"ref", 1, O_REF, "PROBLEM.py", "KernelBench format: FILE is a ModelNew candidate answering PROBLEM.py's Model"},
@@ -149,8 +149,28 @@ static void progress(void *ud, const char *gate, const char *what)
     if (isatty(2)) fprintf(stderr, "\r\033[K  %s: %s", gate, what), fflush(stderr);
 }
 
+/* `--json` names its output file, but `kgate check FILE --json` (nothing after it, another
+ * option, or the kernel file) means JSON on stdout: such a bare --json becomes --json=-. */
+static bool bare_json(int i, int argc, char **argv)
+{
+    if (strcmp(argv[i], "--json") && strcmp(argv[i], "-j")) return false;
+    if (i + 1 >= argc) return true;
+    const char *n = argv[i + 1], *dot = strrchr(n, '.');
+    if (n[0] == '-') return n[1] != 0;
+    return !strncmp(n, "builtin:", 8) || (dot && (!strcmp(dot, ".c") || !strcmp(dot, ".cu") || !strcmp(dot, ".py")));
+}
+
 static int cmd_check(int argc, char **argv, bool demo)
 {
+    char *args[256];
+    if (argc >= (int)(sizeof args / sizeof *args)) {
+        fprintf(stderr, "kgate: too many arguments\n");
+        return KG_EXIT_USAGE;
+    }
+    for (int i = 0; i < argc; i++) args[i] = bare_json(i, argc, argv) ? "--json=-" : argv[i];
+    args[argc] = NULL;
+    argv = args;
+
     struct kg_session_opts so;
     kg_session_opts_default(&so);
     const char *gates = NULL, *json_out = NULL, *shape = NULL, *ref = NULL;
@@ -329,17 +349,19 @@ static int cmd_check(int argc, char **argv, bool demo)
         struct kg_err de;
         if (kg_torch_decoy(s, &decoy, &de)) snprintf(decoy_why, sizeof decoy_why, "%s", de.msg);
     }
-    if (!quiet) kg_report_text(stdout, s, v, ns, &base, color, verbose);
+    /* JSON on stdout: the text goes to stderr, so that stdout stays one JSON document */
+    FILE *txt = json_out && !strcmp(json_out, "-") ? stderr : stdout;
+    if (!quiet) kg_report_text(txt, s, v, ns, &base, color && txt == stdout, verbose);
     else
-        printf("%s %s\n", s->c->name, kg_status_name(kg_overall(v, ns)));
+        fprintf(txt, "%s %s\n", s->c->name, kg_status_name(kg_overall(v, ns)));
     if (ref && !quiet) {
         if (!decoy.valid)
-            printf("decoy check: not available (%s)\n", decoy_why);
+            fprintf(txt, "decoy check: not available (%s)\n", decoy_why);
         else if (decoy.decoy)
-            printf("decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
+            fprintf(txt, "decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
                    decoy.launched);
         else
-            printf("decoy: no: %d of its %d kernels are its own (%s%s)\n", decoy.own, decoy.launched, decoy.own_names[0],
+            fprintf(txt, "decoy: no: %d of its %d kernels are its own (%s%s)\n", decoy.own, decoy.launched, decoy.own_names[0],
                    decoy.own > 1 ? ", ..." : "");
     }
 
@@ -359,7 +381,7 @@ static int cmd_check(int argc, char **argv, bool demo)
             json_object_set_new(doc, "problem", json_string(ref));
         }
         int bad = strcmp(json_out, "-") ? json_dump_file(doc, json_out, JSON_INDENT(2) | JSON_ENSURE_ASCII)
-                                        : json_dumpf(doc, stdout, JSON_INDENT(2));
+                                        : json_dumpf(doc, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF;
         json_decref(doc);
         if (bad) {
             fprintf(stderr, "kgate: cannot write %s\n", json_out);

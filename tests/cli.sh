@@ -42,6 +42,14 @@ check "  and says so" grep -q "cannot open" "$t/err"
 "$KGATE" check "$td/ok/relu.c" --shape Q=3 > /dev/null 2> "$t/err"
 check "--shape with an unknown symbol exits 2" test $? -eq 2
 
+# `kgate check FILE --json` alone: one JSON document on stdout, the text report on stderr
+"$KGATE" check "$td/ok/relu.c" --gates accuracy --json > "$t/stdout.json" 2> "$t/stderr.txt"
+check "bare --json exits 0" test $? -eq 0
+check "  stdout is the JSON report" sh -c "tr -d '\n ' < '$t/stdout.json' | grep -q '^{.*\"verdict\":\"pass\".*}\$'"
+check "  the text went to stderr" grep -q "^verdict: pass" "$t/stderr.txt"
+"$KGATE" check --json "$td/ok/relu.c" --gates accuracy 2> /dev/null | grep -q '"kernel": "relu"'
+check "--json before the file is bare too" test $? -eq 0
+
 # JSON report of a failing kernel
 "$KGATE" check "$td/bugs/relu_fmaxf.c" --json "$t/r.json" --baseline kernelbench > "$t/out" 2>&1
 check "a failing kernel exits 1" test $? -eq 1
