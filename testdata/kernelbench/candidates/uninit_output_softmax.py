@@ -1,8 +1,8 @@
 # kgate-problem: problems/softmax.py
 # expect: fail structure
-# baseline: fail
+# baseline: pass
 # runs-on: gpu
-# why: the launcher sizes the grid for 4 rows per block but the kernel handles one row per block (blockIdx.x), so rows 4.. of the torch::empty output are never written and keep whatever the caching allocator's freed block held. Whether KernelBench's test notices depends on what that block held: on the H200 (2026-11-30), with reference and candidate run in one process as KernelBench runs them, trial 3 received a block holding an earlier trial's input (out0[5][2159] = -4.81) and failed; a run where the block held the previous softmax output (values below 1e-2) would pass. kgate's structure gate fills every free block with a sentinel first and sees the unwritten rows whatever the allocator does.
+# why: the launcher sizes the grid for 4 rows per block but the kernel handles one row per block (blockIdx.x), so rows 4.. of the torch::empty output are never written and keep whatever the caching allocator's freed block held. Whether KernelBench's test notices depends on that block: in its loop the free blocks of that size are the previous trial's inputs (N(0,1) values: fail) and reference output (softmax values below 1e-2: pass allclose). On the H200 (2026-11-30) the benchmark's sequential harness, which runs KernelBench's loop in a fresh process, accepted it. kgate's structure gate fills every free block with a sentinel first and sees the unwritten rows whatever the allocator does.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
