@@ -80,7 +80,8 @@ const struct kg_gate kg_gate_placement = {
     .needs_gpu = true,
     .explain =
         "CUDA only. Launches the nominal case on a non-blocking stream while a spin kernel keeps the legacy\n"
-        "default stream busy, then two launches with different inputs at once on two streams; every output\n"
+        "default stream busy, then two launches with different inputs at once on two streams (both wait at a\n"
+        "start gate that opens once both are queued, so a slow host cannot serialise them); every output\n"
         "must match the oracle for its own inputs. Catches: kernels that keep scratch data or counters in\n"
         "__device__ globals (concurrent launches corrupt each other), and work that silently depends on\n"
         "default-stream ordering. Skips on the host runner. Tolerance-free in what it decides.",
