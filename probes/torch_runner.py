@@ -20,6 +20,7 @@ import io
 import json
 import mmap
 import os
+import re
 import select
 import signal
 import socket
@@ -286,9 +287,11 @@ def import_file(path, name):
 def located(path, what):
     """PATH:LINE: the exception being handled, at the deepest line of PATH it passed through."""
     e = sys.exc_info()[1]
-    line = e.lineno if isinstance(e, SyntaxError) and e.filename == path else None
+    real = os.path.realpath(path)
+    same = lambda f: f is not None and (f == path or os.path.realpath(f) == real)  # noqa: E731
+    line = e.lineno if isinstance(e, SyntaxError) and same(e.filename) else None
     for fr in traceback.extract_tb(e.__traceback__):
-        if fr.filename == path:
+        if same(fr.filename):
             line = fr.lineno
     head = "%s:%s: %s: %s: %s" % (path, line if line else "?", what, type(e).__name__,
                                   e.msg if isinstance(e, SyntaxError) else e)
@@ -405,7 +408,12 @@ class Worker:
                 with contextlib.redirect_stdout(io.StringIO()):
                     self.candidate = import_file(path, "kgate_candidate")
             except Exception:
-                raise Refused(COMPILE, located(path, "the candidate does not import or compile"))
+                why = located(path, "the candidate does not import or compile")
+                if self.device == "cpu" and re.search(rb"cuda_sources|__global__|import triton|\.cuda\(\)", src):
+                    # a GPU candidate on a host without one: nothing can be checked here (exit 3)
+                    raise Refused(UNAVAILABLE, "this host has no CUDA GPU (torch.cuda.is_available() is false) "
+                                  "and the candidate needs one:\n" + why)
+                raise Refused(COMPILE, why)
             if not hasattr(self.candidate, "ModelNew"):
                 raise Refused(ENTRY, "entry 'ModelNew' not found in %s" % path)
         rep.compile_seconds = time.time() - t0

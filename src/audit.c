@@ -304,6 +304,12 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct row
         dup2(devnull, 1);
         dup2(devnull, 2);
     }
+    if (out) { /* the check's own message (FILE:LINE: why) goes into the record if it has no report */
+        char err[2500];
+        snprintf(err, sizeof err, "%s.err", out);
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0) dup2(fd, 2);
+    }
     if (gpu >= 0) {
         char v[16];
         snprintf(v, sizeof v, "%d", gpu);
@@ -352,7 +358,7 @@ static json_t *finish(const struct job *j, const struct row *r, int status, bool
     if (!rec) {
         rec = json_object();
         json_object_set_new(rec, "verdict", json_string("error"));
-        char why[256];
+        char why[1400];
         if (timed_out)
             snprintf(why, sizeof why, "the check took longer than the per-kernel limit of %g s", limit);
         else if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
@@ -361,8 +367,26 @@ static json_t *finish(const struct job *j, const struct row *r, int status, bool
             snprintf(why, sizeof why, "nothing could be checked here (no PyTorch or no GPU)");
         else
             snprintf(why, sizeof why, "kgate check ended with status %d and no report", status);
+        /* what the check said on stderr: its first line in the reason, the rest as the log */
+        char errpath[2500];
+        snprintf(errpath, sizeof errpath, "%s.err", j->out);
+        struct kg_err ee;
+        size_t n = 0;
+        char *log = timed_out ? NULL : kg_read_file(errpath, &n, &ee);
+        if (log && n) {
+            for (size_t i = 0; i < n; i++) /* valid UTF-8 for JSON, whatever a compiler printed */
+                if ((unsigned char)log[i] >= 0x80 || (log[i] < 0x20 && log[i] != '\n' && log[i] != '\t')) log[i] = '?';
+            size_t first = strcspn(log, "\n");
+            size_t have = strlen(why);
+            snprintf(why + have, sizeof why - have, ": %.*s", (int)(first < 1000 ? first : 1000), log);
+            json_object_set_new(rec, "log", json_stringn(log + (n > 4000 ? n - 4000 : 0), n > 4000 ? 4000 : n));
+        }
+        free(log);
         json_object_set_new(rec, "error", json_string(why));
     }
+    char errpath[2500];
+    snprintf(errpath, sizeof errpath, "%s.err", j->out);
+    unlink(errpath);
     json_object_set_new(rec, "id", json_string(r->id));
     json_object_set_new(rec, "problem", json_string(r->problem));
     json_object_set_new(rec, "candidate", json_string(r->candidate));
@@ -373,10 +397,17 @@ static json_t *finish(const struct job *j, const struct row *r, int status, bool
     return rec;
 }
 
+/* A violation is a checked pair (it has gate verdicts) whose verdict is not pass; a pair with
+ * no report (build error, malformed problem, no GPU here, over the limit) was not checked. */
 static bool violated(json_t *rec)
 {
     const char *v = json_string_value(json_object_get(rec, "verdict"));
-    return v && strcmp(v, "pass");
+    return v && strcmp(v, "pass") && json_object_get(rec, "gates");
+}
+
+static bool unchecked(json_t *rec)
+{
+    return !json_object_get(rec, "gates");
 }
 
 static void progress(int done, int total, int viol, int running, int compiling, double t0)
@@ -498,7 +529,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     enum { NO_BUILD, TO_BUILD, BUILDING, BUILT } *bs = calloc((size_t)(ntodo ? ntodo : 1), sizeof *bs);
     bool *started = calloc((size_t)(ntodo ? ntodo : 1), sizeof *started);
     for (int i = 0; i < ntodo && o->compile_jobs > 0; i++) bs[i] = needs_build(r.v[todo[i]].candidate) ? TO_BUILD : NO_BUILD;
-    int nstarted = 0, finished = 0, viol = 0, running = 0, compiling = 0;
+    int nstarted = 0, finished = 0, viol = 0, nochk = 0, running = 0, compiling = 0;
     double t0 = kg_now();
     bool interactive = isatty(2);
     while (finished < ntodo) {
@@ -553,6 +584,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
                     waitpid(j->pid, &status, 0);
                     json_t *rec = finish(j, &r.v[todo[j->row]], status, true, o->limit);
                     viol += violated(rec);
+                    nochk += unchecked(rec);
                     if (append(fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", o->store, strerror(errno));
                     json_decref(rec);
                     j->pid = 0;
@@ -575,6 +607,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
             running--;
             json_t *rec = finish(j, &r.v[todo[j->row]], status, false, o->limit);
             viol += violated(rec);
+            nochk += unchecked(rec);
             if (append(fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", o->store, strerror(errno));
             json_decref(rec);
             finished++;
@@ -592,8 +625,10 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     kg_worker_stop(&zyg);
     double el_s = kg_now() - t0;
     if (interactive) progress(finished, ntodo, viol, 0, 0, t0);
-    fprintf(stderr, "\nkgate audit: %d pairs in %.1f s (%.0f per hour), %d with a violation; store %s\n", finished, el_s,
-            el_s > 0 ? finished / el_s * 3600 : 0, viol, o->store);
+    fprintf(stderr, "\nkgate audit: %d pairs in %.1f s (%.0f per hour), %d with a violation", finished, el_s,
+            el_s > 0 ? finished / el_s * 3600 : 0, viol);
+    if (nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", nochk);
+    fprintf(stderr, "; store %s\n", o->store);
     close(fd);
     rmdir(tmpdir);
     free(jobs);

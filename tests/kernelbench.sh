@@ -100,6 +100,11 @@ check test -z "$(pgrep -f "kgate-zygote-$hpid-" || true)"
 "$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/syntax_error_relu.py" --python "$py" > "$t/syntax.out" 2>&1
 check test $? -eq 2
 check grep -q "syntax_error_relu.py:8: .*SyntaxError" "$t/syntax.out"
+# in an audit, a pair that cannot be loaded is "not checked", and its record says why (FILE:LINE)
+"$KGATE" audit --store "$t/broken.jsonl" --jobs 1 --compile-jobs 0 --python "$py" \
+    --pair "$kb/problems/relu.py:$kb/broken/syntax_error_relu.py" 2> "$t/broken.err"
+check grep -q "0 with a violation, 1 not checked" "$t/broken.err"
+check grep -q '"error": *"the pair could not be loaded.*syntax_error_relu.py:8: .*SyntaxError' "$t/broken.jsonl"
 echo "broken candidates: crash, hang and syntax error reported"
 
 # kill -9 in the middle, then --resume: every pair exactly once
