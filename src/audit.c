@@ -514,7 +514,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
      * core for its CPU-side copies and conversions, and spinning OpenMP threads of dozens of
      * processes take the cores the checks and builds need */
     if (!getenv("KGATE_TORCH_THREADS")) {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        long ncpu = kg_ncpu();
         long share = ncpu / (3L * o->jobs);
         char v[24];
         snprintf(v, sizeof v, "%ld", share > 1 ? share : 1);

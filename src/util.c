@@ -1,11 +1,14 @@
-/* util.c: error formatting, bounded string copies, hashing, whole-file reads, the clock. */
+/* util.c: error formatting, bounded string copies, hashing, whole-file reads, the clock, the
+ * number of usable cores. */
 #include "util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 int kg_errf(struct kg_err *e, const char *fmt, ...)
 {
@@ -99,4 +102,14 @@ double kg_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The cores this process may run on: its affinity mask (a Slurm task or a container's cpuset),
+ * not every core of the machine. */
+int kg_ncpu(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }

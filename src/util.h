@@ -30,5 +30,7 @@ char *kg_read_file(const char *path, size_t *len, struct kg_err *e);
 
 /* Monotonic clock in seconds. */
 double kg_now(void);
+/* cores available to this process (affinity mask), at least 1 */
+int kg_ncpu(void);
 
 #endif
