@@ -38,7 +38,7 @@ enum {
 static const struct opt opts[] = {
     {"gates", 1, O_GATES, "ID,ID", "run only these gates (default: all twelve, in order)"},
     {"seed", 1, O_SEED, "N", "base seed of every input (default 1)"},
-    {"json", 1, O_JSON, "OUT", "also write the report as JSON to OUT; alone or '-': JSON on stdout, the text on stderr"},
+    {"json", 1, O_JSON, "OUT", "also write the report as JSON to OUT (alone or '-': stdout; the text to stderr)"},
     {"runner", 1, O_RUNNER, "host|cuda", "runner (default: host for .c, cuda for .cu)"},
     {"baseline", 1, O_BASELINE, "kernelbench", "also run the field's standard test: kernelbench (atol=rtol=1e-2) or kernelbench-fp32 (1e-4)"},
     {"ref", 1, O_REF, "PROBLEM.py", "KernelBench format: FILE is a ModelNew candidate answering PROBLEM.py's Model"},
@@ -359,10 +359,10 @@ static int cmd_check(int argc, char **argv, bool demo)
             fprintf(txt, "decoy check: not available (%s)\n", decoy_why);
         else if (decoy.decoy)
             fprintf(txt, "decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
-                   decoy.launched);
+                    decoy.launched);
         else
-            fprintf(txt, "decoy: no: %d of its %d kernels are its own (%s%s)\n", decoy.own, decoy.launched, decoy.own_names[0],
-                   decoy.own > 1 ? ", ..." : "");
+            fprintf(txt, "decoy: no: %d of its %d kernels are its own (%s%s)\n", decoy.own, decoy.launched,
+                    decoy.own_names[0], decoy.own > 1 ? ", ..." : "");
     }
 
     if (json_out) {

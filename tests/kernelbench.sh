@@ -100,6 +100,15 @@ check test -z "$(pgrep -f "kgate-zygote-$hpid-" || true)"
 "$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/syntax_error_relu.py" --python "$py" > "$t/syntax.out" 2>&1
 check test $? -eq 2
 check grep -q "syntax_error_relu.py:8: .*SyntaxError" "$t/syntax.out"
+# the line is found when the candidate is named by a relative path (tracebacks carry absolute ones)
+(cd "$kb" && "$KGATE" check --ref problems/relu.py broken/syntax_error_relu.py --python "$py" > "$t/rel.out" 2>&1)
+check grep -q "^broken/syntax_error_relu.py:8: " "$t/rel.out"
+# a CUDA candidate on a host whose PyTorch has no GPU: nothing checked here (exit 3), saying why
+if ! "$py" -c "import torch,sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
+    "$KGATE" check --ref "$kb/problems/relu.py" "$kb/candidates/ok_cuda_relu.py" --python "$py" > "$t/nogpu.out" 2>&1
+    check test $? -eq 3
+    check grep -q "no CUDA GPU" "$t/nogpu.out"
+fi
 # in an audit, a pair that cannot be loaded is "not checked", and its record says why (FILE:LINE)
 "$KGATE" audit --store "$t/broken.jsonl" --jobs 1 --compile-jobs 0 --python "$py" \
     --pair "$kb/problems/relu.py:$kb/broken/syntax_error_relu.py" 2> "$t/broken.err"
