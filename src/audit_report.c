@@ -293,6 +293,23 @@ int kg_audit_report(const struct report_opts *o, struct kg_err *e)
         json_object_set_new(sample, gs[g].id, list);
         free(idx);
     }
+    /* the pairs with no report, and why: an audit that could not check 5% of a corpus must say
+     * which 5% (build errors, a malformed problem, GPU candidates on a host without one) */
+    json_t *unchecked = json_array();
+    if (errors) fprintf(md, "\n## Not checked (%d)\n\n| kernel | why |\n|---|---|\n", errors);
+    json_array_foreach(recs, ri, rec)
+    {
+        if (json_object_get(rec, "gates")) continue;
+        const char *id = json_string_value(json_object_get(rec, "id")) ?: "?";
+        const char *why = json_string_value(json_object_get(rec, "error")) ?: "no report";
+        json_array_append_new(unchecked, json_pack("{s:s,s:s}", "id", id, "error", why));
+        if (json_array_size(unchecked) > 100) continue;
+        fprintf(md, "| `%s` | ", id);
+        for (const char *c = why; *c && c - why < 400; c++) fputc(*c == '|' ? '/' : *c == '\n' ? ' ' : *c, md);
+        fprintf(md, " |\n");
+    }
+    if (json_array_size(unchecked) > 100)
+        fprintf(md, "\n(and %zu more: the store's records say why)\n", json_array_size(unchecked) - 100);
     fclose(md);
     /* ---- json ---- */
     json_t *gates = json_array();
@@ -314,6 +331,7 @@ int kg_audit_report(const struct report_opts *o, struct kg_err *e)
                             "kgate_rejects_standard_accepts", conf[0][1], "kgate_accepts_standard_rejects", conf[1][0],
                             "both_reject", conf[0][0], "k", kv, "with_violation_at_k", vk, "sample", sample, "decoys",
                             "profiled", decoy_checked, "decoy", decoys);
+    json_object_set_new(doc, "not_checked", unchecked);
     snprintf(path, sizeof path, "%s/report.json", o->out_dir);
     int bad = json_dump_file(doc, path, JSON_INDENT(2));
     json_decref(doc);

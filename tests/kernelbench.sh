@@ -114,6 +114,9 @@ fi
     --pair "$kb/problems/relu.py:$kb/broken/syntax_error_relu.py" 2> "$t/broken.err"
 check grep -q "0 with a violation, 1 not checked" "$t/broken.err"
 check grep -q '"error": *"the pair could not be loaded.*syntax_error_relu.py:8: .*SyntaxError' "$t/broken.jsonl"
+"$KGATE" report "$t/broken.jsonl" --out "$t/brep" > /dev/null 2>&1
+check grep -q "^## Not checked (1)" "$t/brep/report.md"
+check grep -q "syntax_error_relu.py\` | the pair could not be loaded.*:8: .*SyntaxError" "$t/brep/report.md"
 echo "broken candidates: crash, hang and syntax error reported"
 
 # kill -9 in the middle, then --resume: every pair exactly once
