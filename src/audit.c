@@ -492,9 +492,10 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     char tmpdir[2200];
     snprintf(tmpdir, sizeof tmpdir, "%s/audit-%d", cache, (int)getpid());
     kg_mkdirs(tmpdir);
+    char on[32] = "";
+    if (o->gpus) snprintf(on, sizeof on, " on %d GPU%s", o->gpus, o->gpus > 1 ? "s" : "");
     fprintf(stderr, "kgate audit: %d pairs (%d in the store already, shard %d/%d), %d checking at once%s, %d compiling ahead\n",
-            ntodo, skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, o->gpus ? " (one per GPU)" : "",
-            o->compile_jobs);
+            ntodo, skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, on, o->compile_jobs);
     signal(SIGPIPE, SIG_IGN);
     /* one PyTorch fork server for every check: a worker is a fork of an interpreter that has
      * imported PyTorch, not a new interpreter (KGATE_ZYGOTE=0: each check starts python itself) */

@@ -115,6 +115,13 @@ fi
 check grep -q "0 with a violation, 1 not checked" "$t/broken.err"
 check grep -q '"error": *"the pair could not be loaded.*syntax_error_relu.py:8: .*SyntaxError' "$t/broken.jsonl"
 "$KGATE" report "$t/broken.jsonl" --out "$t/brep" > /dev/null 2>&1
+# the default slots follow the cores kgate may use (its affinity mask), not the machine's: on a
+# host with 8 or more cores, 8 of them give 3 checks and 5 builds at once
+if [ "$(nproc)" -ge 8 ] && command -v taskset > /dev/null; then
+    taskset -c 0-7 "$KGATE" audit --store "$t/aff.jsonl" --python "$py" \
+        --pair "$kb/problems/relu.py:$kb/broken/syntax_error_relu.py" 2> "$t/aff.err"
+    check grep -q "3 checking at once.*5 compiling ahead" "$t/aff.err"
+fi
 check grep -q "^## Not checked (1)" "$t/brep/report.md"
 check grep -q "syntax_error_relu.py\` | the pair could not be loaded.*:8: .*SyntaxError" "$t/brep/report.md"
 echo "broken candidates: crash, hang and syntax error reported"
