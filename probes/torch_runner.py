@@ -284,6 +284,35 @@ def import_file(path, name):
     return mod
 
 
+CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "riscv64": 91}  # capset(2) numbers
+
+
+def seal():
+    """Before any candidate code, while this process has a single thread (credentials are per
+    thread; threads made later inherit these): memory closed to other processes (the oracle
+    worker will hold expected outputs), no_new_privs, every capability dropped, so that not even
+    a root worker can read the judge's or the oracle worker's memory (see src/sandbox.h).
+    KGATE_SANDBOX=0 turns it off. None, or why it could not be done."""
+    if os.environ.get("KGATE_SANDBOX") == "0":
+        return None
+    lc = C.CDLL(None, use_errno=True)
+    ul = C.c_ulong
+    lc.prctl(4, ul(0), ul(0), ul(0), ul(0))  # PR_SET_DUMPABLE 0
+    if lc.prctl(38, ul(1), ul(0), ul(0), ul(0)):  # PR_SET_NO_NEW_PRIVS
+        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(C.get_errno())
+    for cap in range(64):  # the bounding set (only a privileged worker may, and must, drop it)
+        if lc.prctl(24, ul(cap), ul(0), ul(0), ul(0)) and C.get_errno() == 22:  # PR_CAPBSET_DROP; EINVAL
+            break
+    nr = CAPSET.get(os.uname().machine)
+    if nr is None:
+        return "no capset system call number known for %s" % os.uname().machine
+    header = (C.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (C.c_uint32 * 6)()  # effective, permitted, inheritable: all empty
+    if lc.syscall(C.c_long(nr), header, data):
+        return "capset (dropping every capability): %s" % os.strerror(C.get_errno())
+    return None
+
+
 def located(path, what):
     """PATH:LINE: the exception being handled, at the deepest line of PATH it passed through."""
     e = sys.exc_info()[1]
@@ -1123,6 +1152,10 @@ def zygote(name):
                     os.close(fds[1])
                     os.environ.clear()
                     os.environ.update(env)
+                    why = seal()  # still one thread: the watchdog below inherits the dropped rights
+                    if why:
+                        print("kgate worker: not sealed: %s" % why, flush=True)
+                        os._exit(1)
                     threading.Thread(target=watchdog, args=(judge,), daemon=True).start()
                     code = serve_profiled(3)
                 except BaseException:
@@ -1143,4 +1176,7 @@ if __name__ == "__main__":
         sys.exit(0)
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
         sys.exit(zygote(sys.argv[2]))
+    why = seal()
+    if why:
+        sys.exit("kgate worker: not sealed: %s (KGATE_SANDBOX=0 runs it anyway)" % why)
     sys.exit(serve_profiled(int(sys.argv[1]) if len(sys.argv) > 1 else 3))

@@ -15,6 +15,7 @@
 #include "inspect.h"
 #include "report.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "session.h"
 #include "torch.h"
 #ifdef KG_HAVE_TUI
@@ -524,6 +525,9 @@ static int cmd_report(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* the judge (and every worker) closes its memory to other processes: a kernel must not
+     * read expected outputs out of the judge or the oracle worker (see sandbox.h) */
+    kg_sandbox_private();
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "__layout")) return kg_proto_layout(stdout);
     /* the judge allocates and frees tensors of a few MB per run, hundreds of times a check: keep

@@ -15,6 +15,7 @@
 
 #include "cache.h"
 #include "runner.h"
+#include "sandbox.h"
 
 struct host {
     void *so;
@@ -107,6 +108,14 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
         snprintf(rep->compiler, sizeof rep->compiler, "%s (cached)", cc);
     }
     rep->compile_seconds = kg_now() - t0;
+    /* the candidate's first instruction (a constructor) runs inside dlopen: from here on this
+     * process has no privilege that could read the judge or the oracle worker */
+    char why[300];
+    if (!l->oracle && kg_sandbox_drop(why, sizeof why)) {
+        snprintf(rep->msg, sizeof rep->msg, "cannot drop the worker's privileges before loading %s: %s (KGATE_SANDBOX=0 "
+                 "runs it anyway)", l->path, why);
+        return KG_WS_UNAVAILABLE;
+    }
     h->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!h->so) {
         snprintf(rep->msg, sizeof rep->msg, "%s: cannot load the compiled kernel: %s", l->path, dlerror());

@@ -78,9 +78,10 @@ CONTROLS = \
 	testdata/malformed/unknown_key.c \
 	testdata/malformed/unknown_op.c \
 	$(empty)
-TESTS += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh $(CONTROLS)
-EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
+TESTS += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/sandbox.sh \
 	$(CONTROLS)
+EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
+	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS)
 
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

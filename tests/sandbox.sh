@@ -1,0 +1,52 @@
+#!/bin/sh
+# sandbox.sh: a kernel cannot read expected outputs out of the judge or the oracle worker.
+# testdata/sandbox/ holds hostile kernels (host C, and KernelBench format through the PyTorch
+# runner with and without the zygote) that return NaN whenever they can read another kgate
+# process's memory through /proc/PID/mem: under the sandbox they must pass. With
+# KGATE_SANDBOX=0 they must fail wherever this machine lets a worker read its judge (as root, or
+# with Yama's ptrace_scope 0): that shows the test can fail.
+set -u
+sb=$top_srcdir/testdata/sandbox
+fails=0
+check() { # check DESCRIPTION COMMAND...: the command must succeed
+    d=$1
+    shift
+    if "$@"; then echo "ok: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}
+verdict() { # verdict KGATE_SANDBOX COMMAND...: the check's verdict word
+    v=$1
+    shift
+    KGATE_SANDBOX=$v "$@" 2>&1 | sed -n 's/^verdict: \([a-z]*\).*/\1/p'
+}
+readable=0 # whether an unsandboxed process here can read its parent's memory
+[ "$(id -u)" = 0 ] && readable=1
+[ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ] && readable=1
+
+run_pair() { # run_pair NAME COMMAND...
+    name=$1
+    shift
+    check "$name: sandboxed, the read fails and the kernel is correct" test "$(verdict 1 "$@")" = pass
+    got=$(verdict 0 "$@")
+    if [ $readable = 1 ]; then
+        check "$name: KGATE_SANDBOX=0, the read succeeds (the kernel returns NaN)" test "$got" = fail
+    else
+        echo "note: $name: this machine blocks the read without the sandbox too ($got)"
+    fi
+}
+
+run_pair "host C kernel" "$KGATE" check "$sb/peek_judge_relu.c" --gates accuracy --no-color
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" > /dev/null 2>&1 && { py=$p; break; }
+done
+if [ -n "$py" ]; then
+    ref=$top_srcdir/testdata/kernelbench/problems/relu.py
+    run_pair "PyTorch candidate (zygote)" "$KGATE" check --ref "$ref" "$sb/peek_judge_relu.py" --python "$py" --gates accuracy --no-color
+    KGATE_ZYGOTE=0
+    export KGATE_ZYGOTE
+    run_pair "PyTorch candidate (no zygote)" "$KGATE" check --ref "$ref" "$sb/peek_judge_relu.py" --python "$py" --gates accuracy --no-color
+else
+    echo "note: no python3 with torch: the PyTorch runner's sandbox is not tested here"
+fi
+echo "$fails failed"
+test $fails -eq 0
