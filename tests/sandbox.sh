@@ -18,9 +18,23 @@ verdict() { # verdict KGATE_SANDBOX COMMAND...: the check's verdict word
     shift
     KGATE_SANDBOX=$v "$@" 2>&1 | sed -n 's/^verdict: \([a-z]*\).*/\1/p'
 }
-readable=0 # whether an unsandboxed process here can read its parent's memory
-[ "$(id -u)" = 0 ] && readable=1
-[ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ] && readable=1
+# whether a process here can read its parent's memory at all (root, or Yama's ptrace_scope 0,
+# and no container policy against it): measured with python3 where there is one
+readable=0
+if command -v python3 > /dev/null; then
+    readable=$(python3 -c '
+import os
+pid = os.getppid()
+try:
+    with open("/proc/%d/maps" % pid) as m, open("/proc/%d/mem" % pid, "rb") as mem:
+        lo = next(int(l.split("-")[0], 16) for l in m if l.split()[1].startswith("r"))
+        mem.seek(lo)
+        print(1 if len(mem.read(16)) == 16 else 0)
+except (OSError, StopIteration, ValueError):
+    print(0)' 2>/dev/null || echo 0)
+else
+    [ "$(id -u)" = 0 ] && readable=1
+fi
 
 run_pair() { # run_pair NAME COMMAND...
     name=$1
