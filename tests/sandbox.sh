@@ -3,8 +3,8 @@
 # testdata/sandbox/ holds hostile kernels (host C, and KernelBench format through the PyTorch
 # runner with and without the zygote) that return NaN whenever they can read another kgate
 # process's memory through /proc/PID/mem: under the sandbox they must pass. With
-# KGATE_SANDBOX=0 they must fail wherever this machine lets a worker read its judge (as root, or
-# with Yama's ptrace_scope 0): that shows the test can fail.
+# KGATE_SANDBOX=0 they must fail wherever this machine lets a process read its parent's memory
+# (measured first): that shows the test can fail.
 set -u
 sb=$top_srcdir/testdata/sandbox
 fails=0
