@@ -354,6 +354,8 @@ static json_t *finish(const struct job *j, const struct row *r, int status, bool
 {
     json_error_t je;
     json_t *rec = NULL;
+    char errpath[2500]; /* the check's stderr (see spawn) */
+    snprintf(errpath, sizeof errpath, "%s.err", j->out);
     if (!timed_out) rec = json_load_file(j->out, 0, &je);
     if (!rec) {
         rec = json_object();
@@ -368,8 +370,6 @@ static json_t *finish(const struct job *j, const struct row *r, int status, bool
         else
             snprintf(why, sizeof why, "kgate check ended with status %d and no report", status);
         /* what the check said on stderr: its first line in the reason, the rest as the log */
-        char errpath[2500];
-        snprintf(errpath, sizeof errpath, "%s.err", j->out);
         struct kg_err ee;
         size_t n = 0;
         char *log = timed_out ? NULL : kg_read_file(errpath, &n, &ee);
@@ -384,8 +384,6 @@ static json_t *finish(const struct job *j, const struct row *r, int status, bool
         free(log);
         json_object_set_new(rec, "error", json_string(why));
     }
-    char errpath[2500];
-    snprintf(errpath, sizeof errpath, "%s.err", j->out);
     unlink(errpath);
     json_object_set_new(rec, "id", json_string(r->id));
     json_object_set_new(rec, "problem", json_string(r->problem));
