@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 #define SEEDS 3
 

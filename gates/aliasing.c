@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                          int64_t *idx, int64_t *count)

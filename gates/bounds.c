@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 static bool outputs_equal(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                           int64_t *idx)

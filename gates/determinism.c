@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 #define RUNS 6 /* 5 in one worker, the last in a new one */
 

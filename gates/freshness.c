@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 struct scenario {
     const char *what;

@@ -8,8 +8,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "compare.h"
-#include "inputs.h"
+#include "engine/compare.h"
+#include "contract/inputs.h"
 
 struct kg_session;
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gate.h"
+#include "gates/gate.h"
 
 extern const struct kg_gate kg_gate_structure, kg_gate_accuracy, kg_gate_nonfinite, kg_gate_determinism,
     kg_gate_freshness, kg_gate_aliasing, kg_gate_placement, kg_gate_shapes, kg_gate_precision,

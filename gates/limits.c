@@ -10,9 +10,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "rng.h"
-#include "session.h"
-#include "torch.h"
+#include "base/rng.h"
+#include "engine/session.h"
+#include "engine/torch.h"
 
 /* Why case k's launch cannot run on this device, or NULL. */
 static const char *launch_problem(const struct kg_case *k, const struct kg_dev_info *d, const struct kg_func_attrs *f,

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {

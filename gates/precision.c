@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 /* The symbol to lengthen: the reduce axis of the first input, when that dim is one symbol. */
 static int reduce_symbol(const struct kg_session *s)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "session.h"
+#include "engine/session.h"
 
 static bool all_bytes(const uint8_t *p, size_t n, uint8_t b)
 {

@@ -9,13 +9,13 @@
  * name): they sit at the same offsets in every version from Kernel4 to Kernel10, which the
  * static assertions below check against the headers configure found. A record is read only
  * when its kind is KERNEL or CONCURRENT_KERNEL, and only through memcpy of that prefix. */
-#include "cupti.h"
+#include "probes/cupti.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "proto.h"
-#include "util.h"
+#include "worker/proto.h"
+#include "base/util.h"
 
 #if defined(KG_HAVE_CUPTI) && defined(KG_HAVE_CUDA)
 

@@ -11,17 +11,17 @@
 #ifndef LIBKGATE_H
 #define LIBKGATE_H
 
-#include "audit.h"
-#include "builtin.h"
-#include "case.h"
-#include "compare.h"
-#include "contract.h"
-#include "gate.h"
-#include "inputs.h"
-#include "inspect.h"
-#include "occupancy.h"
-#include "report.h"
-#include "session.h"
-#include "torch.h"
+#include "audit/audit.h"
+#include "contract/builtin.h"
+#include "contract/case.h"
+#include "engine/compare.h"
+#include "contract/contract.h"
+#include "gates/gate.h"
+#include "contract/inputs.h"
+#include "engine/inspect.h"
+#include "engine/occupancy.h"
+#include "engine/report.h"
+#include "engine/session.h"
+#include "engine/torch.h"
 
 #endif

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtin.h"
-#include "occupancy.h"
-#include "inspector.h"
-#include "report.h"
+#include "contract/builtin.h"
+#include "engine/occupancy.h"
+#include "tui/inspector.h"
+#include "engine/report.h"
 
 #define MAX_ARGS 16
 #define REPL_MAP_ROWS 16

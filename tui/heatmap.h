@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "inspect.h"
+#include "engine/inspect.h"
 
 /* The density ramp, index 0 (no error) to 9 (100x the threshold or more). */
 #define KG_HM_RAMP " .:-=+*#%@"

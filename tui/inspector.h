@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "heatmap.h"
-#include "inspect.h"
-#include "session.h"
+#include "tui/heatmap.h"
+#include "engine/inspect.h"
+#include "engine/session.h"
 
 #define KG_INSP_MAX_GATES 32
 #define KG_INSP_MAX_SWEEP 128

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "inspector.h"
-#include "tui.h"
+#include "tui/inspector.h"
+#include "tui/tui.h"
 
 int kg_tui_fullscreen(struct kg_insp *in, const char *path); /* tui.c */
 

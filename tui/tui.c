@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inspector.h"
+#include "tui/inspector.h"
 
 /* Runs the full screen until `quit`; -1 (before loading anything) when the terminal cannot
  * be opened, so the caller can fall back to the line REPL. */

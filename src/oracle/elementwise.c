@@ -4,7 +4,7 @@
  * plain double. Shapes are checked by the generic rule (all identical, no broadcasting). */
 #include <math.h>
 
-#include "oracle.h"
+#include "oracle/oracle.h"
 
 /* sqrt(2/pi), the gelu tanh-approximation's constant. */
 #define SQRT_2_OVER_PI 0.7978845608028654

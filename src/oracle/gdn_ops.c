@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chunk_host.h"
-#include "oracle.h"
-#include "../../gdn/oracle.h"
+#include "gdn/chunk_host.h"
+#include "oracle/oracle.h"
+#include "gdn/oracle.h"
 
 struct fam {
     enum gdn_family f;

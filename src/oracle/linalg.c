@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "oracle.h"
+#include "oracle/oracle.h"
 
 
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)

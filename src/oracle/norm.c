@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "oracle.h"
+#include "oracle/oracle.h"
 
 
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)

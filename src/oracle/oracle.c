@@ -1,7 +1,7 @@
 /* oracle.c: the table of built-in ops and the generic entry points over it: lookup, parsing
  * of `op:` lines, shape and arity checks, evaluation. The ops themselves live one family per
  * file (elementwise.c, reduce.c, norm.c, linalg.c); this file only knows their opdefs. */
-#include "oracle.h"
+#include "oracle/oracle.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -15,8 +15,8 @@
 
 #include <stdbool.h>
 
-#include "../tensor.h"
-#include "../util.h"
+#include "base/tensor.h"
+#include "base/util.h"
 
 /* KG_EXACT_ALT: for ops with two legitimate fp64 algorithms that differ only at non-finite
  * inputs (the gated recurrences: step by step, and chunked in log space), the second one. The

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "oracle.h"
+#include "oracle/oracle.h"
 
 /* Computes the op on x[0..n-1] into y[0] (reductions) or y[0..n-1] (scans). */
 typedef void (*row_fn)(enum kg_arith a, const double *x, int64_t n, double *y);

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "case.h"
-#include "contract.h"
-#include "expr.h"
+#include "contract/case.h"
+#include "contract/contract.h"
+#include "base/expr.h"
 
 static char path[256];
 

@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "compare.h"
-#include "dtype.h"
+#include "engine/compare.h"
+#include "base/dtype.h"
 #include "kgate.h"
-#include "rng.h"
+#include "base/rng.h"
 
 static void test_rng_is_a_pure_function_of_seed_stream_index(void **state)
 {

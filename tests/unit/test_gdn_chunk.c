@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "chunk_host.h"
-#include "oracle.h"
-#include "testutil.h"
+#include "gdn/chunk_host.h"
+#include "gdn/oracle.h"
+#include "gdn/testutil.h"
 
 // ---- deterministic inputs (as in test_gdn_oracle.c) ---------------------------------------------
 

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "oracle.h"
-#include "testutil.h"
+#include "gdn/oracle.h"
+#include "gdn/testutil.h"
 
 // ---- deterministic inputs -----------------------------------------------------------------------
 

@@ -1,0 +1,680 @@
+/* audit.c: `kgate audit` judges a corpus of KernelBench-format pairs. Each pair is checked by a
+ * child `kgate check --ref` (its own workers, its own crash domain, a time limit), a pool of
+ * children builds the candidates that need a build (load_inline) first, on the CPU cores, while
+ * the checks take what is ready; every finished pair is
+ * appended to a JSONL store with fsync, so `--resume` after a kill -9 loses only the pairs
+ * that were in flight. `kgate audit-merge` joins the stores of shards. */
+#include "audit/audit.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/cache.h"
+#include "engine/session.h"
+#include "engine/torch.h"
+
+struct row {
+    char *id, *problem, *candidate, *label;
+};
+
+struct rows {
+    struct row *v;
+    int n, cap;
+};
+
+static int push(struct rows *r, const char *id, const char *problem, const char *candidate, const char *label)
+{
+    if (r->n == r->cap) {
+        int cap = r->cap ? r->cap * 2 : 64;
+        struct row *nv = realloc(r->v, (size_t)cap * sizeof *nv);
+        if (!nv) return -1;
+        r->v = nv;
+        r->cap = cap;
+    }
+    struct row *x = &r->v[r->n];
+    x->id = strdup(id);
+    x->problem = strdup(problem);
+    x->candidate = strdup(candidate);
+    x->label = label ? strdup(label) : NULL;
+    if (!x->id || !x->problem || !x->candidate) return -1;
+    r->n++;
+    return 0;
+}
+
+static void rows_free(struct rows *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        free(r->v[i].id);
+        free(r->v[i].problem);
+        free(r->v[i].candidate);
+        free(r->v[i].label);
+    }
+    free(r->v);
+}
+
+/* Inline source (from a JSONL row) written once into the cache, named by its hash. */
+static int materialise(const char *cache, const char *src, char *path, size_t n, struct kg_err *e)
+{
+    char dir[2200];
+    snprintf(dir, sizeof dir, "%s/audit-src", cache);
+    if (kg_mkdirs(dir)) return kg_errf(e, "cannot create %s", dir);
+    snprintf(path, n, "%s/%016llx.py", dir, (unsigned long long)kg_hash64(src, strlen(src), 0));
+    if (access(path, R_OK) == 0) return 0;
+    char tmp[2400];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return kg_errf(e, "cannot write %s", tmp);
+    int bad = fputs(src, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path)) {
+        unlink(tmp);
+        return kg_errf(e, "cannot write %s", path);
+    }
+    return 0;
+}
+
+static bool is_inline(const char *s)
+{
+    return strchr(s, '\n') != NULL;
+}
+
+static int read_jsonl(const char *file, const char *cache, struct rows *r, struct kg_err *e)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) return kg_errf(e, "%s: cannot open: %s", file, strerror(errno));
+    char *dup = strdup(file), *dir = dirname(dup);
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+    while (getline(&line, &cap, f) > 0) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == 0) continue;
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        const char *id = json_string_value(json_object_get(o, "id"));
+        const char *pr = json_string_value(json_object_get(o, "problem"));
+        const char *ca = json_string_value(json_object_get(o, "candidate"));
+        json_t *lab = json_object_get(o, "label");
+        if (!o || !pr || !ca) {
+            rc = kg_errf(e, "%s:%d: expected {\"id\", \"problem\", \"candidate\", \"label\"}%s%s", file, lineno,
+                         o ? "" : ": ", o ? "" : je.text);
+            json_decref(o);
+            break;
+        }
+        char idbuf[32], pp[2600], cp[2600];
+        if (!id) {
+            snprintf(idbuf, sizeof idbuf, "row-%d", lineno);
+            id = idbuf;
+        }
+        if (is_inline(pr) ? materialise(cache, pr, pp, sizeof pp, e) : 0) {
+            rc = -1;
+            json_decref(o);
+            break;
+        }
+        if (!is_inline(pr)) snprintf(pp, sizeof pp, pr[0] == '/' ? "%s" : "%s/%s", pr[0] == '/' ? pr : dir, pr);
+        if (is_inline(ca) ? materialise(cache, ca, cp, sizeof cp, e) : 0) {
+            rc = -1;
+            json_decref(o);
+            break;
+        }
+        if (!is_inline(ca)) snprintf(cp, sizeof cp, ca[0] == '/' ? "%s" : "%s/%s", ca[0] == '/' ? ca : dir, ca);
+        char labbuf[64] = "";
+        if (json_is_string(lab))
+            kg_strlcpy(labbuf, json_string_value(lab), sizeof labbuf);
+        else if (json_is_boolean(lab))
+            kg_strlcpy(labbuf, json_is_true(lab) ? "pass" : "fail", sizeof labbuf);
+        if (push(r, id, pp, cp, labbuf[0] ? labbuf : NULL)) rc = kg_errf(e, "out of memory");
+        json_decref(o);
+        if (rc) break;
+    }
+    free(line);
+    free(dup);
+    fclose(f);
+    return rc;
+}
+
+/* KernelBench runs: candidates named ...level_<L>..._problem_<P>... matched with the problem
+ * <root>/level<L>/<P>_<Name>.py. */
+static int find_problem(const char *root, long level, long pid, char *out, size_t n)
+{
+    char dir[2200];
+    snprintf(dir, sizeof dir, "%s/level%ld", root, level);
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *de;
+    int rc = -1;
+    while ((de = readdir(d))) {
+        char *end;
+        long p = strtol(de->d_name, &end, 10);
+        if (end != de->d_name && *end == '_' && p == pid && strstr(de->d_name, ".py")) {
+            snprintf(out, n, "%s/%s", dir, de->d_name);
+            rc = 0;
+            break;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int scan_dir(const char *dir, const char *root, const char *prefix, struct rows *r, regex_t *re, int *unmatched,
+                    struct kg_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d) return kg_errf(e, "%s: cannot open: %s", dir, strerror(errno));
+    struct dirent *de;
+    int rc = 0;
+    while (!rc && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char path[4096], rel[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
+        struct stat st;
+        if (stat(path, &st)) continue;
+        if (S_ISDIR(st.st_mode)) {
+            rc = scan_dir(path, root, rel, r, re, unmatched, e);
+            continue;
+        }
+        size_t l = strlen(de->d_name);
+        if (l < 4 || strcmp(de->d_name + l - 3, ".py")) continue;
+        regmatch_t m[3];
+        if (regexec(re, de->d_name, 3, m, 0)) {
+            (*unmatched)++;
+            continue;
+        }
+        long level = strtol(de->d_name + m[1].rm_so, NULL, 10), pid = strtol(de->d_name + m[2].rm_so, NULL, 10);
+        char prob[4096];
+        if (find_problem(root, level, pid, prob, sizeof prob)) {
+            (*unmatched)++;
+            continue;
+        }
+        if (push(r, rel, prob, path, NULL)) rc = kg_errf(e, "out of memory");
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    return strcmp(((const struct row *)a)->id, ((const struct row *)b)->id);
+}
+
+/* ---- the store ------------------------------------------------------------------------------ */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Ids already in the store (for --resume), as a sorted array. */
+static char **done_ids(const char *store, int *n)
+{
+    *n = 0;
+    FILE *f = fopen(store, "r");
+    if (!f) return NULL;
+    char **ids = NULL;
+    int cap = 0;
+    char *line = NULL;
+    size_t lc = 0;
+    while (getline(&line, &lc, f) > 0) {
+        json_t *o = json_loads(line, 0, NULL); /* a torn last line (kill -9) does not parse: skipped */
+        const char *id = json_string_value(json_object_get(o, "id"));
+        if (id) {
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 64;
+                char **nv = realloc(ids, (size_t)cap * sizeof *nv);
+                if (!nv) break;
+                ids = nv;
+            }
+            ids[(*n)++] = strdup(id);
+        }
+        json_decref(o);
+    }
+    free(line);
+    fclose(f);
+    qsort(ids, (size_t)*n, sizeof *ids, cmp_str);
+    return ids;
+}
+
+static bool in_sorted(char **ids, int n, const char *id)
+{
+    return n && bsearch(&id, ids, (size_t)n, sizeof *ids, cmp_str) != NULL;
+}
+
+/* Appends one line and makes it durable before returning. */
+static int append(int fd, json_t *rec)
+{
+    char *s = json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (!s) return -1;
+    size_t n = strlen(s);
+    s[n] = '\n';
+    ssize_t w = write(fd, s, n + 1);
+    free(s);
+    if (w != (ssize_t)(n + 1)) return -1;
+    return fsync(fd);
+}
+
+/* ---- the scheduler --------------------------------------------------------------------------- */
+
+/* Whether the candidate compiles an extension when imported (load_inline, cpp_extension): the
+ * build can run ahead on the CPU cores. Triton compiles at first launch, inside the check. */
+static bool needs_build(const char *path)
+{
+    size_t n = 0;
+    struct kg_err e;
+    char *src = kg_read_file(path, &n, &e);
+    bool b = src && (strstr(src, "load_inline") || strstr(src, "cpp_extension"));
+    free(src);
+    return b;
+}
+
+struct job {
+    pid_t pid;
+    int row;
+    double start;
+    bool compile_only;
+    char out[2400];
+    int slot; /* GPU index, or -1 */
+};
+
+static pid_t spawn(const char *exe, const struct audit_opts *o, const struct row *r, const char *out, bool compile_only,
+                   int gpu)
+{
+    pid_t pid = fork();
+    if (pid) return pid;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* an audit killed with -9 takes its checks with it */
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+    }
+    if (out) { /* the check's own message (FILE:LINE: why) goes into the record if it has no report */
+        char err[2500];
+        snprintf(err, sizeof err, "%s.err", out);
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0) dup2(fd, 2);
+    }
+    if (gpu >= 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", gpu);
+        setenv("CUDA_VISIBLE_DEVICES", v, 1);
+    }
+    char seed[32], tol[32], timeout[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    snprintf(tol, sizeof tol, "%g", o->tol_k > 0 ? o->tol_k : 2.0);
+    snprintf(timeout, sizeof timeout, "%g", o->run_timeout);
+    char *argv[24];
+    int a = 0;
+    argv[a++] = (char *)exe;
+    argv[a++] = "check";
+    argv[a++] = "--ref";
+    argv[a++] = r->problem;
+    argv[a++] = r->candidate;
+    if (compile_only) {
+        argv[a++] = "--compile-only";
+    } else {
+        argv[a++] = "--json";
+        argv[a++] = (char *)out;
+        argv[a++] = "--baseline";
+        argv[a++] = "kernelbench";
+        argv[a++] = "--exhaustive";
+        argv[a++] = "--seed";
+        argv[a++] = seed;
+        argv[a++] = "--tolerance";
+        argv[a++] = tol;
+        argv[a++] = "--timeout";
+        argv[a++] = timeout;
+    }
+    if (o->python) {
+        argv[a++] = "--python";
+        argv[a++] = (char *)o->python;
+    }
+    argv[a] = NULL;
+    execv(exe, argv);
+    _exit(127);
+}
+
+static json_t *finish(const struct job *j, const struct row *r, int status, bool timed_out, double limit)
+{
+    json_error_t je;
+    json_t *rec = NULL;
+    char errpath[2500]; /* the check's stderr (see spawn) */
+    snprintf(errpath, sizeof errpath, "%s.err", j->out);
+    if (!timed_out) rec = json_load_file(j->out, 0, &je);
+    if (!rec) {
+        rec = json_object();
+        json_object_set_new(rec, "verdict", json_string("error"));
+        char why[1400];
+        if (timed_out)
+            snprintf(why, sizeof why, "the check took longer than the per-kernel limit of %g s", limit);
+        else if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+            snprintf(why, sizeof why, "the pair could not be loaded (compile error or malformed problem)");
+        else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+            snprintf(why, sizeof why, "nothing could be checked here (no PyTorch or no GPU)");
+        else
+            snprintf(why, sizeof why, "kgate check ended with status %d and no report", status);
+        /* what the check said on stderr: its first line in the reason, the rest as the log */
+        struct kg_err ee;
+        size_t n = 0;
+        char *log = timed_out ? NULL : kg_read_file(errpath, &n, &ee);
+        if (log && n) {
+            for (size_t i = 0; i < n; i++) /* valid UTF-8 for JSON, whatever a compiler printed */
+                if ((unsigned char)log[i] >= 0x80 || (log[i] < 0x20 && log[i] != '\n' && log[i] != '\t')) log[i] = '?';
+            size_t first = strcspn(log, "\n");
+            size_t have = strlen(why);
+            snprintf(why + have, sizeof why - have, ": %.*s", (int)(first < 1000 ? first : 1000), log);
+            json_object_set_new(rec, "log", json_stringn(log + (n > 4000 ? n - 4000 : 0), n > 4000 ? 4000 : n));
+        }
+        free(log);
+        json_object_set_new(rec, "error", json_string(why));
+    }
+    unlink(errpath);
+    json_object_set_new(rec, "id", json_string(r->id));
+    json_object_set_new(rec, "problem", json_string(r->problem));
+    json_object_set_new(rec, "candidate", json_string(r->candidate));
+    json_object_set_new(rec, "label", r->label ? json_string(r->label) : json_null());
+    json_object_set_new(rec, "audit_seconds", json_real(kg_now() - j->start));
+    json_object_set_new(rec, "exit", json_integer(WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    unlink(j->out);
+    return rec;
+}
+
+/* A violation is a checked pair (it has gate verdicts) whose verdict is not pass; a pair with
+ * no report (build error, malformed problem, no GPU here, over the limit) was not checked. */
+static bool violated(json_t *rec)
+{
+    const char *v = json_string_value(json_object_get(rec, "verdict"));
+    return v && strcmp(v, "pass") && json_object_get(rec, "gates");
+}
+
+static bool unchecked(json_t *rec)
+{
+    return !json_object_get(rec, "gates");
+}
+
+static void progress(int done, int total, int viol, int running, int compiling, double t0)
+{
+    double el = kg_now() - t0, rate = el > 0 ? done / el * 3600 : 0;
+    double eta = done ? el / done * (total - done) : 0;
+    int w = 30, fill = total ? done * w / total : 0;
+    fprintf(stderr, "\r\033[K[");
+    for (int i = 0; i < w; i++) fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %d/%d  %.0f/h  ETA %d:%02d  violations %d  (checking %d, compiling %d)", done, total, rate,
+            (int)(eta / 60), (int)eta % 60, viol, running, compiling);
+    fflush(stderr);
+}
+
+int kg_audit(const struct audit_opts *o, struct kg_err *e)
+{
+    struct rows r = {0};
+    char cache[2048];
+    if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
+    int rc = 0;
+    if (o->jsonl) rc = read_jsonl(o->jsonl, cache, &r, e);
+    if (!rc && o->dir) {
+        if (!o->problems) {
+            rows_free(&r);
+            kg_errf(e, "--dir needs --problems KERNELBENCH_ROOT (with level1/, level2/...)");
+            return KG_EXIT_USAGE;
+        }
+        regex_t re;
+        regcomp(&re, "level_?([0-9]+).*problem_?([0-9]+)", REG_EXTENDED | REG_ICASE);
+        int unmatched = 0;
+        rc = scan_dir(o->dir, o->problems, "", &r, &re, &unmatched, e);
+        regfree(&re);
+        if (unmatched) fprintf(stderr, "kgate audit: %d .py files under %s not matched to a problem\n", unmatched, o->dir);
+    }
+    for (int i = 0; !rc && i < o->npairs; i++) {
+        char *dup = strdup(o->pairs[i]), *colon = dup ? strchr(dup, ':') : NULL;
+        if (!colon) {
+            free(dup);
+            rows_free(&r);
+            kg_errf(e, "--pair: expected PROBLEM.py:CANDIDATE.py, got '%s'", o->pairs[i]);
+            return KG_EXIT_USAGE;
+        }
+        *colon = 0;
+        rc = push(&r, colon + 1, dup, colon + 1, NULL) ? kg_errf(e, "out of memory") : 0;
+        free(dup);
+    }
+    if (rc) {
+        rows_free(&r);
+        return KG_EXIT_USAGE;
+    }
+    qsort(r.v, (size_t)r.n, sizeof *r.v, cmp_rows);
+    /* the shard, and what the store already holds */
+    int ndone = 0;
+    char **done = o->resume ? done_ids(o->store, &ndone) : NULL;
+    int *todo = calloc((size_t)(r.n ? r.n : 1), sizeof *todo), ntodo = 0, skipped = 0;
+    for (int i = 0; i < r.n; i++) {
+        if (o->shard_n > 1 && i % o->shard_n != o->shard_i) continue;
+        if (in_sorted(done, ndone, r.v[i].id)) {
+            skipped++;
+            continue;
+        }
+        todo[ntodo++] = i;
+    }
+    for (int i = 0; i < ndone; i++) free(done[i]);
+    free(done);
+    if (!o->resume && access(o->store, F_OK) == 0 && ntodo) {
+        free(todo);
+        rows_free(&r);
+        kg_errf(e, "%s exists: --resume to continue it, or choose another store", o->store);
+        return KG_EXIT_USAGE;
+    }
+    int fd = open(o->store, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        free(todo);
+        rows_free(&r);
+        kg_errf(e, "%s: cannot open: %s", o->store, strerror(errno));
+        return KG_EXIT_INTERNAL;
+    }
+    char exe[4096];
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[el > 0 ? el : 0] = 0;
+    char tmpdir[2200];
+    snprintf(tmpdir, sizeof tmpdir, "%s/audit-%d", cache, (int)getpid());
+    kg_mkdirs(tmpdir);
+    char on[32] = "";
+    if (o->gpus) snprintf(on, sizeof on, " on %d GPU%s", o->gpus, o->gpus > 1 ? "s" : "");
+    fprintf(stderr, "kgate audit: %d pairs (%d in the store already, shard %d/%d), %d checking at once%s, %d compiling ahead\n",
+            ntodo, skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, on, o->compile_jobs);
+    signal(SIGPIPE, SIG_IGN);
+    /* one PyTorch fork server for every check: a worker is a fork of an interpreter that has
+     * imported PyTorch, not a new interpreter (KGATE_ZYGOTE=0: each check starts python itself) */
+    struct kg_worker zyg = {.pid = -1, .fd = -1, .log_fd = -1};
+    const char *zenv = getenv("KGATE_ZYGOTE");
+    if (ntodo && !(zenv && *zenv)) {
+        char runner[2300], zname[96];
+        const char *py = o->python ? o->python : getenv("KGATE_PYTHON");
+        struct kg_err ze;
+        if (kg_torch_runner_path(cache, runner, sizeof runner, &ze) == 0 &&
+            kg_torch_zygote(&zyg, py && *py ? py : "python3", runner, zname, sizeof zname, &ze) == 0)
+            setenv("KGATE_ZYGOTE", zname, 1);
+        else
+            fprintf(stderr, "kgate audit: note: %s; each check starts its own python\n", ze.msg);
+    }
+    /* each check runs ~3 torch workers at a time; PyTorch would give each of them a thread per
+     * core for its CPU-side copies and conversions, and spinning OpenMP threads of dozens of
+     * processes take the cores the checks and builds need */
+    if (!getenv("KGATE_TORCH_THREADS")) {
+        long ncpu = kg_ncpu();
+        long share = ncpu / (3L * o->jobs);
+        char v[24];
+        snprintf(v, sizeof v, "%ld", share > 1 ? share : 1);
+        setenv("KGATE_TORCH_THREADS", v, 1);
+    }
+    int nslots = o->jobs + o->compile_jobs;
+    struct job *jobs = calloc((size_t)nslots, sizeof *jobs);
+    /* Candidates with a build step (load_inline: ~1 minute of compiler each) are built first, on
+     * the compile slots, while the check slots take whatever is ready: a candidate without a
+     * build, or one whose build is done. A check never waits on a build while other work is
+     * ready, and the audit does not end on a long tail of builds. */
+    enum { NO_BUILD, TO_BUILD, BUILDING, BUILT } *bs = calloc((size_t)(ntodo ? ntodo : 1), sizeof *bs);
+    bool *started = calloc((size_t)(ntodo ? ntodo : 1), sizeof *started);
+    for (int i = 0; i < ntodo && o->compile_jobs > 0; i++) bs[i] = needs_build(r.v[todo[i]].candidate) ? TO_BUILD : NO_BUILD;
+    int nstarted = 0, finished = 0, viol = 0, nochk = 0, running = 0, compiling = 0;
+    double t0 = kg_now();
+    bool interactive = isatty(2);
+    while (finished < ntodo) {
+        /* start checks on free check slots, builds on free compile slots */
+        for (int sl = 0; sl < nslots; sl++) {
+            struct job *j = &jobs[sl];
+            if (j->pid > 0) continue;
+            bool check_slot = sl < o->jobs;
+            int row = -1;
+            for (int i = 0; i < ntodo && row < 0; i++)
+                if (!started[i] && (check_slot ? bs[i] == NO_BUILD || bs[i] == BUILT : bs[i] == TO_BUILD)) row = i;
+            if (row < 0) continue;
+            j->row = row;
+            j->compile_only = !check_slot;
+            j->start = kg_now();
+            if (check_slot) {
+                started[row] = true;
+                nstarted++;
+                j->slot = o->gpus ? sl % o->gpus : -1;
+                snprintf(j->out, sizeof j->out, "%s/%d.json", tmpdir, j->row);
+                j->pid = spawn(exe, o, &r.v[todo[j->row]], j->out, false, j->slot);
+                running++;
+            } else {
+                bs[row] = BUILDING;
+                j->slot = -1;
+                j->pid = spawn(exe, o, &r.v[todo[j->row]], NULL, true, -1);
+                compiling++;
+            }
+        }
+        if (interactive) progress(finished, ntodo, viol, running, compiling, t0);
+        /* reap, and enforce the per-kernel limit */
+        int status;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) {
+            double now = kg_now();
+            for (int sl = o->jobs; sl < nslots; sl++) { /* a build past the limit: its check will say why */
+                struct job *j = &jobs[sl];
+                if (j->pid > 0 && now - j->start > o->limit) {
+                    kill(-j->pid, SIGKILL);
+                    kill(j->pid, SIGKILL);
+                    waitpid(j->pid, NULL, 0);
+                    bs[j->row] = BUILT;
+                    j->pid = 0;
+                    compiling--;
+                }
+            }
+            for (int sl = 0; sl < o->jobs; sl++) {
+                struct job *j = &jobs[sl];
+                if (j->pid > 0 && !j->compile_only && now - j->start > o->limit) {
+                    kill(-j->pid, SIGKILL);
+                    kill(j->pid, SIGKILL);
+                    waitpid(j->pid, &status, 0);
+                    json_t *rec = finish(j, &r.v[todo[j->row]], status, true, o->limit);
+                    viol += violated(rec);
+                    nochk += unchecked(rec);
+                    if (append(fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", o->store, strerror(errno));
+                    json_decref(rec);
+                    j->pid = 0;
+                    running--;
+                    finished++;
+                }
+            }
+            usleep(50000);
+            continue;
+        }
+        for (int sl = 0; sl < nslots; sl++) {
+            struct job *j = &jobs[sl];
+            if (j->pid != pid) continue;
+            j->pid = 0;
+            if (j->compile_only) { /* built, or failed: the check reports a build error itself */
+                bs[j->row] = BUILT;
+                compiling--;
+                break;
+            }
+            running--;
+            json_t *rec = finish(j, &r.v[todo[j->row]], status, false, o->limit);
+            viol += violated(rec);
+            nochk += unchecked(rec);
+            if (append(fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", o->store, strerror(errno));
+            json_decref(rec);
+            finished++;
+            if (!interactive)
+                fprintf(stderr, "[%d/%d] %s\n", finished, ntodo, r.v[todo[j->row]].id);
+            break;
+        }
+    }
+    /* compile-ahead children still running are not needed any more */
+    for (int sl = 0; sl < nslots; sl++)
+        if (jobs[sl].pid > 0) {
+            kill(-jobs[sl].pid, SIGKILL);
+            waitpid(jobs[sl].pid, NULL, 0);
+        }
+    kg_worker_stop(&zyg);
+    double el_s = kg_now() - t0;
+    if (interactive) progress(finished, ntodo, viol, 0, 0, t0);
+    fprintf(stderr, "\nkgate audit: %d pairs in %.1f s (%.0f per hour), %d with a violation", finished, el_s,
+            el_s > 0 ? finished / el_s * 3600 : 0, viol);
+    if (nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", nochk);
+    fprintf(stderr, "; store %s\n", o->store);
+    close(fd);
+    rmdir(tmpdir);
+    free(jobs);
+    free(bs);
+    free(started);
+    free(todo);
+    rows_free(&r);
+    return KG_EXIT_OK;
+}
+
+int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
+{
+    json_t *byid = json_object();
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(in[i], "r");
+        if (!f) {
+            json_decref(byid);
+            return kg_errf(e, "%s: cannot open: %s", in[i], strerror(errno));
+        }
+        char *line = NULL;
+        size_t lc = 0;
+        while (getline(&line, &lc, f) > 0) {
+            json_t *o = json_loads(line, 0, NULL);
+            const char *id = json_string_value(json_object_get(o, "id"));
+            if (id) json_object_set(byid, id, o); /* a later shard's record of the same id wins */
+            json_decref(o);
+        }
+        free(line);
+        fclose(f);
+    }
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        json_decref(byid);
+        return kg_errf(e, "%s: cannot open: %s", out, strerror(errno));
+    }
+    size_t nk = json_object_size(byid), i = 0;
+    const char **keys = calloc(nk ? nk : 1, sizeof *keys);
+    const char *key;
+    json_t *val;
+    json_object_foreach(byid, key, val) keys[i++] = key;
+    qsort(keys, nk, sizeof *keys, cmp_str);
+    int rc = 0;
+    for (i = 0; i < nk && !rc; i++) rc = append(fd, json_object_get(byid, keys[i]));
+    free(keys);
+    close(fd);
+    json_decref(byid);
+    if (rc) return kg_errf(e, "%s: write failed", out);
+    fprintf(stderr, "kgate audit-merge: %zu records from %d stores into %s\n", nk, n, out);
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* cache.h: the content-addressed compile cache and the one place kgate runs a compiler.
+ * Compiled kernels are keyed by a hash of everything that affects the binary (source,
+ * compiler, flags, kgate.h), written under a temporary name and renamed, so concurrent
+ * kgate processes share the cache safely. */
+#ifndef KG_CACHE_H
+#define KG_CACHE_H
+
+#include <stddef.h>
+
+#include "base/util.h"
+
+/* The cache directory, created if needed: $KGATE_CACHE_DIR, else $XDG_CACHE_HOME/kgate,
+ * else ~/.cache/kgate, else /tmp/kgate-UID. */
+int kg_cache_dir(char *buf, size_t n, struct kg_err *e);
+
+/* A directory holding this build's kgate.h, for host kernels' #include <kgate.h>. */
+int kg_cache_include_dir(const char *cache, char *buf, size_t n, struct kg_err *e);
+
+/* Runs argv (no shell) with a time limit; stdout and stderr are captured into out. Returns
+ * the exit status (>= 0), or -1 with out describing why it could not run or was killed. */
+int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout);
+
+/* mkdir -p */
+int kg_mkdirs(const char *path);
+
+#endif

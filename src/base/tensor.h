@@ -1,0 +1,27 @@
+/* tensor.h: a dense row-major tensor: dtype, shape and a data pointer. Whoever allocates the
+ * data owns it; kg_tensor_alloc/kg_tensor_free are the pair for data kgate allocates. */
+#ifndef KG_TENSOR_H
+#define KG_TENSOR_H
+
+#include "base/dtype.h"
+
+#define KG_MAX_RANK 8
+
+struct kg_tensor {
+    enum kg_dtype dtype;
+    int rank;
+    int64_t dims[KG_MAX_RANK];
+    int64_t numel;
+    void *data;
+};
+
+/* Sets dims/numel and allocates zeroed data; -1 on overflow or allocation failure. */
+int kg_tensor_alloc(struct kg_tensor *t, enum kg_dtype dtype, int rank, const int64_t *dims);
+void kg_tensor_free(struct kg_tensor *t);
+size_t kg_tensor_bytes(const struct kg_tensor *t);
+/* Row-major strides in elements. */
+void kg_tensor_strides(const struct kg_tensor *t, int64_t *strides);
+/* Writes "[i,j,k]" for flat index i. */
+void kg_tensor_index_str(const struct kg_tensor *t, int64_t flat, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,57 @@
+/* builtin.c: materialising embedded kernels in the cache directory. */
+#include "contract/builtin.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cache.h"
+
+static bool gpu_present(void)
+{
+    return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
+}
+
+int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, struct kg_err *e)
+{
+    const struct kg_builtin *pick = NULL;
+    bool has_ext = strchr(name, '.') != NULL;
+    size_t nl = strlen(name);
+    for (const struct kg_builtin *b = kg_builtins; b->name; b++) {
+        /* NAME is NAME.c on the host and NAME_cuda.cu on a GPU (distinct stems keep their test
+         * logs apart) */
+        bool match = has_ext ? !strcmp(b->file, name)
+                             : !strcmp(b->name, name) || (!strncmp(b->name, name, nl) && !strcmp(b->name + nl, "_cuda"));
+        if (!match) continue;
+        bool cu = strstr(b->file, ".cu") != NULL;
+        if (!pick || (prefer_gpu && gpu_present() && cu) || (!(prefer_gpu && gpu_present()) && !cu)) pick = b;
+    }
+    if (!pick) {
+        char list[1024];
+        size_t len = 0;
+        list[0] = 0;
+        for (const struct kg_builtin *b = kg_builtins; b->name; b++) kg_appendf(list, sizeof list, &len, " %s", b->file);
+        return kg_errf(e, "no built-in kernel '%s' (built in:%s)", name, list);
+    }
+    char cache[2048];
+    if (kg_cache_dir(cache, sizeof cache, e)) return -1;
+    char dir[2200];
+    uint64_t h = kg_hash64(pick->source, strlen(pick->source), 0);
+    snprintf(dir, sizeof dir, "%s/builtin-%016llx", cache, (unsigned long long)h);
+    if (kg_mkdirs(dir)) return kg_errf(e, "cannot create %s", dir);
+    snprintf(buf, n, "%s/%s", dir, pick->file);
+    struct stat st;
+    if (stat(buf, &st) == 0) return 0;
+    char tmp[2400];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", buf, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return kg_errf(e, "cannot write %s", tmp);
+    int bad = fputs(pick->source, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, buf)) {
+        unlink(tmp);
+        return kg_errf(e, "cannot write %s", buf);
+    }
+    return 0;
+}

@@ -1,0 +1,918 @@
+/* contract.c: parser and checker of the `/\*@kgate ... *\/` header. Two passes: the header is
+ * split into `key: value` entries with their line numbers (continuation lines start with
+ * white space), then keys are interpreted in dependency order (shape symbols before the
+ * dims and launch expressions that use them). Last, the entry's C signature is found in
+ * the source, where it can be, and matched against `args:`. */
+#include "contract/contract.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the header's raw entries ------------------------------------------------------------ */
+
+enum key {
+    K_NAME, K_OP, K_ORACLE, K_ENTRY, K_ARGS, K_LAUNCH, K_SHAPE, K_SWEEP, K_TOLERANCE,
+    K_DETERMINISTIC, K_ALIAS, K_DTYPES, K_INPUTS, K_COUNT
+};
+
+static const char *const key_names[K_COUNT] = {
+    "name", "op", "oracle", "entry", "args", "launch", "shape", "sweep", "tolerance",
+    "deterministic", "alias", "dtypes", "inputs",
+};
+
+struct raw {
+    char *value[K_COUNT];
+    int line[K_COUNT];
+};
+
+struct ctx {
+    struct kg_contract *c;
+    struct kg_err *e;
+};
+
+static int perr(struct ctx *x, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int perr(struct ctx *x, int line, const char *fmt, ...)
+{
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (line > 0)
+        return kg_errf(x->e, "%s:%d: %s", x->c->path, line, msg);
+    return kg_errf(x->e, "%s: %s", x->c->path, msg);
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1])) *--end = 0;
+    return s;
+}
+
+/* Splits the header text into entries. `base_line` is the file line of the header's first
+ * line (the one holding the opening marker). */
+static int split_header(struct ctx *x, char *text, int base_line, struct raw *r, const char **hdr_end)
+{
+    int line = base_line, cur = -1;
+    char *p = text;
+    for (;;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        char *s = p;
+        size_t len = strlen(s);
+        if (len && s[len - 1] == '\r') s[--len] = 0;
+        char *t = trim(s);
+        if (*t == 0) {
+            /* blank line ends a continuation */
+        } else if (isspace((unsigned char)s[0]) && cur >= 0 && !strchr(t, ':')) {
+            /* continuation of the previous key */
+            size_t a = strlen(r->value[cur]), b = strlen(t);
+            char *nv = realloc(r->value[cur], a + b + 2);
+            if (!nv) return perr(x, line, "out of memory");
+            nv[a] = ' ';
+            memcpy(nv + a + 1, t, b + 1);
+            r->value[cur] = nv;
+        } else if (isspace((unsigned char)s[0]) && cur >= 0 && strchr(t, ':') &&
+                   (cur == K_ARGS || cur == K_INPUTS)) {
+            /* args lists naturally contain ':'; an indented line continues them */
+            size_t a = strlen(r->value[cur]), b = strlen(t);
+            char *nv = realloc(r->value[cur], a + b + 2);
+            if (!nv) return perr(x, line, "out of memory");
+            nv[a] = ' ';
+            memcpy(nv + a + 1, t, b + 1);
+            r->value[cur] = nv;
+        } else {
+            char *colon = strchr(t, ':');
+            if (!colon) return perr(x, line, "expected 'key: value' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)");
+            *colon = 0;
+            char *key = trim(t);
+            int k;
+            for (k = 0; k < K_COUNT; k++)
+                if (strcmp(key, key_names[k]) == 0) break;
+            if (k == K_COUNT)
+                return perr(x, line, "unknown key '%s' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)", key);
+            if (r->value[k]) return perr(x, line, "'%s' given twice (first on line %d)", key, r->line[k]);
+            r->value[k] = strdup(trim(colon + 1));
+            if (!r->value[k]) return perr(x, line, "out of memory");
+            r->line[k] = line;
+            cur = k;
+        }
+        if (!nl) break;
+        p = nl + 1;
+        line++;
+    }
+    (void)hdr_end;
+    return 0;
+}
+
+/* ---- symbols ------------------------------------------------------------------------------ */
+
+static int lookup_sym(void *ud, const char *name, size_t n)
+{
+    const struct kg_contract *c = ud;
+    for (int i = 0; i < c->nsyms; i++)
+        if (strlen(c->sym[i]) == n && memcmp(c->sym[i], name, n) == 0) return i;
+    return -1;
+}
+
+int kg_contract_sym(const struct kg_contract *c, const char *name)
+{
+    return lookup_sym((void *)c, name, strlen(name));
+}
+
+int kg_contract_arg(const struct kg_contract *c, const char *name)
+{
+    for (int i = 0; i < c->nargs; i++)
+        if (strcmp(c->args[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int valid_ident(const char *s, size_t n)
+{
+    if (n == 0 || n >= KG_NAME_MAX || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return 0;
+    return 1;
+}
+
+static int parse_int64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s) return -1;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Iterates over items separated by any of `seps`, each trimmed, skipping empty ones. */
+static char *next_item(char **cursor, const char *seps)
+{
+    char *s = *cursor;
+    if (!s) return NULL;
+    for (;;) {
+        s += strspn(s, seps);
+        if (!*s) {
+            *cursor = NULL;
+            return NULL;
+        }
+        char *end = s + strcspn(s, seps);
+        if (*end) {
+            *end = 0;
+            *cursor = end + 1;
+        } else
+            *cursor = NULL;
+        char *t = trim(s);
+        if (*t) return t;
+        if (!*cursor) return NULL;
+        s = *cursor;
+    }
+}
+
+static int parse_shape(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = next_item(&cur, " \t,"))) {
+        char *eq = strchr(item, '=');
+        if (!eq) return perr(x, line, "shape: expected SYMBOL=VALUE, got '%s'", item);
+        *eq = 0;
+        char *name = trim(item), *val = trim(eq + 1);
+        if (!valid_ident(name, strlen(name))) return perr(x, line, "shape: '%s' is not a valid symbol name", name);
+        if (lookup_sym(c, name, strlen(name)) >= 0) return perr(x, line, "shape: symbol '%s' given twice", name);
+        if (c->nsyms == KG_MAX_SYMS) return perr(x, line, "shape: more than %d symbols", KG_MAX_SYMS);
+        int64_t n;
+        if (parse_int64(val, &n) || n < 0)
+            return perr(x, line, "shape: %s=%s: expected a non-negative integer", name, val);
+        kg_strlcpy(c->sym[c->nsyms], name, KG_NAME_MAX);
+        c->nominal[c->nsyms++] = n;
+    }
+    return 0;
+}
+
+static int parse_sweep(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = next_item(&cur, " \t"))) {
+        char *eq = strchr(item, '=');
+        if (!eq) return perr(x, line, "sweep: expected SYMBOL=V1,V2,..., got '%s'", item);
+        *eq = 0;
+        char *name = trim(item);
+        int k = lookup_sym(c, name, strlen(name));
+        if (k < 0) return perr(x, line, "sweep: undefined symbol '%s' (declare it in shape:)", name);
+        char *vc = eq + 1, *val;
+        while ((val = next_item(&vc, ","))) {
+            int64_t n;
+            if (parse_int64(val, &n) || n < 0)
+                return perr(x, line, "sweep: %s: '%s' is not a non-negative integer", name, val);
+            if (c->nsweep[k] == KG_MAX_SWEEP) return perr(x, line, "sweep: more than %d values for %s", KG_MAX_SWEEP, name);
+            c->sweep[k][c->nsweep[k]++] = n;
+        }
+    }
+    return 0;
+}
+
+static const char *const dtype_list = "f64 f32 f16 bf16 i32 i64 u8 bool, or T with dtypes:";
+
+static int parse_tensor(struct ctx *x, struct kg_arg *a, char *spec, int line)
+{
+    /* spec: "in f32[M,N]" */
+    char *s = trim(spec);
+    size_t n = strcspn(s, " \t");
+    if (n == 2 && !strncmp(s, "in", 2))
+        a->io = KG_IN;
+    else if (n == 3 && !strncmp(s, "out", 3))
+        a->io = KG_OUT;
+    else if (n == 5 && !strncmp(s, "inout", 5))
+        a->io = KG_INOUT;
+    else if (n == 7 && !strncmp(s, "scratch", 7))
+        a->io = KG_SCRATCH;
+    else
+        return perr(x, line, "args: '%s': expected in, out, inout or scratch before the dtype", a->name);
+    s = trim(s + n);
+    char *lb = strchr(s, '[');
+    size_t tn = lb ? (size_t)(lb - s) : strlen(s);
+    while (tn && isspace((unsigned char)s[tn - 1])) tn--;
+    if (kg_dtype_parse(s, tn, &a->dtype))
+        return perr(x, line, "args: '%s': unknown dtype '%.*s' (expected %s)", a->name, (int)tn, s, dtype_list);
+    a->kind = KG_ARG_TENSOR;
+    if (!lb) {
+        a->rank = 0; /* a 0-d tensor: one element */
+        return 0;
+    }
+    char *rb = strrchr(lb, ']');
+    if (!rb || *trim(rb + 1)) return perr(x, line, "args: '%s': expected ']' to close the dims", a->name);
+    *rb = 0;
+    char *dims = lb + 1;
+    /* split on commas at paren depth 0 */
+    int depth = 0;
+    char *start = dims;
+    for (char *p = dims;; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if ((*p == ',' && depth == 0) || *p == 0) {
+            char save = *p;
+            *p = 0;
+            char *d = trim(start);
+            if (!*d) return perr(x, line, "args: '%s': empty dim", a->name);
+            if (a->rank == KG_MAX_RANK) return perr(x, line, "args: '%s': more than %d dims", a->name, KG_MAX_RANK);
+            int col = 0;
+            struct kg_err ee;
+            a->dims[a->rank] = kg_expr_parse(d, strlen(d), lookup_sym, x->c, &col, &ee);
+            if (!a->dims[a->rank])
+                return perr(x, line, "args: '%s' dim %d '%s': %s%s", a->name, a->rank, d, ee.msg,
+                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+            a->rank++;
+            if (save == 0) break;
+            start = p + 1;
+        }
+    }
+    return 0;
+}
+
+static int parse_args(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = next_item(&cur, ";"))) {
+        char *colon = strchr(item, ':');
+        if (!colon) return perr(x, line, "args: expected 'NAME: in|out|inout DTYPE[DIMS]' or 'NAME: int|long|float|double', got '%s'", item);
+        *colon = 0;
+        char *name = trim(item), *spec = trim(colon + 1);
+        if (!valid_ident(name, strlen(name))) return perr(x, line, "args: '%s' is not a valid name", name);
+        if (kg_contract_arg(c, name) >= 0) return perr(x, line, "args: '%s' declared twice", name);
+        if (c->nargs == KG_MAX_ARGS) return perr(x, line, "args: more than %d args", KG_MAX_ARGS);
+        struct kg_arg *a = &c->args[c->nargs];
+        memset(a, 0, sizeof *a);
+        kg_strlcpy(a->name, name, KG_NAME_MAX);
+        a->sym = -1;
+        size_t n = strcspn(spec, " \t=");
+        static const struct { const char *w; enum kg_argkind k; } scalars[] = {
+            {"int", KG_ARG_INT}, {"long", KG_ARG_LONG}, {"float", KG_ARG_FLOAT}, {"double", KG_ARG_DOUBLE}};
+        int is_scalar = 0;
+        for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
+            if (strlen(scalars[i].w) == n && !strncmp(spec, scalars[i].w, n)) {
+                a->kind = scalars[i].k;
+                is_scalar = 1;
+            }
+        if (is_scalar) {
+            char *rest = trim(spec + n);
+            if (*rest == '=') {
+                char *num = trim(rest + 1), *end;
+                errno = 0;
+                a->value = strtod(num, &end);
+                if (errno || end == num || *trim(end))
+                    return perr(x, line, "args: '%s': '%s' is not a number", name, num);
+                if ((a->kind == KG_ARG_INT || a->kind == KG_ARG_LONG) && a->value != floor(a->value))
+                    return perr(x, line, "args: '%s' is an integer but its value %s is not", name, num);
+            } else if (*rest) {
+                return perr(x, line, "args: '%s': unexpected '%s' after the type", name, rest);
+            } else {
+                a->sym = lookup_sym(c, name, strlen(name));
+                if (a->sym < 0)
+                    return perr(x, line, "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or write '%s: %.*s = VALUE')",
+                                name, name, name, (int)n, spec);
+            }
+        } else if (parse_tensor(x, a, spec, line)) {
+            return -1;
+        }
+        c->nargs++;
+    }
+    if (c->nargs == 0) return perr(x, line, "args: no arguments declared");
+    return 0;
+}
+
+/* Parses "grid=(cdiv(N,256),M) block=256 smem=0". */
+static int parse_launch(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    static const char *const names[] = {"grid", "block", "smem"};
+    char *p = v;
+    while (*p) {
+        while (isspace((unsigned char)*p) || *p == ',') p++;
+        if (!*p) break;
+        int k;
+        size_t n = strcspn(p, " \t=");
+        for (k = 0; k < 3; k++)
+            if (strlen(names[k]) == n && !strncmp(p, names[k], n)) break;
+        if (k == 3) return perr(x, line, "launch: expected grid=, block= or smem=, got '%.*s'", (int)n, p);
+        p += n;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p != '=') return perr(x, line, "launch: expected '=' after %s", names[k]);
+        p++;
+        while (isspace((unsigned char)*p)) p++;
+        /* the value runs to the next "name=" at depth 0 */
+        char *start = p;
+        int depth = 0;
+        while (*p) {
+            if (*p == '(') depth++;
+            if (*p == ')') depth--;
+            if (depth == 0 && isspace((unsigned char)*p)) {
+                char *q = p;
+                while (isspace((unsigned char)*q)) q++;
+                size_t m = strcspn(q, " \t=");
+                char *r = q + m;
+                while (isspace((unsigned char)*r)) r++;
+                int is_key = 0;
+                for (int j = 0; j < 3; j++)
+                    if (strlen(names[j]) == m && !strncmp(q, names[j], m) && *r == '=') is_key = 1;
+                if (is_key) break;
+            }
+            p++;
+        }
+        char save = *p;
+        *p = 0;
+        char *val = trim(start);
+        struct kg_expr **slots = k == 0 ? c->grid : k == 1 ? c->block : &c->smem;
+        if (slots[0]) return perr(x, line, "launch: %s given twice", names[k]);
+        /* a tuple "(a, b, c)" for grid and block */
+        char *items[3] = {val, NULL, NULL};
+        int nitems = 1;
+        size_t vl = strlen(val);
+        if (k < 2 && val[0] == '(' && vl > 1 && val[vl - 1] == ')') {
+            /* is the outer paren a tuple? look for a depth-1 comma */
+            int d = 0, tuple = 0;
+            for (size_t i = 0; i < vl; i++) {
+                if (val[i] == '(') d++;
+                if (val[i] == ')') {
+                    d--;
+                    if (d == 0 && i != vl - 1) break; /* "(a)+(b)": not a tuple */
+                }
+                if (val[i] == ',' && d == 1) tuple = 1;
+            }
+            if (tuple) {
+                val[vl - 1] = 0;
+                char *q = val + 1;
+                nitems = 0;
+                d = 0;
+                char *st = q;
+                for (;; q++) {
+                    if (*q == '(') d++;
+                    if (*q == ')') d--;
+                    if ((*q == ',' && d == 0) || !*q) {
+                        char sv = *q;
+                        *q = 0;
+                        if (nitems == 3) return perr(x, line, "launch: %s has more than 3 dims", names[k]);
+                        items[nitems++] = st;
+                        if (!sv) break;
+                        st = q + 1;
+                    }
+                }
+            }
+        }
+        for (int i = 0; i < nitems; i++) {
+            int col = 0;
+            struct kg_err ee;
+            char *it = trim(items[i]);
+            slots[i] = kg_expr_parse(it, strlen(it), lookup_sym, c, &col, &ee);
+            if (!slots[i])
+                return perr(x, line, "launch: %s '%s': %s%s", names[k], it, ee.msg,
+                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+        }
+        *p = save;
+    }
+    if (!c->grid[0] || !c->block[0]) return perr(x, line, "launch: grid= and block= are both required");
+    c->has_launch = true;
+    return 0;
+}
+
+static int parse_inputs(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = next_item(&cur, " \t;"))) {
+        char *eq = strchr(item, '=');
+        if (!eq) return perr(x, line, "inputs: expected NAME=DIST, got '%s'", item);
+        *eq = 0;
+        char *name = trim(item), *d = trim(eq + 1);
+        int i = kg_contract_arg(c, name);
+        if (i < 0) return perr(x, line, "inputs: no arg named '%s'", name);
+        struct kg_arg *a = &c->args[i];
+        if (!kg_arg_is_input(a)) return perr(x, line, "inputs: '%s' is not an input tensor", name);
+        double p1 = 0, p2 = 0;
+        int np = 0;
+        char fname[32];
+        size_t fl = strcspn(d, "(");
+        if (fl >= sizeof fname) fl = sizeof fname - 1;
+        memcpy(fname, d, fl);
+        fname[fl] = 0;
+        if (d[fl] == '(') {
+            np = sscanf(d + fl, "(%lf,%lf)", &p1, &p2);
+            if (np < 1 || !strchr(d + fl, ')')) return perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
+        }
+        if (!strcmp(fname, "normal")) {
+            a->dist = KG_AD_NORMAL;
+            a->dist_a = np >= 1 ? p1 : 0;
+            a->dist_b = np >= 2 ? p2 : 1;
+        } else if (!strcmp(fname, "uniform")) {
+            a->dist = KG_AD_UNIFORM;
+            a->dist_a = np >= 1 ? p1 : -1;
+            a->dist_b = np >= 2 ? p2 : 1;
+            if (!(a->dist_a < a->dist_b)) return perr(x, line, "inputs: %s: uniform(lo,hi) needs lo < hi", name);
+        } else if (!strcmp(fname, "int")) {
+            a->dist = KG_AD_INT;
+            a->dist_a = np >= 1 ? p1 : 0;
+            a->dist_b = np >= 2 ? p2 : 10;
+            if (!(a->dist_a <= a->dist_b)) return perr(x, line, "inputs: %s: int(lo,hi) needs lo <= hi", name);
+        } else if (!strcmp(fname, "unitrows")) {
+            a->dist = KG_AD_UNITROWS;
+        } else {
+            return perr(x, line, "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)", name, fname);
+        }
+    }
+    return 0;
+}
+
+/* ---- the entry's C signature ---------------------------------------------------------------- */
+
+/* Blanks out comments and string literals (keeping newlines) so the scan below sees code. */
+static void strip_comments(char *s)
+{
+    for (char *p = s; *p; p++) {
+        if (p[0] == '/' && p[1] == '*') {
+            char *q = strstr(p + 2, "*/");
+            char *end = q ? q + 2 : p + strlen(p);
+            for (; p < end; p++)
+                if (*p != '\n') *p = ' ';
+            p--;
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (*p && *p != '\n') *p++ = ' ';
+            if (!*p) break;
+        } else if (*p == '"') {
+            p++;
+            while (*p && *p != '"' && *p != '\n') {
+                if (*p == '\\' && p[1]) *p++ = ' ';
+                *p++ = ' ';
+            }
+            if (!*p) break;
+        }
+    }
+}
+
+static int line_of(const char *base, const char *p)
+{
+    int line = 1;
+    for (const char *q = base; q < p; q++)
+        if (*q == '\n') line++;
+    return line;
+}
+
+/* Finds the definition of the entry and checks its parameter count, names and kinds. A
+ * definition that cannot be found (generated by macros) is left for the compile step. */
+static int check_signature(struct ctx *x)
+{
+    struct kg_contract *c = x->c;
+    char *code = strdup(c->source);
+    if (!code) return perr(x, 0, "out of memory");
+    strip_comments(code);
+    size_t n = strlen(c->entry);
+    char *found = NULL, *params = NULL;
+    for (char *p = code; (p = strstr(p, c->entry)); p += n) {
+        if (p > code && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+        char *q = p + n;
+        if (isalnum((unsigned char)*q) || *q == '_') continue;
+        while (isspace((unsigned char)*q)) q++;
+        if (*q != '(') continue;
+        /* a definition or declaration: preceded by a type, '*' or ')' (launch bounds) */
+        char *b = p - 1;
+        while (b >= code && isspace((unsigned char)*b)) b--;
+        if (b < code || !(isalnum((unsigned char)*b) || *b == '_' || *b == '*' || *b == ')')) continue;
+        /* the word before must not be 'return' (a call) */
+        char *w = b;
+        while (w > code && (isalnum((unsigned char)w[-1]) || w[-1] == '_')) w--;
+        if (b - w + 1 == 6 && !strncmp(w, "return", 6)) continue;
+        /* matching ')' then '{' or ';' */
+        int depth = 0;
+        char *r = q;
+        for (; *r; r++) {
+            if (*r == '(') depth++;
+            if (*r == ')' && --depth == 0) break;
+        }
+        if (!*r) continue;
+        char *after = r + 1;
+        while (isspace((unsigned char)*after)) after++;
+        if (*after != '{') continue; /* only definitions */
+        found = p;
+        c->entry_returns_int = b - w + 1 == 3 && !strncmp(w, "int", 3);
+        *r = 0;
+        params = q + 1;
+        break;
+    }
+    if (!found) {
+        free(code);
+        return 0;
+    }
+    int line = line_of(code, found);
+    c->line_entry_def = line;
+    /* split params on depth-0 commas */
+    char *items[KG_MAX_ARGS + 1];
+    int np = 0, depth = 0;
+    char *st = params;
+    for (char *p = params;; p++) {
+        if (*p == '(' || *p == '[' || *p == '<') depth++;
+        if (*p == ')' || *p == ']' || *p == '>') depth--;
+        if ((*p == ',' && depth == 0) || !*p) {
+            char sv = *p;
+            *p = 0;
+            char *t = trim(st);
+            if (*t && strcmp(t, "void") != 0) {
+                if (np > KG_MAX_ARGS) break;
+                items[np++] = t;
+            }
+            if (!sv) break;
+            st = p + 1;
+        }
+    }
+    int rc = 0;
+    if (np != c->nargs) {
+        rc = perr(x, c->line_args, "args: %d declared, but %s (line %d) takes %d parameter%s", c->nargs,
+                  c->entry, line, np, np == 1 ? "" : "s");
+        goto out;
+    }
+    for (int i = 0; i < np; i++) {
+        char *t = items[i];
+        int is_ptr = strchr(t, '*') || strchr(t, '[');
+        /* the name: last identifier outside brackets */
+        char *lb = strchr(t, '[');
+        if (lb) *lb = 0;
+        char *e = t + strlen(t);
+        while (e > t && !(isalnum((unsigned char)e[-1]) || e[-1] == '_')) e--;
+        char *s = e;
+        while (s > t && (isalnum((unsigned char)s[-1]) || s[-1] == '_')) s--;
+        const struct kg_arg *a = &c->args[i];
+        if ((size_t)(e - s) != strlen(a->name) || strncmp(s, a->name, (size_t)(e - s)) != 0) {
+            rc = perr(x, c->line_args, "args: arg %d is '%s', but parameter %d of %s (line %d) is named '%.*s'",
+                      i + 1, a->name, i + 1, c->entry, line, (int)(e - s), s);
+            goto out;
+        }
+        if (is_ptr != (a->kind == KG_ARG_TENSOR)) {
+            rc = perr(x, c->line_args, "args: '%s' is declared a %s, but %s (line %d) takes it as a %s", a->name,
+                      a->kind == KG_ARG_TENSOR ? "tensor" : "scalar", c->entry, line,
+                      is_ptr ? "pointer" : "scalar");
+            goto out;
+        }
+    }
+out:
+    free(code);
+    return rc;
+}
+
+/* ---- load ----------------------------------------------------------------------------------- */
+
+static int nominal_shape(const struct kg_contract *c, const struct kg_arg *a, struct kg_shape *s,
+                         struct kg_err *e)
+{
+    s->rank = a->rank;
+    for (int d = 0; d < a->rank; d++)
+        if (kg_expr_eval(a->dims[d], c->nominal, &s->dims[d], e)) return -1;
+    return 0;
+}
+
+static int check_op(struct ctx *x)
+{
+    struct kg_contract *c = x->c;
+    struct kg_shape in[KG_OP_MAX_IO], out[KG_OP_MAX_IO];
+    int nin = 0, nout = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        struct kg_err ee;
+        if (kg_arg_is_input(a)) {
+            if (nin == KG_OP_MAX_IO) return perr(x, c->line_args, "more than %d input tensors", KG_OP_MAX_IO);
+            if (nominal_shape(c, a, &in[nin++], &ee)) return perr(x, c->line_args, "args: %s: %s", a->name, ee.msg);
+        }
+        if (kg_arg_is_output(a)) {
+            if (nout == KG_OP_MAX_IO) return perr(x, c->line_args, "more than %d output tensors", KG_OP_MAX_IO);
+            if (nominal_shape(c, a, &out[nout++], &ee)) return perr(x, c->line_args, "args: %s: %s", a->name, ee.msg);
+        }
+    }
+    if (nout == 0) return perr(x, c->line_args, "args: no out or inout tensor: nothing to check");
+    if (!c->has_op) return 0;
+    struct kg_err ee;
+    if (kg_op_check(&c->op, nin, in, nout, out, &ee)) return perr(x, c->line_op, "op %s: %s", c->op_text, ee.msg);
+    return 0;
+}
+
+int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *e)
+{
+    *out = NULL;
+    struct kg_contract *c = calloc(1, sizeof *c);
+    if (!c) return kg_errf(e, "%s: out of memory", path);
+    struct raw r = {0};
+    struct ctx x = {c, e};
+    int rc = -1;
+    c->path = strdup(path);
+    c->tol_k = 2;
+    c->deterministic = true;
+    for (int i = 0; i < KG_MAX_ARGS; i++) c->alias_of[i] = -1;
+    if (!c->path) goto fail_oom;
+    c->source = kg_read_file(path, &c->source_len, e);
+    if (!c->source) goto fail;
+    if (memchr(c->source, 0, c->source_len)) {
+        perr(&x, 0, "not a text file");
+        goto fail;
+    }
+    c->hash = kg_hash64(c->source, c->source_len, 0);
+    size_t pl = strlen(path);
+    if (pl > 3 && !strcmp(path + pl - 3, ".cu"))
+        c->lang = KG_LANG_CUDA;
+    else if (pl > 2 && !strcmp(path + pl - 2, ".c"))
+        c->lang = KG_LANG_C;
+    else {
+        perr(&x, 0, "unknown kernel language: expected a .c (host C) or .cu (CUDA C) file");
+        goto fail;
+    }
+
+    char *hdr = strstr(c->source, "/*@kgate");
+    if (!hdr) {
+        perr(&x, 1, "no contract: the file must start with a '/*@kgate ... */' comment (see kgate-contract(5))");
+        goto fail;
+    }
+    c->line_header = line_of(c->source, hdr);
+    char *end = strstr(hdr, "*/");
+    if (!end) {
+        perr(&x, c->line_header, "the '/*@kgate' comment is never closed with '*/'");
+        goto fail;
+    }
+    size_t hl = (size_t)(end - hdr) - 8;
+    char *text = malloc(hl + 1);
+    if (!text) goto fail_oom;
+    memcpy(text, hdr + 8, hl);
+    text[hl] = 0;
+    int src = split_header(&x, text, c->line_header, &r, NULL);
+    free(text);
+    if (src) goto fail;
+
+    c->line_name = r.line[K_NAME];
+    c->line_op = r.line[K_OP] ? r.line[K_OP] : r.line[K_ORACLE];
+    c->line_entry = r.line[K_ENTRY];
+    c->line_args = r.line[K_ARGS];
+    c->line_launch = r.line[K_LAUNCH];
+    c->line_shape = r.line[K_SHAPE];
+    c->line_sweep = r.line[K_SWEEP];
+    c->line_tolerance = r.line[K_TOLERANCE];
+    c->line_alias = r.line[K_ALIAS];
+    c->line_dtypes = r.line[K_DTYPES];
+    c->line_inputs = r.line[K_INPUTS];
+
+    if (!r.value[K_ENTRY]) {
+        perr(&x, c->line_header, "missing 'entry:' (the kernel function to call)");
+        goto fail;
+    }
+    if (!valid_ident(r.value[K_ENTRY], strlen(r.value[K_ENTRY]))) {
+        perr(&x, c->line_entry, "entry: '%s' is not a C identifier", r.value[K_ENTRY]);
+        goto fail;
+    }
+    kg_strlcpy(c->entry, r.value[K_ENTRY], sizeof c->entry);
+    if (r.value[K_NAME]) {
+        if (!*r.value[K_NAME] || strlen(r.value[K_NAME]) >= KG_NAME_MAX) {
+            perr(&x, c->line_name, "name: expected a name of 1 to %d characters", KG_NAME_MAX - 1);
+            goto fail;
+        }
+        kg_strlcpy(c->name, r.value[K_NAME], sizeof c->name);
+    } else
+        kg_strlcpy(c->name, c->entry, sizeof c->name);
+
+    if (r.value[K_SHAPE] && parse_shape(&x, r.value[K_SHAPE], c->line_shape)) goto fail;
+    if (!r.value[K_ARGS]) {
+        perr(&x, c->line_header, "missing 'args:' (the entry's parameters, in order)");
+        goto fail;
+    }
+    if (parse_args(&x, r.value[K_ARGS], c->line_args)) goto fail;
+    if (r.value[K_SWEEP] && parse_sweep(&x, r.value[K_SWEEP], c->line_sweep)) goto fail;
+    if (r.value[K_LAUNCH]) {
+        if (parse_launch(&x, r.value[K_LAUNCH], c->line_launch)) goto fail;
+    } else if (c->lang == KG_LANG_CUDA) {
+        perr(&x, c->line_header, "missing 'launch:' (grid=..., block=..., smem=...): a .cu kernel needs it");
+        goto fail;
+    }
+
+    if (r.value[K_OP] && r.value[K_ORACLE]) {
+        perr(&x, r.line[K_ORACLE], "give either 'op:' (built-in oracle) or 'oracle:' (your fp64 function), not both");
+        goto fail;
+    }
+    if (r.value[K_OP]) {
+        struct kg_err ee;
+        kg_strlcpy(c->op_text, r.value[K_OP], sizeof c->op_text);
+        if (kg_op_parse(r.value[K_OP], &c->op, &ee)) {
+            perr(&x, c->line_op, "op: %s", ee.msg);
+            goto fail;
+        }
+        c->has_op = true;
+    } else if (r.value[K_ORACLE]) {
+        char *v = r.value[K_ORACLE], *in = strstr(v, " in ");
+        if (in) {
+            *in = 0;
+            char *f = trim(in + 4);
+            if (f[0] == '/')
+                c->oracle_file = strdup(f);
+            else {
+                char *dup = strdup(path);
+                if (!dup) goto fail_oom;
+                char *dir = dirname(dup);
+                size_t need = strlen(dir) + strlen(f) + 2;
+                c->oracle_file = malloc(need);
+                if (c->oracle_file) snprintf(c->oracle_file, need, "%s/%s", dir, f);
+                free(dup);
+            }
+        } else
+            c->oracle_file = strdup(path);
+        if (!c->oracle_file) goto fail_oom;
+        v = trim(v);
+        if (!valid_ident(v, strlen(v))) {
+            perr(&x, c->line_op, "oracle: '%s' is not a C function name (oracle: FUNC [in FILE.c])", v);
+            goto fail;
+        }
+        kg_strlcpy(c->oracle_func, v, sizeof c->oracle_func);
+        size_t ol = strlen(c->oracle_file);
+        if (ol < 2 || strcmp(c->oracle_file + ol - 2, ".c")) {
+            perr(&x, c->line_op, "oracle: %s must be a host C file (.c)", c->oracle_file);
+            goto fail;
+        }
+        snprintf(c->op_text, sizeof c->op_text, "oracle %s", c->oracle_func);
+    } else {
+        perr(&x, c->line_header, "missing 'op:' (a built-in oracle such as softmax(dim=1)) or 'oracle: FUNC'");
+        goto fail;
+    }
+
+    if (r.value[K_TOLERANCE]) {
+        char *v = r.value[K_TOLERANCE], *end2;
+        char *kk = strstr(v, "k=");
+        if (!kk) {
+            perr(&x, c->line_tolerance, "tolerance: expected k=NUMBER (threshold = k x reference error + floor)");
+            goto fail;
+        }
+        errno = 0;
+        c->tol_k = strtod(kk + 2, &end2);
+        if (errno || end2 == kk + 2 || *trim(end2) || !(c->tol_k >= 1)) {
+            perr(&x, c->line_tolerance, "tolerance: k must be a number >= 1, got '%s'", kk + 2);
+            goto fail;
+        }
+    }
+    if (r.value[K_DETERMINISTIC]) {
+        const char *v = r.value[K_DETERMINISTIC];
+        if (!strcmp(v, "yes") || !strcmp(v, "true"))
+            c->deterministic = true;
+        else if (!strcmp(v, "no") || !strcmp(v, "false"))
+            c->deterministic = false;
+        else {
+            perr(&x, r.line[K_DETERMINISTIC], "deterministic: expected yes or no, got '%s'", v);
+            goto fail;
+        }
+    }
+    if (r.value[K_DTYPES]) {
+        char *cur = r.value[K_DTYPES], *item;
+        while ((item = next_item(&cur, " \t,"))) {
+            enum kg_dtype t;
+            if (kg_dtype_parse(item, strlen(item), &t) || t == KG_DTYPE_T || !kg_dtype_is_float(t)) {
+                perr(&x, c->line_dtypes, "dtypes: '%s' is not a floating dtype (f64 f32 f16 bf16)", item);
+                goto fail;
+            }
+            if (c->ndtypes == KG_MAX_DTYPES) {
+                perr(&x, c->line_dtypes, "dtypes: too many");
+                goto fail;
+            }
+            c->dtypes[c->ndtypes++] = t;
+        }
+        if (!c->ndtypes) {
+            perr(&x, c->line_dtypes, "dtypes: empty list");
+            goto fail;
+        }
+    }
+    int uses_t = 0;
+    for (int i = 0; i < c->nargs; i++)
+        if (c->args[i].kind == KG_ARG_TENSOR && c->args[i].dtype == KG_DTYPE_T) uses_t = 1;
+    if (uses_t && !c->ndtypes) {
+        perr(&x, c->line_args, "args: dtype T needs a 'dtypes:' line listing the instances");
+        goto fail;
+    }
+    if (c->ndtypes && !uses_t) {
+        perr(&x, c->line_dtypes, "dtypes: given, but no arg has dtype T");
+        goto fail;
+    }
+    if (r.value[K_ALIAS]) {
+        char *cur = r.value[K_ALIAS], *item;
+        while ((item = next_item(&cur, " \t,"))) {
+            char *eq = strchr(item, '=');
+            if (!eq) {
+                perr(&x, c->line_alias, "alias: expected OUT=IN, got '%s'", item);
+                goto fail;
+            }
+            *eq = 0;
+            int o = kg_contract_arg(c, trim(item)), i = kg_contract_arg(c, trim(eq + 1));
+            if (o < 0 || i < 0) {
+                perr(&x, c->line_alias, "alias: no arg named '%s'", o < 0 ? trim(item) : trim(eq + 1));
+                goto fail;
+            }
+            const struct kg_arg *ao = &c->args[o], *ai = &c->args[i];
+            if (ao->kind != KG_ARG_TENSOR || ao->io != KG_OUT || ai->kind != KG_ARG_TENSOR || ai->io != KG_IN) {
+                perr(&x, c->line_alias, "alias: %s=%s must name an out tensor and an in tensor", ao->name, ai->name);
+                goto fail;
+            }
+            if (ao->dtype != ai->dtype || ao->rank != ai->rank) {
+                perr(&x, c->line_alias, "alias: %s and %s must have the same dtype and shape", ao->name, ai->name);
+                goto fail;
+            }
+            for (int d = 0; d < ao->rank; d++)
+                if (strcmp(kg_expr_text(ao->dims[d]), kg_expr_text(ai->dims[d]))) {
+                    perr(&x, c->line_alias, "alias: %s and %s must have the same dims", ao->name, ai->name);
+                    goto fail;
+                }
+            c->alias_of[o] = i;
+        }
+    }
+    if (r.value[K_INPUTS] && parse_inputs(&x, r.value[K_INPUTS], c->line_inputs)) goto fail;
+    if (check_op(&x)) goto fail;
+    if (check_signature(&x)) goto fail;
+    rc = 0;
+    *out = c;
+    goto done;
+fail_oom:
+    perr(&x, 0, "out of memory");
+fail:
+    kg_contract_free(c);
+done:
+    for (int k = 0; k < K_COUNT; k++) free(r.value[k]);
+    return rc;
+}
+
+void kg_contract_free(struct kg_contract *c)
+{
+    if (!c) return;
+    for (int i = 0; i < c->nargs; i++)
+        for (int d = 0; d < c->args[i].rank; d++) kg_expr_free(c->args[i].dims[d]);
+    for (int i = 0; i < 3; i++) {
+        kg_expr_free(c->grid[i]);
+        kg_expr_free(c->block[i]);
+    }
+    kg_expr_free(c->smem);
+    free(c->oracle_file);
+    free(c->problem_path);
+    free(c->source);
+    free(c->path);
+    free(c);
+}
+
+enum kg_dtype kg_arg_dtype(const struct kg_arg *a, enum kg_dtype inst)
+{
+    return a->dtype == KG_DTYPE_T ? inst : a->dtype;
+}
+
+enum kg_dtype kg_contract_default_dtype(const struct kg_contract *c)
+{
+    if (c->ndtypes) return c->dtypes[0];
+    for (int i = 0; i < c->nargs; i++)
+        if (c->args[i].kind == KG_ARG_TENSOR && kg_dtype_is_float(c->args[i].dtype)) return c->args[i].dtype;
+    return KG_F32;
+}

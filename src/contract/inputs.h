@@ -1,0 +1,41 @@
+/* inputs.h: the seeded input values of a case. Each input tensor is drawn element by element
+ * from the counter-based generator (stream = arg index), so the same case always gives the
+ * same bits. Values are rounded to the tensor's dtype when stored; special values (NaN,
+ * +-Inf, -0, subnormals) are placed at positions that are recorded for the evidence. */
+#ifndef KG_INPUTS_H
+#define KG_INPUTS_H
+
+#include "contract/case.h"
+
+#define KG_MAX_SPECIAL 64
+
+struct kg_special {
+    int arg;
+    int64_t index;
+    double value;
+};
+
+struct kg_inputs {
+    struct kg_tensor t[KG_MAX_ARGS]; /* input tensors (in, inout), dtype storage; others empty */
+    int nspecial;
+    struct kg_special special[KG_MAX_SPECIAL];
+};
+
+/* Allocates and fills every input tensor of the case. */
+int kg_inputs_generate(const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
+void kg_inputs_free(struct kg_inputs *in);
+
+/* Fills one tensor (arg i of the case) into data, which holds numel elements of its dtype.
+ * Records special values into in (may be NULL). */
+void kg_inputs_fill(const struct kg_case *k, int i, void *data, struct kg_inputs *in);
+
+/* Injects the special values (one NaN, +Inf, -Inf, two -0, two subnormals, at seeded places)
+ * into tensor i and records them in in (may be NULL). kg_inputs_fill does it for the special
+ * distribution; the torch path calls it on the problem's own values. */
+void kg_inputs_inject(const struct kg_case *k, int i, void *data, struct kg_inputs *in);
+
+/* Copies of inputs as float64 tensors (for the oracle); out[j] for the j-th oracle input. */
+int kg_inputs_to_f64(const struct kg_case *k, const struct kg_inputs *in, struct kg_tensor *out, int *n,
+                     struct kg_err *e);
+
+#endif

@@ -1,0 +1,96 @@
+/* compare.c: element errors, tensor comparisons and the allclose of the standard test. */
+#include "engine/compare.h"
+
+#include <math.h>
+
+double kg_scale_of(const struct kg_tensor *exp64)
+{
+    const double *x = exp64->data;
+    double ss = 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < exp64->numel; i++)
+        if (isfinite(x[i])) {
+            ss += x[i] * x[i];
+            n++;
+        }
+    return n ? sqrt(ss / (double)n) : 0;
+}
+
+static int kind(double v)
+{
+    return isnan(v) ? 1 : v == INFINITY ? 2 : v == -INFINITY ? 3 : 0;
+}
+
+double kg_elem_err(double got, double exp, double scale)
+{
+    int kg = kind(got), ke = kind(exp);
+    if (kg || ke) return kg == ke ? 0 : INFINITY;
+    double d = fabs(got - exp);
+    if (d == 0) return 0;
+    double den = fabs(exp) + scale;
+    return den > 0 ? d / den : INFINITY;
+}
+
+void kg_compare(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, struct kg_cmp *out)
+{
+    const double *x = exp64->data;
+    *out = (struct kg_cmp){.n = got->numel, .scale = scale, .worst = -1, .first_nonfinite_mismatch = -1};
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < got->numel; i++) {
+        double g = kg_load(got->dtype, got->data, i);
+        double e = kg_elem_err(g, x[i], scale);
+        if (e > 0) out->mismatches++;
+        if (isinf(e)) {
+            out->nonfinite_mismatch++;
+            if (out->first_nonfinite_mismatch < 0) out->first_nonfinite_mismatch = i;
+        }
+        if (out->worst < 0 || e > out->max_err) {
+            out->max_err = e;
+            out->worst = i;
+            out->got = g;
+            out->exp = x[i];
+        }
+        if (isfinite(g) && isfinite(x[i])) {
+            num += (g - x[i]) * (g - x[i]);
+            den += x[i] * x[i];
+        }
+    }
+    if (out->first_nonfinite_mismatch >= 0) {
+        int64_t i = out->first_nonfinite_mismatch;
+        out->worst = i;
+        out->got = kg_load(got->dtype, got->data, i);
+        out->exp = x[i];
+        out->max_err = INFINITY;
+    }
+    out->rms_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+}
+
+void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, double *err)
+{
+    const double *x = exp64->data;
+    for (int64_t i = 0; i < got->numel; i++) err[i] = kg_elem_err(kg_load(got->dtype, got->data, i), x[i], scale);
+}
+
+double kg_floor(enum kg_dtype t)
+{
+    return 8 * kg_dtype_eps(t);
+}
+
+bool kg_allclose(const struct kg_tensor *got, const struct kg_tensor *ref64, double rtol, double atol,
+                 int64_t *first_bad)
+{
+    const double *r = ref64->data;
+    for (int64_t i = 0; i < got->numel; i++) {
+        double g = kg_load(got->dtype, got->data, i);
+        bool ok;
+        if (isinf(g) || isinf(r[i]))
+            ok = g == r[i];
+        else
+            ok = fabs(g - r[i]) <= atol + rtol * fabs(r[i]); /* false for NaN */
+        if (!ok) {
+            if (first_bad) *first_bad = i;
+            return false;
+        }
+    }
+    return true;
+}

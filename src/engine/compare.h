@@ -1,0 +1,47 @@
+/* compare.h: how far an output is from the fp64 oracle.
+ *
+ * Element error  e_i = |got_i - exp_i| / (|exp_i| + s),  s = RMS of the finite oracle values:
+ * relative where values are large, relative to the tensor's scale where they are near zero,
+ * so neither tiny outputs nor cancellations make it explode. Non-finite values must match
+ * in kind (NaN, +Inf, -Inf) exactly; a mismatch is an infinite error. The tensor's error is
+ * the max over elements; the threshold a gate applies is k * (same measure for the working-
+ * precision reference) + floor(dtype). Every comparison here fails on NaN. */
+#ifndef KG_COMPARE_H
+#define KG_COMPARE_H
+
+#include <stdbool.h>
+
+#include "base/tensor.h"
+
+struct kg_cmp {
+    int64_t n;
+    double scale;     /* s */
+    double max_err;   /* max e_i (inf on a non-finite mismatch) */
+    int64_t worst;    /* index of the max (first non-finite mismatch if any); -1 when n == 0 */
+    double got, exp;  /* at worst */
+    double rms_rel;   /* ||got - exp|| / ||exp|| over finite pairs */
+    int64_t nonfinite_mismatch; /* positions whose finiteness or kind differ */
+    int64_t first_nonfinite_mismatch;
+    int64_t mismatches; /* elements with e_i > 0 (exact compare, for integer outputs) */
+};
+
+/* RMS of the finite values of a float64 tensor (0 when there are none). */
+double kg_scale_of(const struct kg_tensor *exp64);
+
+/* The error of one element (see above). */
+double kg_elem_err(double got, double exp, double scale);
+
+/* Compares got (any dtype) with exp (KG_F64, same numel) using scale s. */
+void kg_compare(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, struct kg_cmp *out);
+
+/* Per-element errors into err[numel] (for heatmaps). */
+void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, double *err);
+
+/* Tolerance floor of a dtype: 8 units of roundoff (0 for integer dtypes). */
+double kg_floor(enum kg_dtype t);
+
+/* torch.allclose(got, ref, rtol, atol) with equal_nan=False. */
+bool kg_allclose(const struct kg_tensor *got, const struct kg_tensor *ref64, double rtol, double atol,
+                 int64_t *first_bad);
+
+#endif

@@ -1,0 +1,258 @@
+/* inspect.c: the engine side of the inspector's views. */
+#include "engine/inspect.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kg_inspect_current_case(struct kg_session *s, struct kg_case *k, struct kg_err *e)
+{
+    enum kg_dtype t = s->o.dtype >= 0 ? (enum kg_dtype)s->o.dtype : kg_contract_default_dtype(s->c);
+    return kg_nominal_case(s, t, 0, KG_DIST_NORMAL, k, e);
+}
+
+int kg_inspect_set(struct kg_session *s, const char *sym, int64_t value, struct kg_err *e)
+{
+    int k = kg_contract_sym(s->c, sym);
+    if (k < 0) return kg_errf(e, "%s has no shape symbol '%s'", s->c->path, sym);
+    if (value < 0) return kg_errf(e, "%s must be >= 0", sym);
+    if (!s->o.pin_shape) {
+        memcpy(s->o.sym, s->c->nominal, sizeof s->o.sym);
+        s->o.pin_shape = true;
+    }
+    int64_t old = s->o.sym[k];
+    s->o.sym[k] = value;
+    struct kg_case c;
+    if (kg_inspect_current_case(s, &c, e)) {
+        s->o.sym[k] = old;
+        return -1;
+    }
+    return 0;
+}
+
+int kg_inspect_dtype(struct kg_session *s, enum kg_dtype t, struct kg_err *e)
+{
+    const struct kg_contract *c = s->c;
+    bool ok = false;
+    for (int i = 0; i < c->ndtypes; i++) ok |= c->dtypes[i] == t;
+    if (!c->ndtypes) ok = t == kg_contract_default_dtype(c);
+    if (!ok) return kg_errf(e, "%s does not instantiate %s (dtypes: line)", c->path, kg_dtype_name(t));
+    s->o.dtype = t;
+    return 0;
+}
+
+void kg_inspect_seed(struct kg_session *s, uint64_t seed)
+{
+    s->o.seed = seed;
+}
+
+void kg_inspect_dist(struct kg_session *s, int dist)
+{
+    s->o.dist = dist;
+}
+
+void kg_inspection_free(struct kg_inspection *r)
+{
+    for (int j = 0; j < KG_OP_MAX_IO; j++) {
+        free(r->out[j].got);
+        free(r->out[j].expected);
+        free(r->out[j].err);
+        r->out[j].got = r->out[j].expected = r->out[j].err = NULL;
+    }
+}
+
+int kg_inspect_run(struct kg_session *s, const struct kg_case *k, struct kg_inspection *r, struct kg_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->k = *k;
+    struct kg_inputs in;
+    if (kg_session_inputs(s, k, &in, e)) return -1;
+    struct kg_exec x;
+    struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
+    kg_exec(s, k, &in, &o, &x);
+    r->status = x.status;
+    snprintf(r->msg, sizeof r->msg, "%s", x.msg);
+    if (x.status != KG_WS_OK) {
+        kg_exec_free(&x);
+        kg_inputs_free(&in);
+        return 0;
+    }
+    struct kg_expect ex;
+    if (kg_session_expect(s, k, &ex, e)) {
+        kg_exec_free(&x);
+        kg_inputs_free(&in);
+        return -1;
+    }
+    struct kg_judgement j;
+    kg_judge(k, &x, false, &ex, &j);
+    r->nout = ex.nout;
+    int rc = 0;
+    for (int q = 0; q < ex.nout; q++) {
+        struct kg_inspect_out *o2 = &r->out[q];
+        const struct kg_tensor *got = &x.after[ex.arg[q]];
+        kg_strlcpy(o2->name, k->c->args[ex.arg[q]].name, sizeof o2->name);
+        o2->dtype = got->dtype;
+        o2->rank = got->rank;
+        memcpy(o2->dims, got->dims, sizeof o2->dims);
+        o2->numel = got->numel;
+        size_t n = (size_t)(got->numel ? got->numel : 1);
+        o2->got = malloc(n * sizeof(double));
+        o2->expected = malloc(n * sizeof(double));
+        o2->err = malloc(n * sizeof(double));
+        if (!o2->got || !o2->expected || !o2->err) {
+            rc = kg_errf(e, "out of memory for the heatmap of %s", o2->name);
+            break;
+        }
+        for (int64_t i = 0; i < got->numel; i++) o2->got[i] = kg_load(got->dtype, got->data, i);
+        memcpy(o2->expected, ex.exact[q].data, (size_t)got->numel * sizeof(double));
+        kg_errmap(got, &ex.exact[q], ex.scale[q], o2->err);
+        o2->scale = ex.scale[q];
+        o2->ref_err = ex.ref_err[q];
+        o2->threshold = ex.threshold[q];
+        o2->worst = j.cmp[q].worst;
+        o2->nonfinite_mismatch = j.cmp[q].nonfinite_mismatch;
+        double err = j.cmp[q].max_err;
+        o2->pass = err == 0 || (ex.threshold[q] > 0 && err / ex.threshold[q] <= 1);
+    }
+    if (rc) kg_inspection_free(r);
+    kg_expect_free(&ex);
+    kg_exec_free(&x);
+    kg_inputs_free(&in);
+    return rc;
+}
+
+void kg_diffmap_free(struct kg_diffmap *d)
+{
+    free(d->differs);
+    free(d->a);
+    free(d->b);
+    d->differs = NULL;
+    d->a = d->b = NULL;
+}
+
+int kg_inspect_replay(struct kg_session *s, int a, int b, int output, struct kg_diffmap *d, struct kg_err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (s->nrec == 0) return kg_errf(e, "no recorded runs: run the determinism gate first (run determinism)");
+    if (a < 1 || b < 1 || a > s->nrec || b > s->nrec)
+        return kg_errf(e, "runs are numbered 1..%d", s->nrec);
+    const struct kg_tensor *ta = &s->rec[a - 1].out[output], *tb = &s->rec[b - 1].out[output];
+    if (output < 0 || output >= KG_OP_MAX_IO || !ta->data || !tb->data) return kg_errf(e, "no output %d", output);
+    int arg = -1, seen = 0;
+    for (int i = 0; i < s->c->nargs; i++)
+        if (kg_arg_is_output(&s->c->args[i]) && seen++ == output) arg = i;
+    kg_strlcpy(d->name, arg >= 0 ? s->c->args[arg].name : "?", sizeof d->name);
+    d->rank = ta->rank;
+    memcpy(d->dims, ta->dims, sizeof d->dims);
+    d->numel = ta->numel;
+    size_t n = (size_t)(ta->numel ? ta->numel : 1), es = kg_dtype_size(ta->dtype);
+    d->differs = calloc(n, 1);
+    d->a = malloc(n * sizeof(double));
+    d->b = malloc(n * sizeof(double));
+    if (!d->differs || !d->a || !d->b) {
+        kg_diffmap_free(d);
+        return kg_errf(e, "out of memory");
+    }
+    d->first = d->largest_at = -1;
+    const uint8_t *pa = ta->data, *pb = tb->data;
+    for (int64_t i = 0; i < ta->numel; i++) {
+        d->a[i] = kg_load(ta->dtype, pa, i);
+        d->b[i] = kg_load(tb->dtype, pb, i);
+        if (!memcmp(pa + i * es, pb + i * es, es)) continue;
+        d->differs[i] = 1;
+        d->count++;
+        if (d->first < 0) d->first = i;
+        double diff = fabs(d->a[i] - d->b[i]);
+        if (isnan(diff)) diff = INFINITY;
+        if (d->largest_at < 0 || diff > d->largest) {
+            d->largest = diff;
+            d->largest_at = i;
+        }
+    }
+    return 0;
+}
+
+int kg_sweep_parse(const char *text, int64_t *values, int n, struct kg_err *e)
+{
+    int count = 0;
+    const char *dots = strstr(text, "..");
+    if (dots) {
+        char *end;
+        errno = 0;
+        long long a = strtoll(text, &end, 10);
+        if (end != dots) return kg_errf(e, "sweep: expected A..B*F or A..B+S, got '%s'", text);
+        long long b = strtoll(dots + 2, &end, 10);
+        char op = *end;
+        long long step = op ? strtoll(end + 1, &end, 10) : 1;
+        if (errno || *end || (op && op != '*' && op != '+') || a < 1 || b < a || step < 1 || (op == '*' && step < 2))
+            return kg_errf(e, "sweep: expected A..B*F (F >= 2) or A..B+S with 1 <= A <= B, got '%s'", text);
+        if (!op) op = '+';
+        for (long long v = a; v <= b && count < n; v = op == '*' ? v * step : v + step) values[count++] = v;
+        return count;
+    }
+    char *dup = strdup(text), *save = NULL;
+    if (!dup) return kg_errf(e, "out of memory");
+    for (char *it = strtok_r(dup, ", ", &save); it && count < n; it = strtok_r(NULL, ", ", &save)) {
+        char *end;
+        long long v = strtoll(it, &end, 10);
+        if (*end || v < 0) {
+            free(dup);
+            return kg_errf(e, "sweep: '%s' is not a non-negative integer", it);
+        }
+        values[count++] = v;
+    }
+    free(dup);
+    if (!count) return kg_errf(e, "sweep: no values");
+    return count;
+}
+
+int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *values, int nvalues,
+                     struct kg_sweep_row *rows, int n, struct kg_err *e)
+{
+    int k = kg_contract_sym(s->c, sym);
+    if (k < 0) return kg_errf(e, "%s has no shape symbol '%s'", s->c->path, sym);
+    enum kg_dtype dts[KG_MAX_DTYPES];
+    int nd = kg_instance_dtypes(s, dts), nr = 0;
+    int64_t base[KG_MAX_SYMS];
+    memcpy(base, s->o.pin_shape ? s->o.sym : s->c->nominal, sizeof base);
+    for (int d = 0; d < nd; d++)
+        for (int i = 0; i < nvalues && nr < n; i++) {
+            struct kg_sweep_row *row = &rows[nr++];
+            memset(row, 0, sizeof *row);
+            row->value = values[i];
+            row->dtype = dts[d];
+            int64_t sv[KG_MAX_SYMS];
+            memcpy(sv, base, sizeof sv);
+            sv[k] = values[i];
+            struct kg_case c;
+            struct kg_err ce;
+            if (kg_case_init(&c, s->c, sv, dts[d], s->o.seed, s->o.dist >= 0 ? (enum kg_dist)s->o.dist : KG_DIST_NORMAL,
+                             &ce)) {
+                row->status = KG_SKIP;
+                snprintf(row->summary, sizeof row->summary, "%s", ce.msg);
+                continue;
+            }
+            struct kg_judgement j;
+            struct kg_expect ex;
+            struct kg_verdict v;
+            kg_verdict_init(&v, kg_gate_find("shapes"));
+            if (kg_check_case(s, &c, NULL, &j, &ex, NULL, &v)) {
+                row->status = v.status;
+                snprintf(row->summary, sizeof row->summary, "%s", v.summary);
+                kg_verdict_clear(&v);
+                continue;
+            }
+            row->status = j.pass ? KG_PASS : KG_FAIL;
+            row->err = j.cmp[j.worst].max_err;
+            row->ref_err = ex.ref_err[j.worst];
+            row->threshold = ex.threshold[j.worst];
+            row->ratio = j.ratio;
+            row->margin = j.margin;
+            kg_describe_worst(&c, &ex, &j, row->summary, sizeof row->summary);
+            kg_expect_free(&ex);
+            kg_verdict_clear(&v);
+        }
+    return nr;
+}

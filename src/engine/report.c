@@ -1,0 +1,128 @@
+/* report.c: the text table and the JSON report. */
+#include "engine/report.h"
+
+#include <math.h>
+#include <string.h>
+
+enum kg_status kg_overall(const struct kg_verdict *v, int n)
+{
+    bool err = false;
+    for (int i = 0; i < n; i++) {
+        if (v[i].status == KG_FAIL) return KG_FAIL;
+        if (v[i].status == KG_ERROR) err = true;
+    }
+    return err ? KG_ERROR : KG_PASS;
+}
+
+static const char *status_color(enum kg_status s)
+{
+    switch (s) {
+    case KG_PASS: return "\033[32m";
+    case KG_FAIL: return "\033[1;31m";
+    case KG_ERROR: return "\033[35m";
+    case KG_REFUSED: return "\033[33m";
+    default: return "\033[2m";
+    }
+}
+
+static void num_json(json_t *o, const char *key, double v)
+{
+    /* JSON has no NaN or Inf: write those as strings so nothing is lost */
+    if (isfinite(v))
+        json_object_set_new(o, key, json_real(v));
+    else
+        json_object_set_new(o, key, json_string(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"));
+}
+
+json_t *kg_verdict_json(const struct kg_verdict *v)
+{
+    json_t *ev = json_object();
+    if (v->ev.valid) {
+        json_object_set_new(ev, "output", json_string(v->ev.output));
+        json_object_set_new(ev, "index", json_string(v->ev.index));
+        json_object_set_new(ev, "flat_index", json_integer(v->ev.flat));
+        num_json(ev, "got", v->ev.got);
+        num_json(ev, "expected", v->ev.expected);
+        num_json(ev, "error", v->ev.err);
+        num_json(ev, "ref_error", v->ev.ref_err);
+        num_json(ev, "threshold", v->ev.threshold);
+        json_object_set_new(ev, "case", json_string(v->ev.case_id));
+    }
+    if (v->ratio != 0) num_json(ev, "ratio", v->ratio);
+    if (v->detail[0]) json_object_set_new(ev, "detail", json_string(v->detail));
+    if (v->extra) json_object_update(ev, v->extra);
+    return ev;
+}
+
+json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b)
+{
+    json_t *gates = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *g = json_pack("{s:s,s:s,s:b,s:s,s:o,s:f,s:i}", "id", v[i].gate->id, "status", kg_status_name(v[i].status),
+                              "tolerance_free", v[i].gate->tolerance_free, "summary", v[i].summary, "evidence",
+                              kg_verdict_json(&v[i]), "seconds", v[i].seconds, "cases", v[i].ncases);
+        if (v[i].replay[0]) json_object_set_new(g, "replay", json_string(v[i].replay));
+        json_array_append_new(gates, g);
+    }
+    json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o}", "kernel", s->c->name, "file", s->c->path, "runner",
+                            kg_runner_name(s->runner), "verdict", kg_status_name(kg_overall(v, n)),
+                            "seed", (json_int_t)s->o.seed, "compiler", s->last_load.compiler, "gates", gates);
+    char hash[32];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
+    json_object_set_new(doc, "file_hash", json_string(hash));
+    json_object_set_new(doc, "timing", json_pack("{s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs",
+                                                 s->t_inputs, "oracle", s->t_oracle, "runs", s->t_run, "total",
+                                                 s->t_total, "kernel_runs", s->nruns));
+    if (b && b->asked) {
+        json_t *bl = json_object();
+        json_object_set_new(bl, b->name, json_string(b->result == 1 ? "pass" : b->result == 0 ? "fail" : "error"));
+        json_object_set_new(bl, "detail", json_string(b->why));
+        json_object_set_new(doc, "baseline", bl);
+    }
+    return doc;
+}
+
+void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n,
+                    const struct kg_baseline *b, bool color, bool verbose)
+{
+    const char *reset = color ? "\033[0m" : "", *dim = color ? "\033[2m" : "", *bold = color ? "\033[1m" : "";
+    fprintf(f, "%s%s%s  %s  (%s runner, %s, seed %llu)\n", bold, s->c->name, reset, s->c->path,
+            kg_runner_name(s->runner), s->last_load.compiler, (unsigned long long)s->o.seed);
+    int count[5] = {0};
+    for (int i = 0; i < n; i++) {
+        count[v[i].status]++;
+        fprintf(f, "  %-16s %s%-7s%s %s\n", v[i].gate->id, color ? status_color(v[i].status) : "",
+                kg_status_name(v[i].status), reset, v[i].summary);
+        bool show = v[i].status == KG_FAIL || v[i].status == KG_ERROR || verbose;
+        if (!show) continue;
+        if (v[i].ev.valid && v[i].status != KG_PASS) {
+            fprintf(f, "%s                   at %s%s%s", dim, v[i].ev.output, v[i].ev.index[0] == '[' ? "" : ", ",
+                    v[i].ev.index);
+            if (v[i].ev.case_id[0]) fprintf(f, "  [%s]", v[i].ev.case_id);
+            fprintf(f, "%s\n", reset);
+        }
+        if (v[i].detail[0] && (v[i].status != KG_PASS || verbose)) {
+            const char *p = v[i].detail;
+            while (*p) {
+                const char *nl = strchr(p, '\n');
+                int len = nl ? (int)(nl - p) : (int)strlen(p);
+                fprintf(f, "%s                   %.*s%s\n", dim, len, p, reset);
+                p += len + (nl ? 1 : 0);
+            }
+        }
+        if (v[i].replay[0] && v[i].status != KG_PASS) fprintf(f, "                   replay: %s\n", v[i].replay);
+    }
+    enum kg_status o = kg_overall(v, n);
+    fprintf(f, "verdict: %s%s%s (", color ? status_color(o) : "", kg_status_name(o), reset);
+    const char *sep = "";
+    for (int st = 0; st < 5; st++)
+        if (count[st]) {
+            fprintf(f, "%s%d %s", sep, count[st], kg_status_name((enum kg_status)st));
+            sep = ", ";
+        }
+    fprintf(f, ") in %.2f s [compile %.2f s, inputs %.2f s, oracle %.2f s, runs %.2f s (%d)]\n", s->t_total,
+            s->t_compile, s->t_inputs, s->t_oracle, s->t_run, s->nruns);
+    if (b && b->asked)
+        fprintf(f, "standard test (%s, atol=rtol=%g): %s: %s\n", b->name, b->tol,
+                b->result == 1 ? "pass" : b->result == 0 ? "FAIL" : "error", b->why);
+}

@@ -1,0 +1,277 @@
+/* runner_host.c: the CPU runner. Compiles the .c with the system C compiler into a shared
+ * object (cached by content hash), dlopens it in the worker and calls the entry through
+ * libffi, since the parameter list is known only from the contract. Buffers are mmap'd
+ * with an inaccessible page on each side, so a far out-of-bounds access faults at once and
+ * a near one lands in the guard bytes that the judge inspects. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <ffi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cache.h"
+#include "runners/runner.h"
+#include "base/sandbox.h"
+
+struct host {
+    void *so;
+    void *fn;
+    int oracle;
+    int returns_int;
+    int nargs;
+    ffi_cif cif;
+    ffi_type *types[KG_MAX_ARGS];
+    double seconds;
+    long page;
+};
+
+static int host_init(void **st, struct kg_reply *rep)
+{
+    struct host *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(rep->msg, sizeof rep->msg, "out of memory");
+        return KG_WS_UNAVAILABLE;
+    }
+    h->page = sysconf(_SC_PAGESIZE);
+    *st = h;
+    return KG_WS_OK;
+}
+
+static const char *ctype_of(int dtype)
+{
+    switch (dtype) {
+    case KG_F64: return "double";
+    case KG_F32: return "float";
+    case KG_F16: return "kg_f16";
+    case KG_BF16: return "kg_bf16";
+    default: return "float";
+    }
+}
+
+static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep)
+{
+    struct host *h = st;
+    struct kg_err e;
+    size_t len;
+    char *src = kg_read_file(l->path, &len, &e);
+    if (!src) {
+        snprintf(rep->msg, sizeof rep->msg, "%s", e.msg);
+        return KG_WS_COMPILE;
+    }
+    char inc[1200];
+    if (kg_cache_include_dir(l->cache_dir, inc, sizeof inc, &e)) {
+        free(src);
+        snprintf(rep->msg, sizeof rep->msg, "%s", e.msg);
+        return KG_WS_UNAVAILABLE;
+    }
+    const char *cc = l->cc[0] ? l->cc : "cc";
+    char defs[256];
+    snprintf(defs, sizeof defs, "-DKG_T=%s", ctype_of(l->dtype));
+    char ddef[64];
+    snprintf(ddef, sizeof ddef, "-DKG_DTYPE_%s", kg_dtype_name((enum kg_dtype)l->dtype));
+    for (char *p = ddef; *p; p++)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    char incf[1300];
+    snprintf(incf, sizeof incf, "-I%s", inc);
+    /* key: source, compiler, flags, kgate.h (through the include dir's hash) */
+    uint64_t key = kg_hash64(src, len, 0);
+    key = kg_hash64(cc, strlen(cc), key);
+    key = kg_hash64(defs, strlen(defs), key);
+    key = kg_hash64(inc, strlen(inc), key);
+    free(src);
+    char so[1400], tmp[1500];
+    snprintf(so, sizeof so, "%s/host-%016llx.so", l->cache_dir, (unsigned long long)key);
+    struct stat sb;
+    double t0 = kg_now();
+    if (stat(so, &sb) != 0) {
+        snprintf(tmp, sizeof tmp, "%s.%d.tmp", so, (int)getpid());
+        char *argv[] = {(char *)cc, "-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-fno-fast-math",
+                        incf, defs, ddef, "-o", tmp, (char *)l->path, "-lm", NULL};
+        char out[3500];
+        int rc = kg_run_cmd(argv, out, sizeof out, 120);
+        if (rc != 0) {
+            unlink(tmp);
+            snprintf(rep->msg, sizeof rep->msg, "%s: compile failed (%s):\n%s", l->path, cc, out);
+            return rc == 127 ? KG_WS_UNAVAILABLE : KG_WS_COMPILE;
+        }
+        if (rename(tmp, so)) {
+            snprintf(rep->msg, sizeof rep->msg, "cannot store %s: %s", so, strerror(errno));
+            unlink(tmp);
+            return KG_WS_UNAVAILABLE;
+        }
+        snprintf(rep->compiler, sizeof rep->compiler, "%s", cc);
+    } else {
+        snprintf(rep->compiler, sizeof rep->compiler, "%s (cached)", cc);
+    }
+    rep->compile_seconds = kg_now() - t0;
+    /* the candidate's first instruction (a constructor) runs inside dlopen: from here on this
+     * process has no privilege that could read the judge or the oracle worker */
+    char why[300];
+    if (!l->oracle && kg_sandbox_drop(why, sizeof why)) {
+        snprintf(rep->msg, sizeof rep->msg, "cannot drop the worker's privileges before loading %s: %s (KGATE_SANDBOX=0 "
+                 "runs it anyway)", l->path, why);
+        return KG_WS_UNAVAILABLE;
+    }
+    h->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (!h->so) {
+        snprintf(rep->msg, sizeof rep->msg, "%s: cannot load the compiled kernel: %s", l->path, dlerror());
+        return KG_WS_COMPILE;
+    }
+    h->fn = dlsym(h->so, l->entry);
+    if (!h->fn) {
+        snprintf(rep->msg, sizeof rep->msg, "entry '%s' not found after compile (is it static, misspelt, or C++-mangled?)",
+                 l->entry);
+        return KG_WS_ENTRY;
+    }
+    h->oracle = l->oracle;
+    h->returns_int = l->returns_int;
+    h->nargs = l->nargs;
+    if (h->oracle) return KG_WS_OK;
+    for (int i = 0; i < l->nargs; i++) {
+        switch (l->argkind[i]) {
+        case KG_ARG_TENSOR: h->types[i] = &ffi_type_pointer; break;
+        case KG_ARG_INT: h->types[i] = &ffi_type_sint32; break;
+        case KG_ARG_LONG: h->types[i] = &ffi_type_sint64; break;
+        case KG_ARG_FLOAT: h->types[i] = &ffi_type_float; break;
+        case KG_ARG_DOUBLE: h->types[i] = &ffi_type_double; break;
+        default: snprintf(rep->msg, sizeof rep->msg, "bad arg kind"); return KG_WS_BAD_REQUEST;
+        }
+    }
+    if (ffi_prep_cif(&h->cif, FFI_DEFAULT_ABI, (unsigned)l->nargs, h->returns_int ? &ffi_type_sint : &ffi_type_void,
+                     h->types) != FFI_OK) {
+        snprintf(rep->msg, sizeof rep->msg, "libffi cannot describe the call of %s", l->entry);
+        return KG_WS_BAD_REQUEST;
+    }
+    return KG_WS_OK;
+}
+
+/* [PROT_NONE page][bytes, rounded up to pages][PROT_NONE page]; the handle is the first
+ * usable byte. */
+static int host_alloc(void *st, uint64_t bytes, uint64_t *handle, struct kg_reply *rep)
+{
+    struct host *h = st;
+    uint64_t pg = (uint64_t)h->page, body = (bytes + pg - 1) / pg * pg;
+    if (body == 0) body = pg;
+    char *p = mmap(NULL, body + 2 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        snprintf(rep->msg, sizeof rep->msg, "mmap of %llu bytes failed: %s", (unsigned long long)bytes, strerror(errno));
+        return KG_WS_LAUNCH;
+    }
+    if (mprotect(p + pg, body, PROT_READ | PROT_WRITE)) {
+        munmap(p, body + 2 * pg);
+        snprintf(rep->msg, sizeof rep->msg, "mprotect failed: %s", strerror(errno));
+        return KG_WS_LAUNCH;
+    }
+    *handle = (uint64_t)(uintptr_t)(p + pg);
+    return KG_WS_OK;
+}
+
+static void host_release(void *st, uint64_t handle, uint64_t bytes)
+{
+    struct host *h = st;
+    uint64_t pg = (uint64_t)h->page, body = (bytes + pg - 1) / pg * pg;
+    if (body == 0) body = pg;
+    munmap((char *)(uintptr_t)handle - pg, body + 2 * pg);
+}
+
+static int host_upload(void *st, uint64_t dst, const void *src, uint64_t n, struct kg_reply *rep)
+{
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return KG_WS_OK;
+}
+
+static int host_download(void *st, void *dst, uint64_t src, uint64_t n, struct kg_reply *rep)
+{
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return KG_WS_OK;
+}
+
+static int host_launch(void *st, const struct kg_launch *L, struct kg_reply *rep)
+{
+    struct host *h = st;
+    if (L->nargs != h->nargs) {
+        snprintf(rep->msg, sizeof rep->msg, "run with %d args, loaded with %d", L->nargs, h->nargs);
+        return KG_WS_BAD_REQUEST;
+    }
+    union {
+        void *p;
+        int32_t i;
+        int64_t l;
+        float f;
+        double d;
+    } vals[KG_MAX_ARGS];
+    void *ptrs[KG_MAX_ARGS];
+    for (int i = 0; i < L->nargs; i++) {
+        switch (L->kind[i]) {
+        case KG_ARG_TENSOR: vals[i].p = (void *)(uintptr_t)L->ptr[i]; break;
+        case KG_ARG_INT: vals[i].i = (int32_t)L->args[i].ival; break;
+        case KG_ARG_LONG: vals[i].l = L->args[i].ival; break;
+        case KG_ARG_FLOAT: vals[i].f = (float)L->args[i].fval; break;
+        case KG_ARG_DOUBLE: vals[i].d = L->args[i].fval; break;
+        }
+        ptrs[i] = &vals[i];
+    }
+    ffi_sarg ret = 0;
+    double t0 = kg_now();
+    ffi_call(&h->cif, FFI_FN(h->fn), &ret, ptrs);
+    h->seconds = kg_now() - t0;
+    if (h->returns_int && (int)ret != 0) {
+        rep->code = (int32_t)ret;
+        snprintf(rep->msg, sizeof rep->msg, "the entry returned %d: case refused", (int)ret);
+        return KG_WS_REFUSED;
+    }
+    return KG_WS_OK;
+}
+
+static int host_sync(void *st, struct kg_reply *rep)
+{
+    struct host *h = st;
+    rep->seconds = h->seconds;
+    return KG_WS_OK;
+}
+
+static int host_oracle(void *st, struct kg_oracle_io *io, struct kg_reply *rep)
+{
+    struct host *h = st;
+    if (!h->oracle) {
+        snprintf(rep->msg, sizeof rep->msg, "not loaded as an oracle");
+        return KG_WS_BAD_REQUEST;
+    }
+    double t0 = kg_now();
+    int rc = ((kg_oracle_fn)h->fn)(io);
+    rep->seconds = kg_now() - t0;
+    if (rc) {
+        rep->code = rc;
+        io->err[sizeof io->err - 1] = 0;
+        snprintf(rep->msg, sizeof rep->msg, "oracle returned %d: %s", rc, io->err[0] ? io->err : "(no message)");
+        return KG_WS_REFUSED;
+    }
+    return KG_WS_OK;
+}
+
+static void host_fini(void *st)
+{
+    struct host *h = st;
+    if (!h) return;
+    /* the kernel's .so stays mapped: it may have registered destructors or threads */
+    free(h);
+}
+
+const struct kg_runner_ops kg_runner_host = {
+    .name = "host",
+    .init = host_init,
+    .load = host_load,
+    .alloc = host_alloc,
+    .release = host_release,
+    .upload = host_upload,
+    .download = host_download,
+    .launch = host_launch,
+    .busy_default = NULL,
+    .sync = host_sync,
+    .oracle = host_oracle,
+    .fini = host_fini,
+};

@@ -1,0 +1,408 @@
+/* worker.c: spawning workers and talking to them. Each worker is its own process group, so
+ * a kill also takes the compilers and threads it started; it dies with the judge
+ * (PR_SET_PDEATHSIG, set on its side). */
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *kg_wstatus_name(enum kg_wstatus s)
+{
+    static const char *const names[] = {"ok",          "refused", "compile error", "entry missing",
+                                        "launch error", "CUDA error", "unavailable", "bad request",
+                                        "crash",        "timeout", "output mismatch", "exception"};
+    return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
+}
+
+int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
+{
+    int sv[2];
+    w->pid = -1;
+    w->fd = w->log_fd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+        return kg_errf(e, "socketpair: %s", strerror(errno));
+    int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
+    if (log < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return kg_errf(e, "memfd_create: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        close(log);
+        return kg_errf(e, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        dup2(log, 1);
+        dup2(log, 2);
+        dup2(sv[1], 3); /* dup2 clears CLOEXEC on the new descriptor */
+        execvp(argv[0], argv);
+        dprintf(2, "kgate: cannot start the worker %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(sv[1]);
+    w->pid = pid;
+    w->fd = sv[0];
+    w->log_fd = log;
+    w->foreign = false;
+    return 0;
+}
+
+int kg_zygote_start(struct kg_worker *z, char *const argv[], const char *name, struct kg_err *e)
+{
+    if (kg_worker_spawn(z, argv, e)) return -1;
+    /* the zygote says "ready: ..." once PyTorch is imported and it listens (or "error: ...") */
+    struct pollfd p = {z->fd, POLLIN, 0};
+    double end = kg_now() + 300;
+    int r;
+    while ((r = poll(&p, 1, 1000)) == 0 || (r < 0 && errno == EINTR))
+        if (kg_now() > end) break;
+    char msg[1024] = "";
+    ssize_t k = r > 0 ? recv(z->fd, msg, sizeof msg - 1, 0) : -1;
+    if (k > 0) msg[k] = 0;
+    if (k <= 0 || strncmp(msg, "ready", 5)) {
+        kg_errf(e, "the PyTorch fork server %s did not start: %s", name, k > 0 ? msg : "no answer");
+        kill(-z->pid, SIGKILL);
+        kill(z->pid, SIGKILL);
+        waitpid(z->pid, NULL, 0);
+        close(z->fd);
+        close(z->log_fd);
+        z->fd = z->log_fd = z->pid = -1;
+        return -1;
+    }
+    return 0;
+}
+
+static int zygote_connect(const char *name, struct kg_err *e)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    if (n + 1 > sizeof a.sun_path) return kg_errf(e, "zygote name too long: %s", name);
+    memcpy(a.sun_path + 1, name, n); /* abstract namespace: no file to clean up */
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return kg_errf(e, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
+        kg_errf(e, "cannot reach the PyTorch fork server %s: %s", name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err *e)
+{
+    w->pid = -1;
+    w->fd = w->log_fd = -1;
+    int c = zygote_connect(name, e);
+    if (c < 0) return -1;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+        close(c);
+        return kg_errf(e, "socketpair: %s", strerror(errno));
+    }
+    int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
+    json_t *env = json_object();
+    for (char **v = environ; *v; v++) {
+        const char *eq = strchr(*v, '=');
+        if (!eq) continue;
+        char key[256];
+        size_t kl = (size_t)(eq - *v);
+        if (kl >= sizeof key) continue;
+        memcpy(key, *v, kl);
+        key[kl] = 0;
+        json_object_set_new(env, key, json_string(eq + 1));
+    }
+    json_t *req = json_pack("{s:o}", "env", env);
+    char *body = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    int rc = -1;
+    if (log < 0 || !body) {
+        kg_errf(e, "cannot prepare a worker request");
+        goto out;
+    }
+    int fds[2] = {sv[1], log};
+    struct iovec iov = {body, strlen(body)};
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    if (sendmsg(c, &m, MSG_NOSIGNAL) != (ssize_t)iov.iov_len) {
+        kg_errf(e, "the PyTorch fork server %s: send: %s", name, strerror(errno));
+        goto out;
+    }
+    char reply[512];
+    struct pollfd p = {c, POLLIN, 0};
+    ssize_t k = poll(&p, 1, 30000) > 0 ? recv(c, reply, sizeof reply - 1, 0) : -1;
+    json_t *r = k > 0 ? json_loadb(reply, (size_t)k, 0, NULL) : NULL;
+    json_int_t pid = json_integer_value(json_object_get(r, "pid"));
+    if (pid <= 0) {
+        const char *why = json_string_value(json_object_get(r, "error"));
+        kg_errf(e, "the PyTorch fork server %s gave no worker%s%s", name, why ? ": " : "", why ? why : "");
+        json_decref(r);
+        goto out;
+    }
+    json_decref(r);
+    w->pid = (pid_t)pid;
+    w->fd = sv[0];
+    w->log_fd = log;
+    w->foreign = true;
+    sv[0] = log = -1;
+    rc = 0;
+out:
+    free(body);
+    close(c);
+    close(sv[1]);
+    if (sv[0] >= 0) close(sv[0]);
+    if (log >= 0) close(log);
+    return rc;
+}
+
+bool kg_worker_alive(const struct kg_worker *w)
+{
+    return w->pid > 0;
+}
+
+/* Last lines the worker printed, for post-mortems. */
+static void log_tail(const struct kg_worker *w, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (w->log_fd < 0) return;
+    off_t end = lseek(w->log_fd, 0, SEEK_END);
+    if (end <= 0) return;
+    size_t want = n - 1 < 1500 ? n - 1 : 1500;
+    off_t start = end > (off_t)want ? end - (off_t)want : 0;
+    ssize_t k = pread(w->log_fd, buf, (size_t)(end - start), start);
+    if (k < 0) k = 0;
+    buf[k] = 0;
+    for (ssize_t i = 0; i < k; i++)
+        if (buf[i] == 0) buf[i] = ' ';
+    char *z = strstr(buf, "\nkgate-zygote: wait status ");
+    if (z) *z = 0;
+}
+
+#define ZYGOTE_MARK "kgate-zygote: wait status "
+
+/* A foreign worker's wait status, from the line its zygote appends to its log once it has
+ * reaped it; waits up to secs for it. -1: not (yet) known. */
+static int foreign_wait(const struct kg_worker *w, double secs)
+{
+    double end = kg_now() + secs;
+    for (;;) {
+        char buf[128];
+        off_t size = lseek(w->log_fd, 0, SEEK_END);
+        off_t start = size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0;
+        ssize_t k = size > 0 ? pread(w->log_fd, buf, (size_t)(size - start), start) : 0;
+        buf[k > 0 ? k : 0] = 0;
+        for (ssize_t i = 0; i < k; i++)
+            if (buf[i] == 0) buf[i] = ' ';
+        const char *m = strstr(buf, ZYGOTE_MARK);
+        if (m) return atoi(m + strlen(ZYGOTE_MARK));
+        if (kg_now() > end) return -1;
+        usleep(2000);
+    }
+}
+
+static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double timeout)
+{
+    int status = 0;
+    if (timed_out) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+    }
+    if (w->foreign) {
+        status = foreign_wait(w, 2.0);
+        if (status < 0) {
+            kill(-w->pid, SIGKILL);
+            kill(w->pid, SIGKILL);
+            status = foreign_wait(w, 2.0);
+        }
+        if (status < 0) status = 0xff00; /* unknown: reported as exit status 255 */
+    } else {
+        pid_t r;
+        double end = kg_now() + 2.0;
+        while ((r = waitpid(w->pid, &status, WNOHANG)) == 0 && kg_now() < end) usleep(2000);
+        if (r == 0) {
+            kill(-w->pid, SIGKILL);
+            kill(w->pid, SIGKILL);
+            waitpid(w->pid, &status, 0);
+        }
+    }
+    char tail[1600];
+    log_tail(w, tail, sizeof tail);
+    if (timed_out) {
+        rp->status = KG_WS_TIMEOUT;
+        rp->code = 0;
+        snprintf(rp->msg, sizeof rp->msg, "no answer within %.3g s: the run was killed (a hang or an endless loop)%s%s",
+                 timeout, *tail ? "\n--- worker output ---\n" : "", tail);
+    } else if (WIFSIGNALED(status)) {
+        rp->status = KG_WS_CRASH;
+        rp->code = WTERMSIG(status);
+        snprintf(rp->msg, sizeof rp->msg, "the worker was killed by signal %d (%s)%s%s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), *tail ? "\n--- worker output ---\n" : "", tail);
+    } else {
+        rp->status = KG_WS_CRASH;
+        rp->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        snprintf(rp->msg, sizeof rp->msg, "the worker exited with status %d (the kernel called exit()?)%s%s", rp->code,
+                 *tail ? "\n--- worker output ---\n" : "", tail);
+    }
+    close(w->fd);
+    close(w->log_fd);
+    w->fd = w->log_fd = -1;
+    w->pid = -1;
+}
+
+int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout)
+{
+    memset(rp, 0, sizeof *rp);
+    if (w->pid <= 0) {
+        rp->status = KG_WS_CRASH;
+        snprintf(rp->msg, sizeof rp->msg, "no worker");
+        return -1;
+    }
+    struct iovec iov = {(void *)rq, sizeof *rq};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    if (shm_fd >= 0) {
+        m.msg_control = u.buf;
+        m.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &shm_fd, sizeof(int));
+    }
+    ssize_t k;
+    while ((k = sendmsg(w->fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    if (k != (ssize_t)sizeof *rq) {
+        reap(w, rp, 0, timeout);
+        return -1;
+    }
+    double end = kg_now() + timeout;
+    for (;;) {
+        double left = end - kg_now();
+        if (left <= 0) {
+            reap(w, rp, 1, timeout);
+            return -1;
+        }
+        struct pollfd p = {w->fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) continue;
+        break;
+    }
+    while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {}
+    if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) {
+        reap(w, rp, 0, timeout);
+        return -1;
+    }
+    rp->msg[sizeof rp->msg - 1] = 0;
+    return 0;
+}
+
+void kg_worker_stop(struct kg_worker *w)
+{
+    if (w->pid <= 0) return;
+    struct kg_req rq;
+    memset(&rq, 0, sizeof rq);
+    rq.magic = KG_PROTO_MAGIC;
+    rq.cmd = KG_CMD_QUIT;
+    send(w->fd, &rq, sizeof rq, MSG_NOSIGNAL);
+    if (w->foreign) { /* the zygote reaps it and notes its status in the log */
+        if (foreign_wait(w, 1.0) < 0) {
+            kill(-w->pid, SIGKILL);
+            kill(w->pid, SIGKILL);
+            foreign_wait(w, 1.0);
+        }
+    } else {
+        int status;
+        double end = kg_now() + 1.0;
+        while (waitpid(w->pid, &status, WNOHANG) == 0) {
+            if (kg_now() > end) {
+                kill(-w->pid, SIGKILL);
+                kill(w->pid, SIGKILL);
+                waitpid(w->pid, &status, 0);
+                break;
+            }
+            usleep(1000);
+        }
+    }
+    close(w->fd);
+    close(w->log_fd);
+    w->fd = w->log_fd = -1;
+    w->pid = -1;
+}
+
+int kg_proto_recv(int fd, struct kg_req *rq, int *shm_fd)
+{
+    struct iovec iov = {rq, sizeof *rq};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = u.buf;
+    m.msg_controllen = sizeof u.buf;
+    *shm_fd = -1;
+    ssize_t k;
+    while ((k = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    if (k <= 0) return -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(shm_fd, CMSG_DATA(c), sizeof(int));
+    if (k != (ssize_t)sizeof *rq || rq->magic != KG_PROTO_MAGIC) return -1;
+    return 0;
+}
+
+int kg_proto_send_reply(int fd, const struct kg_reply *rp)
+{
+    ssize_t k;
+    while ((k = send(fd, rp, sizeof *rp, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    return k == (ssize_t)sizeof *rp ? 0 : -1;
+}
+
+int kg_proto_layout(FILE *f)
+{
+    fprintf(f,
+            "{\"kg_req\": %zu, \"kg_reply\": %zu, \"kg_req_run\": %zu, \"kg_req_arg\": %zu, \"kg_req_load\": %zu, "
+            "\"kg_req_oracle\": %zu, \"kg_req_problem\": %zu, \"kg_req_tensor\": %zu, \"kg_dev_info\": %zu, "
+            "\"kg_launch_rec\": %zu, \"reply.msg\": %zu, \"reply.launch\": %zu, \"run.sym_values\": %zu, "
+            "\"oracle.shm_size\": %zu, \"problem.shm_size\": %zu}\n",
+            sizeof(struct kg_req), sizeof(struct kg_reply), sizeof(struct kg_req_run), sizeof(struct kg_req_arg),
+            sizeof(struct kg_req_load), sizeof(struct kg_req_oracle), sizeof(struct kg_req_problem),
+            sizeof(struct kg_req_tensor), sizeof(struct kg_dev_info), sizeof(struct kg_launch_rec),
+            offsetof(struct kg_reply, msg), offsetof(struct kg_reply, launch), offsetof(struct kg_req_run, sym_values),
+            offsetof(struct kg_req_oracle, shm_size), offsetof(struct kg_req_problem, shm_size));
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* worker.h: the judge's side of a worker process: spawn, one request/reply at a time with a
+ * time limit, and a post-mortem (signal, last lines of its output) when it dies or hangs.
+ * A dead worker stays dead; the caller spawns a fresh one (session.c does). */
+#ifndef KG_WORKER_H
+#define KG_WORKER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "worker/proto.h"
+
+struct kg_worker {
+    pid_t pid;
+    int fd;     /* SOCK_SEQPACKET to the worker */
+    int log_fd; /* memfd holding the worker's stdout and stderr */
+    bool foreign; /* forked by a zygote, not our child: its wait status comes in its log */
+};
+
+/* Starts argv (argv[0] the program: `kgate __worker 3`, or `python3 torch_runner.py 3`) with
+ * the request socket on descriptor 3. */
+int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e);
+
+/* Sends rq (with shm_fd when >= 0) and waits up to timeout seconds for the reply. Returns 0
+ * with rp filled when a reply came; otherwise kills the worker, fills rp->status with
+ * KG_WS_CRASH or KG_WS_TIMEOUT and rp->msg with what happened, and returns -1. */
+int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout);
+
+/* A zygote (`python3 torch_runner.py --zygote NAME`, started by kg_zygote_start) forks fresh
+ * torch workers on request: kg_worker_spawn_zygote connects to the abstract socket NAME, hands
+ * over the new worker's socket and log with this process's environment, and gets its pid.
+ * The zygote lives until its own worker handle is stopped (or this process dies). */
+int kg_zygote_start(struct kg_worker *z, char *const argv[], const char *name, struct kg_err *e);
+int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err *e);
+
+bool kg_worker_alive(const struct kg_worker *w);
+void kg_worker_stop(struct kg_worker *w);
+
+/* Sizes and offsets of the protocol structs as JSON (`kgate __layout`): the torch runner's
+ * ctypes mirror is checked against them. */
+int kg_proto_layout(FILE *f);
+
+/* Worker-side message helpers (worker_main.c). */
+int kg_proto_recv(int fd, struct kg_req *rq, int *shm_fd);
+int kg_proto_send_reply(int fd, const struct kg_reply *rp);
+
+#endif
