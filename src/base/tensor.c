@@ -58,3 +58,15 @@ void kg_tensor_index_str(const struct kg_tensor *t, int64_t flat, char *buf, siz
     for (int i = 0; i < t->rank; i++) kg_appendf(buf, n, &len, "%s%lld", i ? "," : "", (long long)idx[i]);
     kg_appendf(buf, n, &len, "]");
 }
+
+/* "[2,3]" for a shape; b must hold 8 * 21 + 3 bytes. */
+const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n)
+{
+    size_t len = 0;
+    b[0] = '\0';
+    kg_appendf(b, n, &len, "[");
+    for (int i = 0; i < s->rank && i < KG_MAX_RANK; i++)
+        kg_appendf(b, n, &len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    kg_appendf(b, n, &len, "]");
+    return b;
+}

@@ -7,6 +7,12 @@
 
 #define KG_MAX_RANK 8
 
+/* A shape as the contract declares it, before data exists. */
+struct kg_shape {
+    int rank;
+    int64_t dims[KG_MAX_RANK];
+};
+
 struct kg_tensor {
     enum kg_dtype dtype;
     int rank;
@@ -23,5 +29,7 @@ size_t kg_tensor_bytes(const struct kg_tensor *t);
 void kg_tensor_strides(const struct kg_tensor *t, int64_t *strides);
 /* Writes "[i,j,k]" for flat index i. */
 void kg_tensor_index_str(const struct kg_tensor *t, int64_t flat, char *buf, size_t n);
+/* "[2,3,4]": a shape for messages; returns b. */
+const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n);
 
 #endif

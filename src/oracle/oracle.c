@@ -192,18 +192,6 @@ int kg_op_parse(const char *text, struct kg_opcall *call, struct kg_err *e)
 
 /* ---- checks -------------------------------------------------------------------------- */
 
-/* "[2,3]" for a shape; b must hold 8 * 21 + 3 bytes. */
-const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n)
-{
-    size_t len = 0;
-    b[0] = '\0';
-    kg_appendf(b, n, &len, "[");
-    for (int i = 0; i < s->rank && i < KG_MAX_RANK; i++)
-        kg_appendf(b, n, &len, "%s%lld", i ? "," : "", (long long)s->dims[i]);
-    kg_appendf(b, n, &len, "]");
-    return b;
-}
-
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 {
     if (x->rank != y->rank) return false;

@@ -26,12 +26,6 @@ enum kg_arith { KG_EXACT, KG_W32, KG_W64, KG_EXACT_ALT };
 #define KG_OP_MAX_PARAMS 4
 #define KG_OP_MAX_IO 8
 
-/* A shape as the contract declares it, before data exists. */
-struct kg_shape {
-    int rank;
-    int64_t dims[KG_MAX_RANK];
-};
-
 enum kg_op_flags {
     KG_OP_ELEMENTWISE = 1u << 0, /* out[i] depends on in[*][i] only (same shapes) */
     KG_OP_ROWWISE = 1u << 1,     /* independent along every dim but the last: rows can be
@@ -77,9 +71,6 @@ const struct kg_opdef *kg_op_find(const char *name);
  * unknown or missing keyword, or bad number -> -1 with a message (no file/line: the caller
  * prefixes its own). Negative dims are allowed and resolved against the input rank. */
 int kg_op_parse(const char *text, struct kg_opcall *call, struct kg_err *e);
-
-/* "[2,3,4]": a shape for messages; returns b. */
-const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n);
 
 /* Checks shapes (op-specific or the elementwise rule) and the arity. */
 int kg_op_check(const struct kg_opcall *c, int n_in, const struct kg_shape *in, int n_out,
