@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/session.h"
+#include "gates/gate.h"
 
 #define SEEDS 3
 
@@ -49,7 +49,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_detail(v, "threshold = k x (error of the working-precision reference vs fp64) + floor(dtype), "
                              "k = %g; the reference accumulates sequentially in the working precision, the least "
                              "accurate legitimate order.",
-                          s->c->tol_k);
+                          kg_session_contract(s)->tol_k);
     } else {
         char dl[64] = "";
         size_t len = 0;
@@ -61,7 +61,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                            worst_err, SEEDS, dl);
         else
             kg_verdict_set(v, KG_PASS, "max error %.2e = %.2gx the reference's (limit %gx + floor), %d seeds, %s",
-                           worst_err, worst_ratio, s->c->tol_k, SEEDS, dl);
+                           worst_err, worst_ratio, kg_session_contract(s)->tol_k, SEEDS, dl);
         v->replay[0] = 0;
     }
 out:

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/session.h"
+#include "gates/gate.h"
 
 static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                          int64_t *idx, int64_t *count)
@@ -49,18 +49,18 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
     }
     v->ncases = 4;
-    if (x[0].code & KG_RUN_OUT_SHARES_INPUT) {
+    if (x[0].found & KG_RUN_OUT_SHARES_INPUT) {
         kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
         kg_verdict_detail(v, "%s", x[0].msg);
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
         goto free_all;
     }
     /* 1. inputs untouched */
-    for (int i = 0; i < s->c->nargs; i++) {
-        const struct kg_arg *a = &s->c->args[i];
+    for (int i = 0; i < kg_session_contract(s)->nargs; i++) {
+        const struct kg_arg *a = &kg_session_contract(s)->args[i];
         if (a->kind != KG_ARG_TENSOR || a->io != KG_IN) continue;
         bool aliased = false;
-        for (int o = 0; o < s->c->nargs; o++) aliased |= s->c->alias_of[o] == i;
+        for (int o = 0; o < kg_session_contract(s)->nargs; o++) aliased |= kg_session_contract(s)->alias_of[o] == i;
         if (aliased) continue;
         size_t es = kg_dtype_size(k.adtype[i]);
         int64_t changed = 0, first = -1;
@@ -119,13 +119,13 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             char ix[96];
             kg_tensor_index_str(&x[r].after[arg], idx, ix, sizeof ix);
             kg_verdict_set(v, KG_FAIL, "output %s depends on its prior contents: prefilled with %s instead of zeros, %lld elements differ (first %s%s: %.9g vs %.9g)",
-                           s->c->args[arg].name, fill_names[r], (long long)count, s->c->args[arg].name, ix,
+                           kg_session_contract(s)->args[arg].name, fill_names[r], (long long)count, kg_session_contract(s)->args[arg].name, ix,
                            kg_load(k.adtype[arg], x[r].after[arg].data, idx),
                            kg_load(k.adtype[arg], x[0].after[arg].data, idx));
             kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
                                  "assuming zeros, or leaves part of it to whatever was there.");
             v->ev.valid = true;
-            kg_strlcpy(v->ev.output, s->c->args[arg].name, sizeof v->ev.output);
+            kg_strlcpy(v->ev.output, kg_session_contract(s)->args[arg].name, sizeof v->ev.output);
             kg_strlcpy(v->ev.index, ix, sizeof v->ev.index);
             v->ev.flat = idx;
             v->ev.got = kg_load(k.adtype[arg], x[r].after[arg].data, idx);
@@ -137,7 +137,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     }
     /* 3. declared aliasing honoured: the in-place run must be right */
     bool has_alias = false;
-    for (int i = 0; i < s->c->nargs; i++) has_alias |= s->c->alias_of[i] >= 0;
+    for (int i = 0; i < kg_session_contract(s)->nargs; i++) has_alias |= kg_session_contract(s)->alias_of[i] >= 0;
     if (has_alias) {
         struct kg_expect ex;
         if (kg_session_expect(s, &k, &ex, &e)) {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/session.h"
+#include "gates/gate.h"
 
 static bool outputs_equal(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                           int64_t *idx)
@@ -90,8 +90,8 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             goto out;
         }
     /* a pair's outputs are allocated by the candidate: the worker watched the free memory around them */
-    for (int r = 0; r < 3 && s->runner == KG_RUNNER_TORCH; r++)
-        if (x[r].code & KG_RUN_OUT_OOB_WRITE) {
+    for (int r = 0; r < 3; r++)
+        if (x[r].found & KG_RUN_OUT_OOB_WRITE) {
             kg_verdict_set(v, KG_FAIL, "%s", x[r].msg);
             kg_verdict_detail(v, "Every free block of PyTorch's caching allocator was filled with a canary before the "
                                  "call and checked after it, leaving out whatever was allocated during the call: "
@@ -136,7 +136,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
 {
     json_t *list = json_array();
     v->extra = json_pack("{s:o}", "cases", list);
-    enum kg_dtype dt = kg_contract_default_dtype(s->c);
+    enum kg_dtype dt = kg_contract_default_dtype(kg_session_contract(s));
     struct kg_case k;
     struct kg_err e;
     if (kg_nominal_case(s, dt, 0, KG_DIST_NORMAL, &k, &e)) {
@@ -146,11 +146,11 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     int rc = check(s, &k, v, list);
     if (rc == 1 || rc == -1) return;
     int ncases = rc == 0;
-    if (!s->o.pin_shape && s->c->nsyms) {
+    if (!kg_session_opts(s)->pin_shape && kg_session_contract(s)->nsyms) {
         int64_t sym[KG_MAX_SYMS];
-        memcpy(sym, s->c->nominal, sizeof sym);
-        for (int i = 0; i < s->c->nsyms; i++) sym[i] += !s->c->fixed[i];
-        if (kg_case_init(&k, s->c, sym, dt, s->o.seed, KG_DIST_NORMAL, &e) == 0 && kg_case_affordable(s, &k)) {
+        memcpy(sym, kg_session_contract(s)->nominal, sizeof sym);
+        for (int i = 0; i < kg_session_contract(s)->nsyms; i++) sym[i] += !kg_session_contract(s)->fixed[i];
+        if (kg_case_init(&k, kg_session_contract(s), sym, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e) == 0 && kg_case_affordable(s, &k)) {
             rc = check(s, &k, v, list);
             if (rc == 1 || rc == -1) return;
             ncases += rc == 0;

@@ -5,33 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/session.h"
+#include "gates/gate.h"
 
 #define RUNS 6 /* 5 in one worker, the last in a new one */
-
-static void record(struct kg_session *s, int r, const struct kg_case *k, const struct kg_exec *x)
-{
-    if (r >= KG_MAX_RECORDS) return;
-    int j = 0;
-    for (int i = 0; i < k->c->nargs && j < KG_OP_MAX_IO; i++) {
-        if (!kg_arg_is_output(&k->c->args[i])) continue;
-        struct kg_tensor *t = &s->rec[r].out[j++];
-        kg_tensor_free(t);
-        if (kg_tensor_alloc(t, x->after[i].dtype, x->after[i].rank, x->after[i].dims) == 0)
-            memcpy(t->data, x->after[i].data, kg_tensor_bytes(t));
-    }
-    if (r + 1 > s->nrec) s->nrec = r + 1;
-}
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k;
     struct kg_inputs in;
     if (kg_nominal_inputs(s, &k, &in, v)) return;
-    for (int r = 0; r < s->nrec; r++)
-        for (int j = 0; j < KG_OP_MAX_IO; j++) kg_tensor_free(&s->rec[r].out[j]);
-    s->nrec = 0;
-    s->rec_case = k;
+    kg_record_reset(s, &k);
     struct kg_exec first;
     int differing_runs = 0, worst_run = -1;
     int64_t worst_count = 0, worst_idx = -1;
@@ -49,7 +32,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             if (r) kg_exec_free(&first);
             goto out;
         }
-        record(s, r, &k, &x);
+        kg_record_run(s, r, &x);
         v->ncases++;
         if (r == 0) {
             first = x;
@@ -91,9 +74,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         struct kg_tensor sh = {.rank = k.shape[worst_arg].rank};
         memcpy(sh.dims, k.shape[worst_arg].dims, sizeof sh.dims);
         kg_tensor_index_str(&sh, worst_idx, idx, sizeof idx);
-        enum kg_status st = s->c->deterministic ? KG_FAIL : KG_PASS;
+        enum kg_status st = kg_session_contract(s)->deterministic ? KG_FAIL : KG_PASS;
         kg_verdict_set(v, st, "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: %.9g vs %.9g (run %d)",
-                       s->c->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
+                       kg_session_contract(s)->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
                        (long long)worst_count, k.c->args[worst_arg].name, idx, worst_b, worst_a, worst_run + 1);
         kg_verdict_detail(v, "Identical inputs gave different bits. Usual causes: floating-point atomics "
                              "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "
@@ -110,7 +93,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
     }
 out:
-    v->extra = json_pack("{s:o,s:b}", "runs", runs, "declared_deterministic", s->c->deterministic);
+    v->extra = json_pack("{s:o,s:b}", "runs", runs, "declared_deterministic", kg_session_contract(s)->deterministic);
     kg_inputs_free(&in);
 }
 

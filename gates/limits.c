@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "base/rng.h"
-#include "engine/session.h"
-#include "engine/torch.h"
+#include "gates/gate.h"
 
 /* Why case k's launch cannot run on this device, or NULL. */
 static const char *launch_problem(const struct kg_case *k, const struct kg_dev_info *d, const struct kg_func_attrs *f,
@@ -80,7 +79,7 @@ static int64_t total_bytes(const struct kg_case *k)
  * needing the least memory. false: no constant grows the tensors that far. */
 static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *best)
 {
-    const struct kg_contract *c = s->c;
+    const struct kg_contract *c = kg_session_contract(s);
     const int64_t want = BIG + ((int64_t)1 << 22);
     bool found = false, best_batch = false;
     for (int sym = 0; sym < c->nsyms; sym++) {
@@ -93,7 +92,7 @@ static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *bes
         bool ok = false;
         for (int it = 0; it < 40 && !ok; it++) {
             v[sym] = hi;
-            if (kg_case_init(&k, c, v, dt, s->o.seed, KG_DIST_NORMAL, &e)) break;
+            if (kg_case_init(&k, c, v, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e)) break;
             if (max_numel(&k) >= want)
                 ok = true;
             else {
@@ -104,13 +103,13 @@ static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *bes
         if (!ok) continue;
         while (hi - lo > 1) {
             v[sym] = lo + (hi - lo) / 2;
-            if (kg_case_init(&k, c, v, dt, s->o.seed, KG_DIST_NORMAL, &e) == 0 && max_numel(&k) >= want)
+            if (kg_case_init(&k, c, v, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e) == 0 && max_numel(&k) >= want)
                 hi = v[sym];
             else
                 lo = v[sym];
         }
         v[sym] = hi;
-        if (kg_case_init(&k, c, v, dt, s->o.seed, KG_DIST_NORMAL, &e)) continue;
+        if (kg_case_init(&k, c, v, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e)) continue;
         /* a batch constant grows no parameters (a model's weights are not in the contract's
          * byte count): it wins whenever it can; otherwise the fewest bytes */
         bool batch = strstr(c->sym[sym], "batch") != NULL;
@@ -148,9 +147,9 @@ static int sample_indices(int64_t n, uint64_t seed, int64_t *idx)
     return u;
 }
 
-static void run_pair(struct kg_session *s, struct kg_verdict *v)
+static void run_sampled(struct kg_session *s, struct kg_verdict *v)
 {
-    const struct kg_contract *c = s->c;
+    const struct kg_contract *c = kg_session_contract(s);
     enum kg_dtype dt = kg_contract_default_dtype(c);
     struct kg_case k;
     if (!big_case(s, dt, &k)) {
@@ -172,7 +171,7 @@ static void run_pair(struct kg_session *s, struct kg_verdict *v)
         if (kg_arg_is_output(&c->args[i])) oarg[nout++] = i;
     int64_t nflat = min_out_numel(&k);
     static int64_t idx[256 + 4096 + 1024 + 2048];
-    int n = sample_indices(nflat, s->o.seed, idx);
+    int n = sample_indices(nflat, kg_session_opts(s)->seed, idx);
     double *ref = calloc((size_t)n * (size_t)nout, sizeof *ref), *got = calloc((size_t)n * (size_t)nout, sizeof *got);
     int lock_fd = -1;
     struct kg_reply rp;
@@ -185,14 +184,14 @@ static void run_pair(struct kg_session *s, struct kg_verdict *v)
      * exhaust its memory and turn an ordinary run of a third check into an error */
     char lock_path[2300];
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    snprintf(lock_path, sizeof lock_path, "%s/limits-gpu-%s.lock", s->cache, vis && *vis ? vis : "all");
+    snprintf(lock_path, sizeof lock_path, "%s/limits-gpu-%s.lock", kg_session_cache_dir(s), vis && *vis ? vis : "all");
     lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
-    if (kg_torch_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
+    if (kg_session_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
         kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big, e.msg);
         goto out;
     }
-    if (kg_torch_sample(s, true, &k, idx, n, nout, got, &rp, &e)) {
+    if (kg_session_sample(s, true, &k, idx, n, nout, got, &rp, &e)) {
         if (strstr(e.msg, "out of memory")) {
             kg_verdict_set(v, KG_SKIP, "the candidate ran out of device memory at %s (%lld elements)", sh, (long long)big);
             goto out;
@@ -257,14 +256,15 @@ out:
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
-    if (s->runner == KG_RUNNER_TORCH) {
-        run_pair(s, v);
+    if (kg_session_can(s, KG_CAP_SAMPLE_HUGE)) {
+        run_sampled(s, v);
         return;
     }
-    const struct kg_contract *c = s->c;
-    const struct kg_dev_info *d = &s->last_load.dev;
-    const struct kg_func_attrs *f = &s->last_load.attrs;
-    if (!c->has_launch || !d->valid) {
+    const struct kg_contract *c = kg_session_contract(s);
+    const struct kg_dev_info *d = kg_session_device(s);
+    static const struct kg_func_attrs none; /* zeros where the runner read none back */
+    const struct kg_func_attrs *f = kg_session_attrs(s) ? kg_session_attrs(s) : &none;
+    if (!kg_session_can(s, KG_CAP_LAUNCH) || !c->has_launch || !d) {
         kg_verdict_set(v, KG_SKIP, "no launch configuration or no device information");
         return;
     }
@@ -273,9 +273,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     static int64_t cases[1 + KG_MAX_SYMS * (KG_MAX_SWEEP + 1)][KG_MAX_SYMS];
     int nc = 0;
     int64_t base[KG_MAX_SYMS];
-    memcpy(base, s->o.pin_shape ? s->o.sym : c->nominal, sizeof base);
+    memcpy(base, kg_session_opts(s)->pin_shape ? kg_session_opts(s)->sym : c->nominal, sizeof base);
     memcpy(cases[nc++], base, sizeof base);
-    if (!s->o.pin_shape)
+    if (!kg_session_opts(s)->pin_shape)
         for (int sym = 0; sym < c->nsyms; sym++) {
             if (c->fixed[sym]) continue;
             for (int i = 0; i < c->nsweep[sym]; i++) {
@@ -290,7 +290,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     for (int i = 0; i < nc; i++) {
         struct kg_case k;
         struct kg_err e;
-        if (kg_case_init(&k, c, cases[i], dt, s->o.seed, KG_DIST_NORMAL, &e)) continue;
+        if (kg_case_init(&k, c, cases[i], dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e)) continue;
         char why[256], sh[256];
         kg_case_shape_str(&k, sh, sizeof sh);
         const char *p = launch_problem(&k, d, f, why, sizeof why);

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/session.h"
+#include "gates/gate.h"
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
@@ -36,7 +36,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_judgement_evidence(s, &k[0], &ex[0], &j, v);
         goto out;
     }
-    if (s->runner == KG_RUNNER_TORCH) { /* one Python call at a time: no concurrent pair */
+    if (!kg_session_can(s, KG_CAP_CONCURRENT)) { /* e.g. one Python call at a time: no concurrent pair */
         kg_verdict_set(v, KG_PASS, "correct under a non-default current stream while the default stream is busy");
         goto out;
     }
@@ -63,7 +63,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
     }
     kg_exec_free(&x);
-    int ndev = s->last_load.dev.valid ? s->last_load.dev.device_count : 1;
+    const struct kg_dev_info *dev = kg_session_device(s);
+    int ndev = dev ? dev->device_count : 1;
     kg_verdict_set(v, KG_PASS, "correct on a side stream with the default stream busy, and as two concurrent launches%s",
                    ndev > 1 ? "" : "; one device, so no second-device run");
 out:

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/session.h"
+#include "gates/gate.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -93,9 +93,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
         int rc = check_inputs(s, &k, &in, v, "mixed magnitudes (+-1e-4..1e4, alternating signs)", list);
         kg_inputs_free(&in);
-        if (rc < 0 || (rc && !s->o.exhaustive)) return;
+        if (rc < 0 || (rc && !kg_session_opts(s)->exhaustive)) return;
         /* sorted reduce axis, for order-invariant ops */
-        const struct kg_contract *c = s->c;
+        const struct kg_contract *c = kg_session_contract(s);
         if (!c->has_op || !(c->op.def->flags & KG_OP_PERMUTABLE)) continue;
         int first = -1;
         for (int i = 0; i < c->nargs; i++)
@@ -118,7 +118,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         rc = check_inputs(s, &k, &in, v, "reduction axis sorted ascending", list);
         kg_inputs_free(&in);
         if (rc < 0) return;
-        if (rc && v->status == KG_FAIL && !s->o.exhaustive) {
+        if (rc && v->status == KG_FAIL && !kg_session_opts(s)->exhaustive) {
             size_t l = strlen(v->replay);
             if (l) snprintf(v->replay + l, sizeof v->replay - l, "  # with %s sorted along dim %d", c->args[first].name, axis);
             return;

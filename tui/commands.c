@@ -30,7 +30,7 @@ static const struct cmd cmds[];
 void kg_insp_init(struct kg_insp *in)
 {
     memset(in, 0, sizeof *in);
-    for (int i = 0; kg_gates[i] && i < KG_INSP_MAX_GATES; i++) in->ngates = i + 1;
+    for (int i = 0; kg_gates[i] && i < KG_MAX_GATES; i++) in->ngates = i + 1;
     in->running = in->selected = -1;
 }
 
@@ -80,9 +80,9 @@ static void progress(void *ud, const char *gate, const char *what)
 static void describe_kernel(const struct kg_insp *in, FILE *out)
 {
     const struct kg_session *s = in->s;
-    const struct kg_contract *c = s->c;
+    const struct kg_contract *c = kg_session_contract(s);
     fprintf(out, "loaded %s from %s (%s runner, compiled by %s)\n", c->name, c->path,
-            kg_runner_name(s->runner), s->last_load.compiler);
+            kg_session_runner(s), kg_session_last_load(s)->compiler);
     fprintf(out, "  op %s, entry %s, %d args\n", c->has_op ? c->op_text : c->oracle_func, c->entry, c->nargs);
 }
 
@@ -112,7 +112,7 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
 fail:
     kg_strlcpy(in->load_error, e.msg, sizeof in->load_error);
     fprintf(out, "%s\n", e.msg);
-    if (in->s) fprintf(out, "(still loaded: %s)\n", in->s->c->path);
+    if (in->s) fprintf(out, "(still loaded: %s)\n", kg_session_contract(in->s)->path);
     in->detail = KG_DETAIL_TEXT;
     snprintf(in->detail_title, sizeof in->detail_title, "load failed");
     return -1;
@@ -178,9 +178,9 @@ void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n)
     const struct kg_verdict *v = &in->v[i];
     buf[0] = 0;
     if (!in->ran[i] || (v->status != KG_FAIL && v->status != KG_ERROR)) return;
-    if (!strcmp(v->gate->id, "determinism") && v->status == KG_FAIL && in->s->nrec >= 2)
+    if (!strcmp(v->gate->id, "determinism") && v->status == KG_FAIL && kg_records(in->s, NULL) >= 2)
         snprintf(buf, n, "replay 1 %d   (where the runs differ)", first_differing_run(v));
-    else if (v->ev.valid && is_output(in->s->c, v->ev.output) && v->status == KG_FAIL)
+    else if (v->ev.valid && is_output(kg_session_contract(in->s), v->ev.output) && v->status == KG_FAIL)
         snprintf(buf, n, "heatmap %s   (every element's error in this case)", v->ev.output);
     else
         snprintf(buf, n, "explain %s   (what it checks and the usual causes)", v->gate->id);
@@ -226,7 +226,7 @@ static void adopt_case_of(struct kg_insp *in, int i)
     struct kg_case k;
     struct kg_err e;
     if (!in->ran[i] || v->status != KG_FAIL || !v->ev.valid || !v->ev.case_id[0]) return;
-    if (kg_case_from_id(in->s->c, v->ev.case_id, &k, &e)) return;
+    if (kg_case_from_id(kg_session_contract(in->s), v->ev.case_id, &k, &e)) return;
     in->view_case = k;
     in->have_view_case = true;
     snprintf(in->view_origin, sizeof in->view_origin, "the case %s failed", v->gate->id);
@@ -254,7 +254,7 @@ static void run_gate(struct kg_insp *in, int i, FILE *out)
 
 static void overall_line(const struct kg_insp *in, FILE *out)
 {
-    struct kg_verdict tmp[KG_INSP_MAX_GATES];
+    struct kg_verdict tmp[KG_MAX_GATES];
     int n = 0, count[5] = {0};
     for (int i = 0; i < in->ngates; i++)
         if (in->ran[i]) {
@@ -302,7 +302,7 @@ static int cmd_run(struct kg_insp *in, int argc, char **argv, FILE *out)
         fprintf(out, "usage: run GATE|all   (gates lists the gates)\n");
         return -1;
     }
-    int which[KG_INSP_MAX_GATES], n = 0;
+    int which[KG_MAX_GATES], n = 0;
     if (!strcmp(argv[1], "all")) {
         for (int i = 0; i < in->ngates; i++) which[n++] = i;
     } else if ((which[0] = gate_index(argv[1])) >= 0) {
@@ -400,7 +400,7 @@ static int cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
                 (long long)k.block[2], (long long)k.smem);
     else
         fprintf(out, "launch: none declared (a host kernel is called once)\n");
-    const struct kg_session_opts *o = &in->s->o;
+    const struct kg_session_opts *o = kg_session_opts(in->s);
     fprintf(out, "gates run at: %s shape, %s, %s inputs\n", o->pin_shape ? "this (pinned)" : "the nominal",
             o->dtype >= 0 ? "this dtype" : "every dtype instance", o->dist >= 0 ? "these" : "each gate's own");
     if (in->have_view_case) {
@@ -557,7 +557,7 @@ static int find_output(const struct kg_insp *in, const char *name, FILE *out)
 static const char *default_output(const struct kg_insp *in)
 {
     int i = in->selected;
-    if (i >= 0 && in->ran[i] && in->v[i].ev.valid && is_output(in->s->c, in->v[i].ev.output)) return in->v[i].ev.output;
+    if (i >= 0 && in->ran[i] && in->v[i].ev.valid && is_output(kg_session_contract(in->s), in->v[i].ev.output)) return in->v[i].ev.output;
     return in->insp.nout ? in->insp.out[0].name : "";
 }
 
@@ -660,8 +660,10 @@ static int cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out)
         }
         in->ndiff = j + 1;
     }
-    char id[512];
-    kg_case_id(&in->s->rec_case, id, sizeof id);
+    char id[KG_CASE_ID_MAX];
+    const struct kg_case *rk;
+    kg_records(in->s, &rk);
+    kg_case_id(rk, id, sizeof id);
     fprintf(out, "replay: run %ld vs run %ld of the determinism gate (%s)\n", a, b, id);
     in->diff_out = 0;
     for (int j = 0; j < in->ndiff; j++) {
@@ -734,7 +736,7 @@ static int cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out)
     in->nsweep = n;
     kg_strlcpy(in->sweep_sym, argv[1], sizeof in->sweep_sym);
     fprintf(out, "sweep %s over %s (other symbols as the current case; seed %llu):\n", argv[1], text,
-            (unsigned long long)in->s->o.seed);
+            (unsigned long long)kg_session_opts(in->s)->seed);
     fprintf(out, "  %7s %-5s %-7s %-9s %-9s %-9s%s\n", argv[1], "dtype", "status", "err/thr", "error", "threshold",
             in->fullscreen ? "" : " 1e-4    1e-2    1x    100x");
     for (int i = 0; i < n; i++) sweep_row(&in->sweep[i], !in->fullscreen, out);
@@ -773,21 +775,21 @@ static void resources_contract_launch(struct kg_insp *in, FILE *out)
     const struct kg_session *s = in->s;
     struct kg_case k;
     struct kg_err e;
-    if (!s->c->has_launch || kg_inspect_current_case(in->s, &k, &e)) return;
+    if (!kg_session_contract(s)->has_launch || kg_inspect_current_case(in->s, &k, &e)) return;
     int64_t threads = k.block[0] * k.block[1] * k.block[2];
-    const struct kg_func_attrs *f = &s->last_load.attrs;
+    const struct kg_func_attrs *f = &kg_session_last_load(s)->attrs;
     fprintf(out, "the contract's launch at the current case: grid %lldx%lldx%lld block %lldx%lldx%lld smem %lld B\n",
             (long long)k.grid[0], (long long)k.grid[1], (long long)k.grid[2], (long long)k.block[0],
             (long long)k.block[1], (long long)k.block[2], (long long)k.smem);
-    if (f->valid) occupancy_line(&s->last_load.dev, threads, f->regs, k.smem + f->smem_static, out);
+    if (f->valid) occupancy_line(&kg_session_last_load(s)->dev, threads, f->regs, k.smem + f->smem_static, out);
 }
 
 static void resources_launches(struct kg_insp *in, FILE *out)
 {
     const struct kg_session *s = in->s;
-    const struct kg_reply *r = &s->last_run;
-    const struct kg_dev_info *d = &s->last_load.dev;
-    if (!s->has_last_run) {
+    const struct kg_reply *r = kg_session_last_run(s);
+    const struct kg_dev_info *d = &kg_session_last_load(s)->dev;
+    if (!r) {
         fprintf(out, "launches: none yet (run a gate or heatmap first)\n");
         resources_contract_launch(in, out);
         return;
@@ -813,8 +815,8 @@ static void resources_launches(struct kg_insp *in, FILE *out)
 static void resources_gpu(struct kg_insp *in, FILE *out)
 {
     const struct kg_session *s = in->s;
-    const struct kg_dev_info *d = &s->last_load.dev;
-    const struct kg_func_attrs *f = &s->last_load.attrs;
+    const struct kg_dev_info *d = &kg_session_last_load(s)->dev;
+    const struct kg_func_attrs *f = &kg_session_last_load(s)->attrs;
     if (d->valid)
         fprintf(out, "device: %s (sm_%d%d, %d SMs, %lld threads, %lld registers, %lld KiB shared memory per SM)\n",
                 d->name, d->cc_major, d->cc_minor, d->sm_count, (long long)d->max_threads_per_sm,
@@ -823,7 +825,7 @@ static void resources_gpu(struct kg_insp *in, FILE *out)
         fprintf(out, "device: N/A (not reported by the runner)\n");
     if (f->valid) {
         fprintf(out, "kernel %s (%s): %d registers/thread, %d B static shared, %d B local (spills), max %d threads/block\n",
-                s->c->entry, s->last_load.compiler, f->regs, f->smem_static, f->local_bytes, f->max_threads);
+                kg_session_contract(s)->entry, kg_session_last_load(s)->compiler, f->regs, f->smem_static, f->local_bytes, f->max_threads);
         if (f->tmem_cols >= 0)
             fprintf(out, "Tensor Memory: %d of 512 columns allocated (tcgen05.alloc)\n", f->tmem_cols);
         else
@@ -838,7 +840,7 @@ static int cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     (void)argc;
     (void)argv;
-    fprintf(out, "resources of %s (%s runner):\n", in->s->c->name, kg_session_is_host(in->s) ? "host" : "CUDA");
+    fprintf(out, "resources of %s (%s runner):\n", kg_session_contract(in->s)->name, kg_session_is_host(in->s) ? "host" : "CUDA");
     if (kg_session_is_host(in->s))
         resources_host(out);
     else
@@ -854,7 +856,7 @@ static int cmd_save(struct kg_insp *in, int argc, char **argv, FILE *out)
         fprintf(out, "usage: save FILE.json\n");
         return -1;
     }
-    struct kg_verdict tmp[KG_INSP_MAX_GATES];
+    struct kg_verdict tmp[KG_MAX_GATES];
     int n = 0;
     for (int i = 0; i < in->ngates; i++)
         if (in->ran[i]) tmp[n++] = in->v[i];
@@ -869,7 +871,7 @@ static int cmd_save(struct kg_insp *in, int argc, char **argv, FILE *out)
         fprintf(out, "cannot write %s: %s\n", argv[1], strerror(errno));
         return -1;
     }
-    fprintf(out, "saved %d verdict%s of %s to %s (verdict %s)\n", n, n == 1 ? "" : "s", in->s->c->name, argv[1],
+    fprintf(out, "saved %d verdict%s of %s to %s (verdict %s)\n", n, n == 1 ? "" : "s", kg_session_contract(in->s)->name, argv[1],
             kg_status_name(kg_overall(tmp, n)));
     return 0;
 }
@@ -959,7 +961,7 @@ int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out)
 static bool complete_arg(const struct kg_insp *in, const char *cmd, int argi, void (*add)(void *, const char *),
                          void *ud)
 {
-    const struct kg_contract *c = in->s ? in->s->c : NULL;
+    const struct kg_contract *c = in->s ? kg_session_contract(in->s) : NULL;
     char w[KG_NAME_MAX + 2];
     if ((!strcmp(cmd, "run") || !strcmp(cmd, "explain")) && argi == 1) {
         for (int i = 0; kg_gates[i]; i++) add(ud, kg_gates[i]->id);

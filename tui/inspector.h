@@ -10,9 +10,8 @@
 
 #include "tui/heatmap.h"
 #include "engine/inspect.h"
-#include "engine/session.h"
+#include "gates/gate.h"
 
-#define KG_INSP_MAX_GATES 32
 #define KG_INSP_MAX_SWEEP 128
 
 /* What the lower pane of the full screen shows. */
@@ -28,8 +27,8 @@ struct kg_insp {
 
     /* the gates, in kg_gates order, and what has run */
     int ngates;
-    struct kg_verdict v[KG_INSP_MAX_GATES];
-    bool ran[KG_INSP_MAX_GATES];
+    struct kg_verdict v[KG_MAX_GATES];
+    bool ran[KG_MAX_GATES];
     int running;  /* index of the gate running now, or -1 */
     int selected; /* the gate the detail pane shows, or -1 */
 
@@ -100,7 +99,14 @@ const char *kg_insp_gate_status(const struct kg_insp *in, int i);
 const struct kg_hm_src *kg_insp_map_src(const struct kg_insp *in, struct kg_hm_view **view);
 
 /* Readline setup shared by both screens: completion and the history file. */
+/* readline.c: completion for in, and the history (remember adds a line unless it repeats the
+ * last one). */
 void kg_insp_readline_init(struct kg_insp *in);
 void kg_insp_history_save(void);
+void kg_insp_remember(const char *line);
+void kg_insp_readline_free(void);
+
+/* tui.c: the full-screen inspector; -1 when the terminal cannot do it. */
+int kg_tui_fullscreen(struct kg_insp *in, const char *path);
 
 #endif

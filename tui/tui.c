@@ -15,7 +15,6 @@
 
 /* Runs the full screen until `quit`; -1 (before loading anything) when the terminal cannot
  * be opened, so the caller can fall back to the line REPL. */
-int kg_tui_fullscreen(struct kg_insp *in, const char *path);
 
 #define PROMPT "kgate> "
 #define MIN_W 50
@@ -173,8 +172,8 @@ static void draw_title(const struct screen *sc, const struct layout *L)
         const struct kg_session *s = in->s;
         size_t len = 0;
         t[0] = 0;
-        kg_appendf(t, sizeof t, &len, " kgate | %s (%s) | seed %llu | %d/%d run", s->c->name,
-                   kg_runner_name(s->runner), (unsigned long long)s->o.seed, run, in->ngates);
+        kg_appendf(t, sizeof t, &len, " kgate | %s (%s) | seed %llu | %d/%d run", kg_session_contract(s)->name,
+                   kg_session_runner(s), (unsigned long long)kg_session_opts(s)->seed, run, in->ngates);
         const char *sep = ": ";
         for (int st = 0; st < 5; st++)
             if (count[st]) {

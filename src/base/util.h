@@ -12,6 +12,12 @@ struct kg_err {
     char msg[2048];
 };
 
+/* Path buffers: a directory kgate makes files in (the cache, a work directory) fits in
+ * KG_DIR_MAX bytes, so "DIR/NAME" with a name shorter than KG_NAME_ROOM bytes fits in KG_PATH_MAX. */
+#define KG_DIR_MAX 2048
+#define KG_NAME_ROOM 2048
+#define KG_PATH_MAX (KG_DIR_MAX + KG_NAME_ROOM)
+
 /* Formats into e (when e is non-NULL) and returns -1, so `return kg_errf(e, ...)` reads well. */
 int kg_errf(struct kg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -16,7 +16,7 @@
 #include "engine/report.h"
 #include "runners/runner.h"
 #include "base/sandbox.h"
-#include "engine/session.h"
+#include "gates/gate.h"
 #include "engine/torch.h"
 #ifdef KG_HAVE_TUI
 #include "tui/tui.h"
@@ -344,17 +344,17 @@ static int cmd_check(int argc, char **argv, bool demo)
     for (int i = 0; i < ns; i++) kg_session_run_gate(s, sel[i], &v[i]);
     if (so.progress) fprintf(stderr, "\r\033[K");
     if (base.asked) base.result = kg_session_baseline(s, base.tol, base.why, sizeof base.why);
-    struct kg_torch_decoy decoy = {0};
+    struct kg_decoy decoy = {0};
     char decoy_why[512] = "";
     if (ref) {
         struct kg_err de;
-        if (kg_torch_decoy(s, &decoy, &de)) snprintf(decoy_why, sizeof decoy_why, "%s", de.msg);
+        if (kg_session_decoy(s, &decoy, &de)) snprintf(decoy_why, sizeof decoy_why, "%s", de.msg);
     }
     /* JSON on stdout: the text goes to stderr, so that stdout stays one JSON document */
     FILE *txt = json_out && !strcmp(json_out, "-") ? stderr : stdout;
     if (!quiet) kg_report_text(txt, s, v, ns, &base, color && txt == stdout, verbose);
     else
-        fprintf(txt, "%s %s\n", s->c->name, kg_status_name(kg_overall(v, ns)));
+        fprintf(txt, "%s %s\n", kg_session_contract(s)->name, kg_status_name(kg_overall(v, ns)));
     if (ref && !quiet) {
         if (!decoy.valid)
             fprintf(txt, "decoy check: not available (%s)\n", decoy_why);

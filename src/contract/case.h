@@ -39,6 +39,10 @@ struct kg_case {
 int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *sym, enum kg_dtype dtype,
                  uint64_t seed, enum kg_dist dist, struct kg_err *e);
 
+/* Room for a case's shape and its id (32 symbols with 64-bit values fit). */
+#define KG_SHAPE_STR_MAX 512
+#define KG_CASE_ID_MAX 640
+
 /* "M=512,N=1000" */
 void kg_case_shape_str(const struct kg_case *k, char *buf, size_t n);
 /* "M=512,N=1000 dtype=f32 seed=1 dist=normal" */

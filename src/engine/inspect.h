@@ -5,7 +5,7 @@
 #ifndef KG_INSPECT_H
 #define KG_INSPECT_H
 
-#include "engine/session.h"
+#include "engine/engine.h"
 
 /* One output of one run, with the oracle's view of every element. Arrays have numel entries
  * and are owned by the struct. */

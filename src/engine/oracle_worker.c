@@ -1,5 +1,6 @@
-/* custom.c: calling a user-supplied fp64 oracle through the oracle worker. Inputs and outputs
- * travel as float64 through the session's shared memory. */
+/* oracle_worker.c: the ORACLE request (oracle_worker.h), laid out once for every oracle that
+ * runs in a worker: inputs then outputs as float64 at 64-byte-padded offsets of the oracle
+ * worker's shared memory, outputs zeroed before the call. */
 #include "engine/oracle_worker.h"
 
 #include <stdio.h>
@@ -7,28 +8,40 @@
 
 #include "engine/session.h"
 
-int kg_custom_oracle(struct kg_session *s, const struct kg_case *k, const struct kg_tensor *const *in, int nin,
-                     struct kg_tensor *const *out, int nout, int working, struct kg_err *e)
+int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, const struct kg_oracle_arg *in,
+                          int nin, struct kg_tensor *const *out, const enum kg_dtype *out_dtype, int nout, int *code,
+                          struct kg_err *e)
 {
     static struct kg_req rq;
     memset(&rq, 0, sizeof rq);
     rq.magic = KG_PROTO_MAGIC;
     rq.cmd = KG_CMD_ORACLE;
     struct kg_req_oracle *o = &rq.u.oracle;
+    if (nin > KG_OP_MAX_IO || nout > KG_OP_MAX_IO) return kg_errf(e, "more than %d inputs or outputs", KG_OP_MAX_IO);
     o->working = working;
     o->n_in = nin;
     o->n_out = nout;
     uint64_t off = 0;
     for (int j = 0; j < nin; j++) {
-        o->in[j].rank = in[j]->rank;
-        memcpy(o->in[j].dims, in[j]->dims, sizeof o->in[j].dims);
-        o->in[j].off = off;
-        off += (uint64_t)in[j]->numel * 8 + 64;
+        struct kg_req_tensor *t = &o->in[j];
+        t->kind = in[j].kind;
+        if (in[j].kind != KG_ARG_TENSOR) {
+            t->value = in[j].value;
+            continue;
+        }
+        t->dtype = in[j].dtype;
+        t->rank = in[j].rank;
+        memcpy(t->dims, in[j].dims, (size_t)in[j].rank * sizeof *t->dims);
+        t->off = off;
+        off += (uint64_t)in[j].numel * 8 + 64;
     }
     for (int j = 0; j < nout; j++) {
-        o->out[j].rank = out[j]->rank;
-        memcpy(o->out[j].dims, out[j]->dims, sizeof o->out[j].dims);
-        o->out[j].off = off;
+        struct kg_req_tensor *t = &o->out[j];
+        t->kind = KG_ARG_TENSOR;
+        t->dtype = out_dtype[j];
+        t->rank = out[j]->rank;
+        memcpy(t->dims, out[j]->dims, sizeof t->dims);
+        t->off = off;
         off += (uint64_t)out[j]->numel * 8 + 64;
     }
     o->shm_size = off ? off : 8;
@@ -38,11 +51,18 @@ int kg_custom_oracle(struct kg_session *s, const struct kg_case *k, const struct
         o->sym_values[i] = k->sym[i];
     }
     if (kg_session_oshm(s, o->shm_size, e)) return -1;
-    for (int j = 0; j < nin; j++) memcpy(s->oshm + o->in[j].off, in[j]->data, (size_t)in[j]->numel * 8);
-    for (int j = 0; j < nout; j++) memset(s->oshm + o->out[j].off, 0, (size_t)out[j]->numel * 8);
+    for (int j = 0; j < nin; j++) {
+        if (in[j].kind != KG_ARG_TENSOR) continue;
+        double *d = (double *)(s->oshm.mem + o->in[j].off);
+        if (in[j].data_dtype == KG_F64)
+            memcpy(d, in[j].data, (size_t)in[j].numel * 8);
+        else
+            for (int64_t x = 0; x < in[j].numel; x++) d[x] = kg_load(in[j].data_dtype, in[j].data, x);
+    }
+    for (int j = 0; j < nout; j++) memset(s->oshm.mem + o->out[j].off, 0, (size_t)out[j]->numel * 8);
     struct kg_reply rp;
-    if (kg_session_call(s, &s->oracle, &rq, &rp) || rp.status != KG_WS_OK)
-        return kg_errf(e, "%s:%d: oracle %s: %s", k->c->path, k->c->line_op, k->c->oracle_func, rp.msg);
-    for (int j = 0; j < nout; j++) memcpy(out[j]->data, s->oshm + o->out[j].off, (size_t)out[j]->numel * 8);
+    if (kg_session_call(s, &s->oracle, &rq, &rp) || rp.status != KG_WS_OK) return kg_errf(e, "%s", rp.msg);
+    for (int j = 0; j < nout; j++) memcpy(out[j]->data, s->oshm.mem + o->out[j].off, (size_t)out[j]->numel * 8);
+    if (code) *code = rp.code;
     return 0;
 }

@@ -1,15 +1,32 @@
-/* custom.h: contracts that say `oracle: FUNC [in FILE.c]` instead of a built-in op. The
- * function is compiled like a host kernel and called in its own worker process (never in
- * the judge, never beside the candidate), through the kg_oracle_io ABI of kgate.h. */
-#ifndef KG_CUSTOM_H
-#define KG_CUSTOM_H
+/* oracle_worker.h: evaluating an oracle that is code (a contract's `oracle: FUNC`, a KernelBench
+ * problem's Model) in the session's oracle worker, never in the judge and never beside the
+ * candidate. Every tensor travels as float64 through the oracle worker's own shared memory. */
+#ifndef KG_ORACLE_WORKER_H
+#define KG_ORACLE_WORKER_H
 
 #include "contract/case.h"
+#include "worker/proto.h"
 
 struct kg_session;
 
-/* Evaluates the custom oracle on float64 inputs; working: 0 exact, 1 fp32, 2 fp64 sequential. */
-int kg_custom_oracle(struct kg_session *s, const struct kg_case *k, const struct kg_tensor *const *in, int nin,
-                     struct kg_tensor *const *out, int nout, int working, struct kg_err *e);
+/* One input of an ORACLE request: a tensor (its values in data, stored as data_dtype) or a
+ * scalar (kind other than KG_ARG_TENSOR, its value in value). */
+struct kg_oracle_arg {
+    enum kg_argkind kind;
+    enum kg_dtype dtype; /* the tensor's own dtype (the worker may rebuild it) */
+    int rank;
+    const int64_t *dims;
+    int64_t numel;
+    const void *data;
+    enum kg_dtype data_dtype;
+    double value;
+};
+
+/* Evaluates the loaded oracle on case k's symbols with `working` (kg_req_oracle's modes): the
+ * nout float64 tensors out[j] (allocated by the caller; out_dtype[j] their own dtypes). Returns
+ * 0 with *code the reply's code, or -1 with e holding the worker's message. */
+int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, const struct kg_oracle_arg *in,
+                          int nin, struct kg_tensor *const *out, const enum kg_dtype *out_dtype, int nout, int *code,
+                          struct kg_err *e);
 
 #endif

@@ -4,15 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-enum kg_status kg_overall(const struct kg_verdict *v, int n)
-{
-    bool err = false;
-    for (int i = 0; i < n; i++) {
-        if (v[i].status == KG_FAIL) return KG_FAIL;
-        if (v[i].status == KG_ERROR) err = true;
-    }
-    return err ? KG_ERROR : KG_PASS;
-}
+#include "engine/backend.h"
+#include "engine/session.h"
 
 static const char *status_color(enum kg_status s)
 {
@@ -65,7 +58,7 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
         json_array_append_new(gates, g);
     }
     json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o}", "kernel", s->c->name, "file", s->c->path, "runner",
-                            kg_runner_name(s->runner), "verdict", kg_status_name(kg_overall(v, n)),
+                            s->be->name, "verdict", kg_status_name(kg_overall(v, n)),
                             "seed", (json_int_t)s->o.seed, "compiler", s->last_load.compiler, "gates", gates);
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
@@ -87,7 +80,7 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
 {
     const char *reset = color ? "\033[0m" : "", *dim = color ? "\033[2m" : "", *bold = color ? "\033[1m" : "";
     fprintf(f, "%s%s%s  %s  (%s runner, %s, seed %llu)\n", bold, s->c->name, reset, s->c->path,
-            kg_runner_name(s->runner), s->last_load.compiler, (unsigned long long)s->o.seed);
+            s->be->name, s->last_load.compiler, (unsigned long long)s->o.seed);
     int count[5] = {0};
     for (int i = 0; i < n; i++) {
         count[v[i].status]++;

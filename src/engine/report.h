@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "engine/session.h"
+#include "engine/engine.h"
 
 /* Result of the standard test when asked (--baseline). */
 struct kg_baseline {
@@ -18,8 +18,6 @@ struct kg_baseline {
     char why[1024];
 };
 
-/* The overall verdict: fail if any gate failed, else error if any errored, else pass. */
-enum kg_status kg_overall(const struct kg_verdict *v, int n);
 
 void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n,
                     const struct kg_baseline *b, bool color, bool verbose);

@@ -14,6 +14,7 @@
 #include "contract/contract.h"
 
 #define KG_PROTO_MAGIC 0x6b676174u /* "kgat" */
+#define KG_MSG_MAX 4096 /* a reply's message, and every message built from one */
 
 enum kg_cmd {
     KG_CMD_LOAD = 1,
@@ -199,7 +200,7 @@ struct kg_reply {
     int32_t nlaunch;   /* CUPTI records in launch[] (-1: probe unavailable) */
     int32_t cupti_ok;
     struct kg_launch_rec launch[KG_MAX_LAUNCH_RECS];
-    char msg[4096];
+    char msg[KG_MSG_MAX];
 };
 
 #endif

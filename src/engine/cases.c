@@ -1,0 +1,102 @@
+/* cases.c: the cases gates start from (the pinned or nominal shape, the contract's dtype
+ * instances), what a case may cost, and the command that replays one. */
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/backend.h"
+#include "engine/session.h"
+
+int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset, enum kg_dist dist,
+                    struct kg_case *k, struct kg_err *e)
+{
+    enum kg_dist d = s->o.dist >= 0 ? (enum kg_dist)s->o.dist : dist;
+    return kg_case_init(k, s->c, s->o.pin_shape ? s->o.sym : NULL, dtype, s->o.seed + seed_offset, d, e);
+}
+
+int kg_nominal_inputs(struct kg_session *s, struct kg_case *k, struct kg_inputs *in, struct kg_verdict *v)
+{
+    struct kg_err e;
+    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, k, &e) ||
+        kg_session_inputs(s, k, in, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int kg_prepare_cases(struct kg_session *s, int n, struct kg_case *k, struct kg_inputs *in, struct kg_expect *ex,
+                     struct kg_err *e)
+{
+    enum kg_dtype dt = kg_contract_default_dtype(s->c);
+    for (int i = 0; i < n; i++) {
+        if (kg_nominal_case(s, dt, (uint64_t)i, KG_DIST_NORMAL, &k[i], e) || kg_session_inputs(s, &k[i], &in[i], e))
+            return i;
+        if (kg_session_expect(s, &k[i], &ex[i], e)) {
+            kg_inputs_free(&in[i]);
+            return i;
+        }
+    }
+    return n;
+}
+
+int kg_instance_dtypes(struct kg_session *s, enum kg_dtype *out)
+{
+    if (s->o.dtype >= 0) {
+        out[0] = (enum kg_dtype)s->o.dtype;
+        return 1;
+    }
+    if (!s->c->ndtypes) {
+        out[0] = kg_contract_default_dtype(s->c);
+        return 1;
+    }
+    memcpy(out, s->c->dtypes, (size_t)s->c->ndtypes * sizeof *out);
+    return s->c->ndtypes;
+}
+
+bool kg_case_affordable(struct kg_session *s, const struct kg_case *k)
+{
+    int64_t elems = 0, work = 0;
+    const struct kg_contract *c = k->c;
+    int64_t budget = s->o.max_elems > 0 ? s->o.max_elems : s->be->budget;
+    int axis = -1;
+    unsigned flags = 0;
+    struct kg_shape in0 = {0};
+    int first_in = -1;
+    for (int i = 0; i < c->nargs; i++)
+        if (kg_arg_is_input(&c->args[i])) {
+            first_in = i;
+            break;
+        }
+    if (c->has_op && first_in >= 0) {
+        in0 = k->shape[first_in];
+        axis = kg_op_reduce_axis(&c->op, &in0);
+        flags = c->op.def->flags;
+    }
+    for (int i = 0; i < c->nargs; i++) {
+        if (c->args[i].kind != KG_ARG_TENSOR) continue;
+        if (elems > INT64_MAX / 2 - k->numel[i]) return false;
+        elems += k->numel[i];
+        if (kg_arg_is_output(&c->args[i])) {
+            int64_t len = axis >= 0 && !(flags & (KG_OP_ROWWISE | KG_OP_ELEMENTWISE)) ? in0.dims[axis] : 1;
+            if (len && k->numel[i] > INT64_MAX / 4 / len) return false;
+            work += k->numel[i] * (len ? len : 1);
+        }
+    }
+    return elems <= budget && work <= 64 * budget;
+}
+
+void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_case *k, char *buf, size_t n)
+{
+    char shape[KG_SHAPE_STR_MAX];
+    kg_case_shape_str(k, shape, sizeof shape);
+    size_t len = 0;
+    buf[0] = 0;
+    if (s->c->problem_path)
+        kg_appendf(buf, n, &len, "kgate check --ref %s %s --gates %s --seed %llu", s->c->problem_path, s->c->path,
+                   g ? g->id : "all", (unsigned long long)k->seed);
+    else
+        kg_appendf(buf, n, &len, "kgate check %s --gates %s --seed %llu", s->c->path, g ? g->id : "all",
+                   (unsigned long long)k->seed);
+    if (*shape) kg_appendf(buf, n, &len, " --shape %s", shape);
+    if (s->c->ndtypes) kg_appendf(buf, n, &len, " --dtype %s", kg_dtype_name(k->dtype));
+}

@@ -1,0 +1,196 @@
+/* engine.h: the judging engine as the gates and the faces (check, inspector, audit) see it. A
+ * session is one kernel file (or KernelBench pair) under judgement; it is opaque here: gates
+ * ask it for cases, runs and oracle values through these calls and read its contract, options
+ * and device through accessors, never its fields, and never learn which runner executes the
+ * kernel (the session's backend, engine/backend.h, decides that).
+ *
+ * Ownership, as everywhere in libkgate: a call that fills a caller's struct transfers what it
+ * points to (free with the matching *_free); pointers returned into the session stay the
+ * session's. Errors come back as -1 (or an exit code) with a struct kg_err message. */
+#ifndef KG_ENGINE_H
+#define KG_ENGINE_H
+
+#include <stdbool.h>
+
+#include "engine/values.h"
+#include "engine/verdict.h"
+
+enum kg_exit {
+    KG_EXIT_OK = 0,          /* every gate passed or skipped */
+    KG_EXIT_FAIL = 1,        /* a gate failed or errored */
+    KG_EXIT_USAGE = 2,       /* bad usage, or the kernel file cannot be loaded */
+    KG_EXIT_UNAVAILABLE = 3, /* nothing was checked: the runner cannot run here */
+    KG_EXIT_INTERNAL = 4,    /* kgate itself failed (out of memory, I/O) */
+};
+
+struct kg_session_opts {
+    uint64_t seed; /* base seed (default 1) */
+    bool seed_given;
+    int runner;     /* enum kg_runner_kind, or -1: from the file type */
+    double timeout; /* per run, seconds (default 10) */
+    bool pin_shape; /* --shape: every gate uses these symbol values */
+    int64_t sym[KG_MAX_SYMS];
+    int dtype;          /* -1: the contract's instances */
+    int dist;           /* -1: each gate's own */
+    double tol_k;       /* 0: the contract's (default 2) */
+    int64_t max_elems;  /* per-case budget for sweeps (0: the backend's default) */
+    bool exhaustive;    /* calibrated gates measure every case even after a failure (audits) */
+    const char *cc;     /* host compiler (default: $KGATE_CC, else configure's) */
+    const char *python; /* KernelBench pairs: the interpreter (default: $KGATE_PYTHON, else python3) */
+    void (*progress)(void *ud, const char *gate, const char *what);
+    void *progress_ud;
+};
+
+void kg_session_opts_default(struct kg_session_opts *o);
+
+/* ---- opening and closing ------------------------------------------------------------------- */
+
+/* Loads the contract, starts the worker and compiles the kernel. On failure returns the exit
+ * code to use (KG_EXIT_USAGE for a bad file or compile error, KG_EXIT_UNAVAILABLE when the
+ * runner cannot run here) with e saying why, naming file and line. */
+int kg_session_open(struct kg_session **out, const char *path, const struct kg_session_opts *o, struct kg_err *e);
+
+/* A KernelBench pair: PROBLEM.py (Model, get_inputs, get_init_inputs) is the oracle, run by one
+ * torch worker; CANDIDATE.py (ModelNew) by another. The contract is synthesised from the
+ * problem (contract/pair.h). Same exit codes as kg_session_open. */
+int kg_session_open_pair(struct kg_session **out, const char *problem, const char *candidate,
+                         const struct kg_session_opts *o, struct kg_err *e);
+void kg_session_close(struct kg_session *s);
+
+/* ---- what a session is ---------------------------------------------------------------------- */
+
+const struct kg_contract *kg_session_contract(const struct kg_session *s);
+const struct kg_session_opts *kg_session_opts(const struct kg_session *s);
+/* "host", "cuda" or "torch": for reports and the inspector, never for decisions */
+const char *kg_session_runner(const struct kg_session *s);
+/* Why a gate that needs a GPU cannot run in this session, or NULL when it can. */
+const char *kg_session_no_gpu(const struct kg_session *s);
+bool kg_session_is_host(const struct kg_session *s);
+
+/* What the session's backend can do beyond running a case. */
+enum kg_cap {
+    KG_CAP_CONCURRENT = 1u << 0,   /* two launches at once on two streams (KG_RUN_PAIR) */
+    KG_CAP_LAUNCH = 1u << 1,       /* the contract's launch configuration is the kernel's (device limits apply) */
+    KG_CAP_SAMPLE_HUGE = 1u << 2,  /* kg_session_sample: a case too large to ship, compared at sampled indices */
+};
+bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
+
+/* The last load's reply: compiler, device, the kernel's attributes; device and attrs are
+ * NULL when the runner reported none. */
+const struct kg_reply *kg_session_last_load(const struct kg_session *s);
+const struct kg_dev_info *kg_session_device(const struct kg_session *s);
+const struct kg_func_attrs *kg_session_attrs(const struct kg_session *s);
+/* The last run's reply (CUPTI records, timings), or NULL before the first run. */
+const struct kg_reply *kg_session_last_run(const struct kg_session *s);
+/* The cache directory this session compiles into and keeps its lock files in. */
+const char *kg_session_cache_dir(const struct kg_session *s);
+
+/* ---- gates --------------------------------------------------------------------------------- */
+
+/* Runs one gate (timed; a gate that needs a GPU skips, saying why, where there is none). */
+void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v);
+
+/* ---- cases ---------------------------------------------------------------------------------- */
+
+/* The case a gate starts from: the pinned or nominal shape, dtype, seed offset, dist. */
+int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset, enum kg_dist dist,
+                    struct kg_case *k, struct kg_err *e);
+
+/* The nominal case (default dtype, seed offset 0, normal inputs) and its inputs, for gates that
+ * run it several ways; -1 with v set to error when either cannot be made. */
+int kg_nominal_inputs(struct kg_session *s, struct kg_case *k, struct kg_inputs *in, struct kg_verdict *v);
+
+/* The nominal case at seed offsets 0..n-1 (default dtype, normal inputs) with its inputs and
+ * oracle values: for gates that compare calls on different inputs. Returns how many are ready
+ * (n, or fewer with e filled); the caller frees the ready ones. */
+int kg_prepare_cases(struct kg_session *s, int n, struct kg_case *k, struct kg_inputs *in, struct kg_expect *ex,
+                     struct kg_err *e);
+
+/* The dtype instances a calibrated gate iterates over (all of `dtypes:`, or the pinned one). */
+int kg_instance_dtypes(struct kg_session *s, enum kg_dtype *out);
+
+/* A gate's cost budget for one case: total tensor elements, and oracle work. */
+bool kg_case_affordable(struct kg_session *s, const struct kg_case *k);
+
+/* The replay command for gate g (NULL: all gates) at case k. */
+void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_case *k, char *buf, size_t n);
+
+/* ---- inputs, runs and the oracle -------------------------------------------------------------- */
+
+/* The seeded inputs of case k, and the oracle's values for them, as caller-owned copies of
+ * memoised values (free with kg_inputs_free / kg_expect_free). */
+int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
+int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e);
+
+/* The oracle's values for case k on inputs in (not memoised: for inputs a gate made itself). */
+int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                      struct kg_expect *x, struct kg_err *e);
+
+/* Runs the kernel once on case k with inputs in; fills x (free with kg_exec_free). Returns
+ * x->status (KG_WS_OK when the kernel ran). Worker crashes and hangs come back as
+ * KG_WS_CRASH / KG_WS_TIMEOUT; the next run gets a fresh worker. */
+int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
+            struct kg_exec *x);
+
+/* KG_CAP_SAMPLE_HUGE: case k, too large to ship, run by the candidate's worker or by the
+ * reference's (in the problem's dtype), inputs drawn on the device: the nout outputs at the n
+ * flat indices idx, into vals[j * n + i]. On failure rp says what the worker answered. */
+int kg_session_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n,
+                      int nout, double *vals, struct kg_reply *rp, struct kg_err *e);
+
+/* ---- judging ---------------------------------------------------------------------------------- */
+
+/* Compares the run's outputs (x->after, or x->after2 when second) with the oracle. */
+void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, const struct kg_expect *ex,
+              struct kg_judgement *j);
+
+/* Fills v->ev (and v->replay for v's gate) from the worst output of a judgement. */
+void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const struct kg_expect *ex,
+                           const struct kg_judgement *j, struct kg_verdict *v);
+
+/* One-shot helper used by most calibrated gates: generate inputs, run, oracle, judge.
+ * Returns 0 when it ran (j filled), -1 when the run errored (v set to error or refused). */
+int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o,
+                  struct kg_judgement *j, struct kg_expect *ex_out, struct kg_exec *x_out, struct kg_verdict *v);
+
+/* Sets v to error/refused/fail from a failed run. */
+void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const struct kg_exec *x);
+
+/* "y[3,17] = 0.51, expected 0.49: error 4.1e-02, 5000x the f32 reference's 8.2e-06
+ *  (threshold 1.6e-05)" */
+void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, const struct kg_judgement *j, char *buf,
+                       size_t n);
+
+/* A calibrated case as JSON: its worst error, and per output (error, ref_error, floor), from
+ * which a report re-judges the case at any calibration factor k. Non-finite numbers are
+ * strings ("nan", "inf"). */
+json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg_judgement *j);
+
+/* ---- recorded runs (the determinism gate's, for `replay N M`) --------------------------------- */
+
+#define KG_MAX_RECORDS 8
+
+/* Forgets the recorded runs; the next ones are of case k. */
+void kg_record_reset(struct kg_session *s, const struct kg_case *k);
+/* Keeps the outputs of run r (0-based) of the recorded case. */
+void kg_record_run(struct kg_session *s, int r, const struct kg_exec *x);
+/* How many runs are recorded, and of which case (*k may be NULL); output j of run r (1-based). */
+int kg_records(const struct kg_session *s, const struct kg_case **k);
+const struct kg_tensor *kg_record_output(const struct kg_session *s, int r, int j);
+
+/* ---- the field's standard test and the decoy check ------------------------------------------ */
+
+/* KernelBench's correctness test as that project runs it (5 trials, uniform [0,1) inputs,
+ * allclose atol = rtol = tol after a shape check). Returns 1 pass, 0 fail, -1 error. */
+int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n);
+
+/* Did the candidate's own kernels run? (KernelBench pairs on a GPU.) */
+struct kg_decoy {
+    bool valid; /* false: no kernel records (CPU, or the profiler failed) */
+    bool decoy; /* only kernels the reference also launches ran: the candidate's own never did */
+    int launched, own;
+    char own_names[4][128];
+};
+int kg_session_decoy(struct kg_session *s, struct kg_decoy *d, struct kg_err *e);
+
+#endif

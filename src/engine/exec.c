@@ -1,0 +1,216 @@
+/* exec.c: one run of the kernel in its worker (kg_exec). The judge lays out every tensor in
+ * shared memory as [guard | data | guard] so the bounds gate sees any byte written outside,
+ * and keeps a copy of what it sent so the aliasing gate sees inputs that changed. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/backend.h"
+#include "engine/session.h"
+
+#define ALIGN 4096u
+
+static uint64_t align_up(uint64_t v)
+{
+    return (v + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+static void prefill(const struct kg_case *k, int i, enum kg_fill f, void *data, uint64_t bytes)
+{
+    switch (f) {
+    case KG_FILL_SENTINEL_A: memset(data, 0xFF, bytes); break;
+    case KG_FILL_SENTINEL_B: memset(data, 0x7F, bytes); break;
+    case KG_FILL_ZERO: memset(data, 0, bytes); break;
+    case KG_FILL_GARBAGE: {
+        struct kg_case g = *k;
+        g.dist = KG_DIST_NORMAL;
+        g.seed = k->seed ^ 0x9e3779b97f4a7c15ull;
+        struct kg_contract tmp = *k->c; /* draw as if it were an input, ignoring `inputs:` */
+        tmp.args[i].dist = KG_AD_DEFAULT;
+        g.c = &tmp;
+        kg_inputs_fill(&g, i, data, NULL);
+        break;
+    }
+    }
+}
+
+static int copy_tensor(struct kg_tensor *dst, const struct kg_case *k, int i, const void *src)
+{
+    if (kg_tensor_alloc(dst, k->adtype[i], k->shape[i].rank, k->shape[i].dims)) return -1;
+    memcpy(dst->data, src, kg_tensor_bytes(dst));
+    return 0;
+}
+
+static void check_guards(const uint8_t *region, uint64_t guard, uint64_t bytes, uint8_t gb, int64_t *bad,
+                         int64_t *first, int64_t *last)
+{
+    *bad = 0;
+    *first = *last = 0;
+    for (uint64_t j = 0; j < guard; j++)
+        if (region[j] != gb) {
+            int64_t off = (int64_t)j - (int64_t)guard;
+            if (!*bad) *first = off;
+            *last = off;
+            (*bad)++;
+        }
+    const uint8_t *after = region + guard + bytes;
+    for (uint64_t j = 0; j < guard; j++)
+        if (after[j] != gb) {
+            int64_t off = (int64_t)(bytes + j);
+            if (!*bad) *first = off;
+            *last = off;
+            (*bad)++;
+        }
+}
+
+/* The RUN request of case k: every tensor's place in shared memory (both launches' for a pair),
+ * scalars, symbols and the launch configuration. Returns the shared memory it needs. */
+static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o,
+                            struct kg_req *rq)
+{
+    const struct kg_contract *c = k->c;
+    bool pair = (o->flags & KG_RUN_PAIR) != 0;
+    memset(rq, 0, sizeof *rq);
+    rq->magic = KG_PROTO_MAGIC;
+    rq->cmd = KG_CMD_RUN;
+    struct kg_req_run *r = &rq->u.run;
+    r->flags = o->flags;
+    r->nargs = c->nargs;
+    r->fill = o->fill;
+    r->fill_byte = o->fill == KG_FILL_SENTINEL_A ? 0xFF : o->fill == KG_FILL_SENTINEL_B ? 0x7F : 0;
+    r->fill_seed = k->seed ^ 0x9e3779b97f4a7c15ull;
+    uint64_t off = 0;
+    for (int set = 0; set <= (int)pair; set++)
+        for (int i = 0; i < c->nargs; i++) {
+            struct kg_req_arg *a = &r->args[i];
+            const struct kg_arg *ca = &c->args[i];
+            a->kind = ca->kind;
+            a->alias = -1;
+            a->io = ca->io;
+            if (ca->kind != KG_ARG_TENSOR) {
+                a->ival = (int64_t)k->scalar[i];
+                a->fval = k->scalar[i];
+                continue;
+            }
+            a->dtype = k->adtype[i];
+            a->rank = k->shape[i].rank;
+            memcpy(a->dims, k->shape[i].dims, sizeof a->dims);
+            if (c->alias_of[i] >= 0) {
+                a->alias = c->alias_of[i];
+                continue;
+            }
+            a->bytes = (uint64_t)k->numel[i] * kg_dtype_size(k->adtype[i]);
+            a->guard = s->be->guard;
+            if (set == 0)
+                a->off = off;
+            else
+                a->off2 = off;
+            off = align_up(off + a->bytes + 2 * a->guard);
+        }
+    r->shm_size = off;
+    r->nsym = c->nsyms;
+    for (int i = 0; i < c->nsyms; i++) {
+        kg_strlcpy(r->sym_names[i], c->sym[i], KG_NAME_MAX);
+        r->sym_values[i] = k->sym[i];
+    }
+    if (c->has_launch) {
+        memcpy(r->grid, k->grid, sizeof r->grid);
+        memcpy(r->block, k->block, sizeof r->block);
+        r->smem = k->smem;
+    }
+    return off;
+}
+
+/* Writes guards, inputs and prefills into shared memory; keeps what was sent in x->before. */
+static int lay_out(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                   const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
+{
+    const struct kg_contract *c = k->c;
+    for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++) {
+        const struct kg_inputs *src = set ? o->in2 : in;
+        for (int i = 0; i < c->nargs; i++) {
+            const struct kg_req_arg *a = &r->args[i];
+            if (a->kind != KG_ARG_TENSOR || a->alias >= 0) continue;
+            uint8_t *region = s->shm.mem + (set ? a->off2 : a->off);
+            memset(region, o->guard_byte, a->guard);
+            memset(region + a->guard + a->bytes, o->guard_byte, a->guard);
+            if (kg_arg_is_input(&c->args[i]))
+                memcpy(region + a->guard, src->t[i].data, a->bytes);
+            else
+                prefill(k, i, o->fill, region + a->guard, a->bytes);
+            if (set == 0 && copy_tensor(&x->before[i], k, i, region + a->guard)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Copies every tensor back out of shared memory and checks the guards around it. */
+static int read_back(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o,
+                     const struct kg_req_run *r, struct kg_exec *x)
+{
+    const struct kg_contract *c = k->c;
+    for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++)
+        for (int i = 0; i < c->nargs; i++) {
+            const struct kg_req_arg *a = &r->args[i];
+            if (a->kind != KG_ARG_TENSOR) continue;
+            int src = a->alias >= 0 ? a->alias : i;
+            const struct kg_req_arg *sa = &r->args[src];
+            uint8_t *region = s->shm.mem + (set ? sa->off2 : sa->off);
+            if (copy_tensor(set ? &x->after2[i] : &x->after[i], k, i, region + sa->guard)) return -1;
+            if (set == 0 && a->alias < 0)
+                check_guards(region, sa->guard, sa->bytes, o->guard_byte, &x->guard_bad[i], &x->guard_first[i],
+                             &x->guard_last[i]);
+        }
+    return 0;
+}
+
+static int fail(struct kg_exec *x, int status, const char *msg)
+{
+    x->status = status;
+    snprintf(x->msg, sizeof x->msg, "%s", msg);
+    return x->status;
+}
+
+int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
+            struct kg_exec *x)
+{
+    memset(x, 0, sizeof *x);
+    static struct kg_req rq;
+    uint64_t need = run_request(s, k, o, &rq);
+    struct kg_err e;
+    if (kg_session_shm(s, need ? need : 1, &e)) return fail(x, KG_WS_UNAVAILABLE, e.msg);
+    if (lay_out(s, k, in, o, &rq.u.run, x)) goto oom;
+    struct kg_reply rp;
+    struct kg_client *cl = kg_session_client(s, k->dtype, &rp);
+    if (cl && o->fresh_worker) {
+        kg_session_restart(s, cl);
+        cl = kg_session_client(s, k->dtype, &rp);
+    }
+    if (!cl) return fail(x, rp.status, rp.msg);
+    double t0 = kg_now();
+    kg_session_call(s, cl, &rq, &rp);
+    s->t_run += kg_now() - t0;
+    s->nruns++;
+    x->status = rp.status;
+    x->code = rp.code;
+    x->seconds = rp.seconds;
+    snprintf(x->msg, sizeof x->msg, "%s", rp.msg);
+    s->last_run = rp;
+    s->has_last_run = true;
+    if (rp.status != KG_WS_OK && rp.status != KG_WS_REFUSED) return x->status;
+    if (rp.status == KG_WS_OK) x->found = (uint32_t)rp.code & s->be->found;
+    if (read_back(s, k, o, &rq.u.run, x)) goto oom;
+    return x->status;
+oom:
+    kg_exec_free(x);
+    return fail(x, KG_WS_UNAVAILABLE, "out of memory copying tensors");
+}
+
+int kg_session_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n,
+                      int nout, double *vals, struct kg_reply *rp, struct kg_err *e)
+{
+    if (!s->be->sample) {
+        memset(rp, 0, sizeof *rp);
+        return kg_errf(e, "the %s runner cannot sample a case too large to ship", s->be->title);
+    }
+    return s->be->sample(s, candidate, k, idx, n, nout, vals, rp, e);
+}

@@ -1,0 +1,93 @@
+/* memo.c: inputs and oracle values of recent cases, computed once per check. Gates ask for the
+ * same nominal case many times; on large tensors generating inputs and evaluating the oracle
+ * cost more than the runs. Callers get copies, so a gate may change what it was given. */
+#include <string.h>
+
+#include "engine/backend.h"
+#include "engine/session.h"
+
+static int copy_tensor_full(struct kg_tensor *dst, const struct kg_tensor *src)
+{
+    memset(dst, 0, sizeof *dst);
+    if (!src->data) return 0;
+    if (kg_tensor_alloc(dst, src->dtype, src->rank, src->dims)) return -1;
+    memcpy(dst->data, src->data, kg_tensor_bytes(src));
+    return 0;
+}
+
+static void memo_clear(struct kg_case_memo *m)
+{
+    if (m->has_in) kg_inputs_free(&m->in);
+    if (m->has_ex) kg_expect_free(&m->ex);
+    memset(m, 0, sizeof *m);
+}
+
+void kg_memo_free(struct kg_session *s)
+{
+    for (int i = 0; i < KG_CASE_CACHE; i++) memo_clear(&s->memo[i]);
+}
+
+static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case *k)
+{
+    char id[KG_CASE_ID_MAX];
+    kg_case_id(k, id, sizeof id);
+    struct kg_case_memo *victim = &s->memo[0];
+    for (int i = 0; i < KG_CASE_CACHE; i++) {
+        struct kg_case_memo *m = &s->memo[i];
+        if ((m->has_in || m->has_ex) && !strcmp(m->id, id)) {
+            m->used = ++s->memo_clock;
+            return m;
+        }
+        if (m->used < victim->used) victim = m;
+    }
+    memo_clear(victim);
+    kg_strlcpy(victim->id, id, sizeof victim->id);
+    victim->used = ++s->memo_clock;
+    return victim;
+}
+
+int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
+{
+    struct kg_case_memo *m = memo_slot(s, k);
+    if (!m->has_in) {
+        double t0 = kg_now();
+        if (s->be->inputs(s, k, &m->in, e)) return -1;
+        m->has_in = true;
+        s->t_inputs += kg_now() - t0;
+    }
+    memset(in, 0, sizeof *in);
+    in->nspecial = m->in.nspecial;
+    memcpy(in->special, m->in.special, sizeof in->special);
+    for (int i = 0; i < KG_MAX_ARGS; i++)
+        if (copy_tensor_full(&in->t[i], &m->in.t[i])) {
+            kg_inputs_free(in);
+            return kg_errf(e, "out of memory copying inputs");
+        }
+    return 0;
+}
+
+int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e)
+{
+    struct kg_inputs in;
+    if (kg_session_inputs(s, k, &in, e)) return -1;
+    struct kg_case_memo *m = memo_slot(s, k);
+    int rc = 0;
+    if (!m->has_ex) {
+        rc = kg_expect_compute(s, k, &in, &m->ex, e);
+        m->has_ex = rc == 0;
+    }
+    kg_inputs_free(&in);
+    if (rc) return -1;
+    *x = m->ex;
+    for (int j = 0; j < KG_OP_MAX_IO; j++)
+        if (copy_tensor_full(&x->exact[j], &m->ex.exact[j]) || copy_tensor_full(&x->ref[j], &m->ex.ref[j]) ||
+            copy_tensor_full(&x->alt[j], &m->ex.alt[j])) {
+            for (int q = 0; q <= j; q++) {
+                kg_tensor_free(&x->exact[q]);
+                kg_tensor_free(&x->ref[q]);
+                kg_tensor_free(&x->alt[q]);
+            }
+            return kg_errf(e, "out of memory copying oracle values");
+        }
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* run.c: running a gate, the field's standard test and the decoy check for a session. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/backend.h"
+#include "engine/session.h"
+
+void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)
+{
+    kg_verdict_init(v, g);
+    double t0 = kg_now();
+    s->current_gate = g;
+    if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
+    const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
+    if (no_gpu)
+        kg_verdict_set(v, KG_SKIP, "%s", no_gpu);
+    else
+        g->run(s, v);
+    v->seconds = kg_now() - t0;
+    s->t_total += v->seconds;
+    s->current_gate = NULL;
+    if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, kg_status_name(v->status));
+}
+
+int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
+{
+    return s->be->baseline(s, tol, why, n);
+}
+
+int kg_session_decoy(struct kg_session *s, struct kg_decoy *d, struct kg_err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (!s->be->decoy) return kg_errf(e, "the decoy check is for KernelBench pairs");
+    return s->be->decoy(s, d, e);
+}

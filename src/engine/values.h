@@ -1,0 +1,72 @@
+/* values.h: what a run and the oracle produce for one case, as plain structs: the tensors a
+ * run sent and got back (struct kg_exec), the oracle's values with their calibrated thresholds
+ * (struct kg_expect), and one comparison of the two (struct kg_judgement). A function that
+ * fills one transfers what it points to; release it with kg_exec_free / kg_expect_free. */
+#ifndef KG_VALUES_H
+#define KG_VALUES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "contract/inputs.h"
+#include "engine/compare.h"
+#include "worker/proto.h"
+
+/* How outputs are prefilled before a run. */
+enum kg_fill {
+    KG_FILL_SENTINEL_A, /* 0xFF bytes: NaN in every float dtype, -1 in integers */
+    KG_FILL_SENTINEL_B, /* 0x7F bytes: 3.4e38 in f32/bf16, NaN in f16, a large integer */
+    KG_FILL_ZERO,
+    KG_FILL_GARBAGE,    /* finite seeded values */
+};
+
+struct kg_exec_opts {
+    enum kg_fill fill;
+    uint8_t guard_byte;
+    uint32_t flags;              /* KG_RUN_* */
+    const struct kg_inputs *in2; /* KG_RUN_PAIR: inputs of the second launch */
+    bool fresh_worker;           /* kill the worker first: the run happens in a new process */
+};
+
+struct kg_exec {
+    int status; /* enum kg_wstatus */
+    int code;
+    uint32_t found; /* KG_RUN_OUT_* the worker saw (only runners that watch for them set any) */
+    char msg[KG_MSG_MAX];
+    double seconds;
+    struct kg_tensor before[KG_MAX_ARGS]; /* every tensor as sent (inputs and prefill) */
+    struct kg_tensor after[KG_MAX_ARGS];  /* every tensor after the call */
+    struct kg_tensor after2[KG_MAX_ARGS]; /* KG_RUN_PAIR: the second launch's */
+    int64_t guard_bad[KG_MAX_ARGS];       /* guard bytes changed (0: intact) */
+    int64_t guard_first[KG_MAX_ARGS];     /* byte offset from the data start of the first one */
+    int64_t guard_last[KG_MAX_ARGS];
+};
+
+void kg_exec_free(struct kg_exec *x);
+
+struct kg_expect {
+    int nout;
+    int arg[KG_OP_MAX_IO];                /* contract arg index of each oracle output */
+    struct kg_tensor exact[KG_OP_MAX_IO]; /* fp64 oracle */
+    struct kg_tensor alt[KG_OP_MAX_IO];   /* a second legitimate fp64 algorithm, when the op has one
+                                             (data NULL otherwise): the nonfinite gate accepts
+                                             either's NaN/Inf pattern */
+    struct kg_tensor ref[KG_OP_MAX_IO];   /* working-precision reference, rounded to the dtype */
+    double scale[KG_OP_MAX_IO];
+    double ref_err[KG_OP_MAX_IO];         /* error of ref vs exact (compare.h's measure) */
+    double threshold[KG_OP_MAX_IO];       /* k * ref_err + floor(dtype) */
+    double floor[KG_OP_MAX_IO];           /* floor(dtype), 0 for exact-match outputs */
+    bool int_out;
+};
+
+void kg_expect_free(struct kg_expect *x);
+
+struct kg_judgement {
+    bool pass;
+    int worst;     /* index into expect's outputs of the worst one */
+    double margin; /* max over outputs of err / threshold (> 1: fail) */
+    double ratio;  /* err / ref_err of the worst output (inf when ref_err is 0 and err > 0) */
+    struct kg_cmp cmp[KG_OP_MAX_IO];
+};
+
+#endif
