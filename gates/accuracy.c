@@ -10,6 +10,7 @@
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_contract *c = kg_session_contract(s);
     enum kg_dtype dts[KG_MAX_DTYPES];
     int nd = kg_instance_dtypes(s, dts);
     double worst_margin = -1, worst_ratio = 0, worst_err = 0;
@@ -49,7 +50,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_detail(v, "threshold = k x (error of the working-precision reference vs fp64) + floor(dtype), "
                              "k = %g; the reference accumulates sequentially in the working precision, the least "
                              "accurate legitimate order.",
-                          kg_session_contract(s)->tol_k);
+                          c->tol_k);
     } else {
         char dl[64] = "";
         size_t len = 0;
@@ -61,7 +62,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                            worst_err, SEEDS, dl);
         else
             kg_verdict_set(v, KG_PASS, "max error %.2e = %.2gx the reference's (limit %gx + floor), %d seeds, %s",
-                           worst_err, worst_ratio, kg_session_contract(s)->tol_k, SEEDS, dl);
+                           worst_err, worst_ratio, c->tol_k, SEEDS, dl);
         v->replay[0] = 0;
     }
 out:

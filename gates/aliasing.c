@@ -27,11 +27,133 @@ static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const
     return *count == 0;
 }
 
+/* Fills v's evidence with element idx of tensor arg: got in one run, expected in another. */
+static void element_evidence(struct kg_session *s, const struct kg_case *k, struct kg_verdict *v, int arg,
+                             const char *index, int64_t idx, const void *got, const void *expected)
+{
+    v->ev.valid = true;
+    kg_strlcpy(v->ev.output, k->c->args[arg].name, sizeof v->ev.output);
+    kg_strlcpy(v->ev.index, index, sizeof v->ev.index);
+    v->ev.flat = idx;
+    v->ev.got = kg_load(k->adtype[arg], got, idx);
+    v->ev.expected = kg_load(k->adtype[arg], expected, idx);
+    kg_case_id(k, v->ev.case_id, sizeof v->ev.case_id);
+    kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+}
+
+/* 1. Inputs untouched (those the contract declares in place excepted); true when one changed. */
+static bool input_changed(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x, struct kg_verdict *v)
+{
+    const struct kg_contract *c = k->c;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        if (a->kind != KG_ARG_TENSOR || a->io != KG_IN) continue;
+        bool aliased = false;
+        for (int o = 0; o < c->nargs; o++) aliased |= c->alias_of[o] == i;
+        if (aliased) continue;
+        size_t es = kg_dtype_size(k->adtype[i]);
+        int64_t changed = 0, first = -1;
+        const uint8_t *b = x->before[i].data, *af = x->after[i].data;
+        for (int64_t q = 0; q < k->numel[i]; q++)
+            if (memcmp(b + q * es, af + q * es, es)) {
+                if (first < 0) first = q;
+                changed++;
+            }
+        if (!changed) continue;
+        char idx[KG_INDEX_MAX];
+        kg_tensor_index_str(&x->after[i], first, idx, sizeof idx);
+        kg_verdict_set(v, KG_FAIL, "input %s was modified by the kernel: %lld of %lld elements changed (first %s%s: %.9g -> %.9g)",
+                       a->name, (long long)changed, (long long)k->numel[i], a->name, idx,
+                       kg_load(k->adtype[i], b, first), kg_load(k->adtype[i], af, first));
+        kg_verdict_detail(v, "An `in` tensor must be bit-identical after the call. A kernel that uses its input "
+                             "as scratch, zeroes it, or works in place without declaring `alias:` corrupts the "
+                             "caller's data, and can make a second call look right.");
+        element_evidence(s, k, v, i, idx, first, af, b);
+        return true;
+    }
+    return false;
+}
+
+/* Whether run r agrees with run 0: bitwise for a deterministic kernel, else by the oracle's
+ * threshold. -1 when the oracle failed (v set). */
+static int agrees(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x, int r, bool deterministic,
+                  int *arg, int64_t *idx, int64_t *count, struct kg_verdict *v)
+{
+    if (deterministic) return same_outputs(k, &x[0], &x[r], arg, idx, count);
+    /* a nondeterministic kernel: judge each run against the oracle instead */
+    struct kg_expect ex;
+    struct kg_err e;
+    if (kg_session_expect(s, k, &ex, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return -1;
+    }
+    struct kg_judgement j;
+    kg_judge(k, &x[r], false, &ex, &j);
+    if (!j.pass) {
+        *arg = ex.arg[j.worst];
+        *idx = j.cmp[j.worst].worst;
+        *count = j.cmp[j.worst].mismatches;
+    }
+    kg_expect_free(&ex);
+    return j.pass;
+}
+
+/* 2. Outputs independent of their prior contents (x[r] prefilled with fill_names[r]); true
+ * when they are not, or the check could not be made (v set either way). */
+static bool reads_prior(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x,
+                        const char *const *fill_names, bool *deterministic, struct kg_verdict *v)
+{
+    int arg = 0;
+    int64_t idx = -1, count = 0;
+    *deterministic = same_outputs(k, &x[0], &x[1], &arg, &idx, &count);
+    for (int r = 2; r < 4; r++) {
+        int same = agrees(s, k, x, r, *deterministic, &arg, &idx, &count, v);
+        if (same < 0) return true;
+        if (same) continue;
+        const char *name = k->c->args[arg].name;
+        char ix[KG_INDEX_MAX];
+        kg_tensor_index_str(&x[r].after[arg], idx, ix, sizeof ix);
+        kg_verdict_set(v, KG_FAIL, "output %s depends on its prior contents: prefilled with %s instead of zeros, %lld elements differ (first %s%s: %.9g vs %.9g)",
+                       name, fill_names[r], (long long)count, name, ix, kg_load(k->adtype[arg], x[r].after[arg].data, idx),
+                       kg_load(k->adtype[arg], x[0].after[arg].data, idx));
+        kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
+                             "assuming zeros, or leaves part of it to whatever was there.");
+        element_evidence(s, k, v, arg, ix, idx, x[r].after[arg].data, x[0].after[arg].data);
+        return true;
+    }
+    return false;
+}
+
+/* 3. Declared aliasing honoured: the in-place run must be right. true when it is not (or the
+ * oracle failed: v set); *has_alias says whether the contract declares any. */
+static bool wrong_in_place(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x0, bool *has_alias,
+                           struct kg_verdict *v)
+{
+    *has_alias = false;
+    for (int i = 0; i < k->c->nargs; i++) *has_alias |= k->c->alias_of[i] >= 0;
+    if (!*has_alias) return false;
+    struct kg_expect ex;
+    struct kg_err e;
+    if (kg_session_expect(s, k, &ex, &e)) {
+        kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        return true;
+    }
+    struct kg_judgement j;
+    kg_judge(k, x0, false, &ex, &j);
+    if (!j.pass) {
+        char d[KG_SUMMARY_MAX];
+        kg_describe_worst(k, &ex, &j, d, sizeof d);
+        kg_verdict_set(v, KG_FAIL, "declared in-place (alias), but wrong in place: %s", d);
+        kg_judgement_evidence(s, k, &ex, &j, v);
+    }
+    kg_expect_free(&ex);
+    return !j.pass;
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k;
     struct kg_inputs in;
-    struct kg_err e;
     if (kg_nominal_inputs(s, &k, &in, v)) return;
     /* zero, zero again (determinism check for this gate), garbage, sentinel */
     static const enum kg_fill fills[] = {KG_FILL_ZERO, KG_FILL_ZERO, KG_FILL_GARBAGE, KG_FILL_SENTINEL_A};
@@ -49,119 +171,17 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
     }
     v->ncases = 4;
+    bool deterministic = true, has_alias = false;
     if (x[0].found & KG_RUN_OUT_SHARES_INPUT) {
         kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
         kg_verdict_detail(v, "%s", x[0].msg);
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
-        goto free_all;
+    } else if (!input_changed(s, &k, &x[0], v) && !reads_prior(s, &k, x, fill_names, &deterministic, v) &&
+               !wrong_in_place(s, &k, &x[0], &has_alias, v)) {
+        kg_verdict_set(v, KG_PASS, "inputs unchanged; outputs independent of their prior contents (zeros, garbage, NaN)%s%s",
+                       has_alias ? "; correct in place as declared" : "",
+                       deterministic ? "" : " (judged by threshold: the kernel is not bit-reproducible)");
     }
-    /* 1. inputs untouched */
-    for (int i = 0; i < kg_session_contract(s)->nargs; i++) {
-        const struct kg_arg *a = &kg_session_contract(s)->args[i];
-        if (a->kind != KG_ARG_TENSOR || a->io != KG_IN) continue;
-        bool aliased = false;
-        for (int o = 0; o < kg_session_contract(s)->nargs; o++) aliased |= kg_session_contract(s)->alias_of[o] == i;
-        if (aliased) continue;
-        size_t es = kg_dtype_size(k.adtype[i]);
-        int64_t changed = 0, first = -1;
-        const uint8_t *b = x[0].before[i].data, *af = x[0].after[i].data;
-        for (int64_t q = 0; q < k.numel[i]; q++)
-            if (memcmp(b + q * es, af + q * es, es)) {
-                if (first < 0) first = q;
-                changed++;
-            }
-        if (changed) {
-            char idx[96];
-            kg_tensor_index_str(&x[0].after[i], first, idx, sizeof idx);
-            kg_verdict_set(v, KG_FAIL, "input %s was modified by the kernel: %lld of %lld elements changed (first %s%s: %.9g -> %.9g)",
-                           a->name, (long long)changed, (long long)k.numel[i], a->name, idx,
-                           kg_load(k.adtype[i], b, first), kg_load(k.adtype[i], af, first));
-            kg_verdict_detail(v, "An `in` tensor must be bit-identical after the call. A kernel that uses its input "
-                                 "as scratch, zeroes it, or works in place without declaring `alias:` corrupts the "
-                                 "caller's data, and can make a second call look right.");
-            v->ev.valid = true;
-            kg_strlcpy(v->ev.output, a->name, sizeof v->ev.output);
-            kg_strlcpy(v->ev.index, idx, sizeof v->ev.index);
-            v->ev.flat = first;
-            v->ev.got = kg_load(k.adtype[i], af, first);
-            v->ev.expected = kg_load(k.adtype[i], b, first);
-            kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
-            kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
-            goto free_all;
-        }
-    }
-    /* 2. outputs independent of their prior contents */
-    int arg = 0;
-    int64_t idx = -1, count = 0;
-    bool deterministic = same_outputs(&k, &x[0], &x[1], &arg, &idx, &count);
-    for (int r = 2; r < 4; r++) {
-        bool same;
-        if (deterministic) {
-            same = same_outputs(&k, &x[0], &x[r], &arg, &idx, &count);
-        } else {
-            /* a nondeterministic kernel: judge each run against the oracle instead */
-            struct kg_expect ex;
-            if (kg_session_expect(s, &k, &ex, &e)) {
-                kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-                goto free_all;
-            }
-            struct kg_judgement j;
-            kg_judge(&k, &x[r], false, &ex, &j);
-            same = j.pass;
-            if (!same) {
-                arg = ex.arg[j.worst];
-                idx = j.cmp[j.worst].worst;
-                count = j.cmp[j.worst].mismatches;
-            }
-            kg_expect_free(&ex);
-        }
-        if (!same) {
-            char ix[96];
-            kg_tensor_index_str(&x[r].after[arg], idx, ix, sizeof ix);
-            kg_verdict_set(v, KG_FAIL, "output %s depends on its prior contents: prefilled with %s instead of zeros, %lld elements differ (first %s%s: %.9g vs %.9g)",
-                           kg_session_contract(s)->args[arg].name, fill_names[r], (long long)count, kg_session_contract(s)->args[arg].name, ix,
-                           kg_load(k.adtype[arg], x[r].after[arg].data, idx),
-                           kg_load(k.adtype[arg], x[0].after[arg].data, idx));
-            kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
-                                 "assuming zeros, or leaves part of it to whatever was there.");
-            v->ev.valid = true;
-            kg_strlcpy(v->ev.output, kg_session_contract(s)->args[arg].name, sizeof v->ev.output);
-            kg_strlcpy(v->ev.index, ix, sizeof v->ev.index);
-            v->ev.flat = idx;
-            v->ev.got = kg_load(k.adtype[arg], x[r].after[arg].data, idx);
-            v->ev.expected = kg_load(k.adtype[arg], x[0].after[arg].data, idx);
-            kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
-            kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
-            goto free_all;
-        }
-    }
-    /* 3. declared aliasing honoured: the in-place run must be right */
-    bool has_alias = false;
-    for (int i = 0; i < kg_session_contract(s)->nargs; i++) has_alias |= kg_session_contract(s)->alias_of[i] >= 0;
-    if (has_alias) {
-        struct kg_expect ex;
-        if (kg_session_expect(s, &k, &ex, &e)) {
-            kg_verdict_set(v, KG_ERROR, "%s", e.msg);
-            goto free_all;
-        }
-        struct kg_judgement j;
-        kg_judge(&k, &x[0], false, &ex, &j);
-        if (!j.pass) {
-            char d[768];
-            kg_describe_worst(&k, &ex, &j, d, sizeof d);
-            kg_verdict_set(v, KG_FAIL, "declared in-place (alias), but wrong in place: %s", d);
-            kg_judgement_evidence(s, &k, &ex, &j, v);
-            kg_expect_free(&ex);
-            goto free_all;
-        }
-        kg_expect_free(&ex);
-    }
-    kg_verdict_set(v, KG_PASS, "inputs unchanged; outputs independent of their prior contents (zeros, garbage, NaN)%s%s",
-                   has_alias ? "; correct in place as declared" : "",
-                   deterministic ? "" : " (judged by threshold: the kernel is not bit-reproducible)");
-free_all:
-    for (int r = 0; r < 4; r++) kg_exec_free(&x[r]);
-    n = 0;
 out:
     for (int r = 0; r < n; r++) kg_exec_free(&x[r]);
     kg_inputs_free(&in);

@@ -134,9 +134,11 @@ out:
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_contract *c = kg_session_contract(s);
+    const struct kg_session_opts *opt = kg_session_opts(s);
     json_t *list = json_array();
     v->extra = json_pack("{s:o}", "cases", list);
-    enum kg_dtype dt = kg_contract_default_dtype(kg_session_contract(s));
+    enum kg_dtype dt = kg_contract_default_dtype(c);
     struct kg_case k;
     struct kg_err e;
     if (kg_nominal_case(s, dt, 0, KG_DIST_NORMAL, &k, &e)) {
@@ -146,11 +148,11 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     int rc = check(s, &k, v, list);
     if (rc == 1 || rc == -1) return;
     int ncases = rc == 0;
-    if (!kg_session_opts(s)->pin_shape && kg_session_contract(s)->nsyms) {
+    if (!opt->pin_shape && c->nsyms) {
         int64_t sym[KG_MAX_SYMS];
-        memcpy(sym, kg_session_contract(s)->nominal, sizeof sym);
-        for (int i = 0; i < kg_session_contract(s)->nsyms; i++) sym[i] += !kg_session_contract(s)->fixed[i];
-        if (kg_case_init(&k, kg_session_contract(s), sym, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e) == 0 && kg_case_affordable(s, &k)) {
+        memcpy(sym, c->nominal, sizeof sym);
+        for (int i = 0; i < c->nsyms; i++) sym[i] += !c->fixed[i];
+        if (kg_case_init(&k, c, sym, dt, opt->seed, KG_DIST_NORMAL, &e) == 0 && kg_case_affordable(s, &k)) {
             rc = check(s, &k, v, list);
             if (rc == 1 || rc == -1) return;
             ncases += rc == 0;

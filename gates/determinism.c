@@ -11,6 +11,7 @@
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_contract *c = kg_session_contract(s);
     struct kg_case k;
     struct kg_inputs in;
     if (kg_nominal_inputs(s, &k, &in, v)) return;
@@ -74,9 +75,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         struct kg_tensor sh = {.rank = k.shape[worst_arg].rank};
         memcpy(sh.dims, k.shape[worst_arg].dims, sizeof sh.dims);
         kg_tensor_index_str(&sh, worst_idx, idx, sizeof idx);
-        enum kg_status st = kg_session_contract(s)->deterministic ? KG_FAIL : KG_PASS;
+        enum kg_status st = c->deterministic ? KG_FAIL : KG_PASS;
         kg_verdict_set(v, st, "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: %.9g vs %.9g (run %d)",
-                       kg_session_contract(s)->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
+                       c->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
                        (long long)worst_count, k.c->args[worst_arg].name, idx, worst_b, worst_a, worst_run + 1);
         kg_verdict_detail(v, "Identical inputs gave different bits. Usual causes: floating-point atomics "
                              "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "
@@ -93,7 +94,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
     }
 out:
-    v->extra = json_pack("{s:o,s:b}", "runs", runs, "declared_deterministic", kg_session_contract(s)->deterministic);
+    v->extra = json_pack("{s:o,s:b}", "runs", runs, "declared_deterministic", c->deterministic);
     kg_inputs_free(&in);
 }
 

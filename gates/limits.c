@@ -79,6 +79,7 @@ static int64_t total_bytes(const struct kg_case *k)
  * needing the least memory. false: no constant grows the tensors that far. */
 static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *best)
 {
+    const struct kg_session_opts *opt = kg_session_opts(s);
     const struct kg_contract *c = kg_session_contract(s);
     const int64_t want = BIG + ((int64_t)1 << 22);
     bool found = false, best_batch = false;
@@ -92,7 +93,7 @@ static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *bes
         bool ok = false;
         for (int it = 0; it < 40 && !ok; it++) {
             v[sym] = hi;
-            if (kg_case_init(&k, c, v, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e)) break;
+            if (kg_case_init(&k, c, v, dt, opt->seed, KG_DIST_NORMAL, &e)) break;
             if (max_numel(&k) >= want)
                 ok = true;
             else {
@@ -103,13 +104,13 @@ static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *bes
         if (!ok) continue;
         while (hi - lo > 1) {
             v[sym] = lo + (hi - lo) / 2;
-            if (kg_case_init(&k, c, v, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e) == 0 && max_numel(&k) >= want)
+            if (kg_case_init(&k, c, v, dt, opt->seed, KG_DIST_NORMAL, &e) == 0 && max_numel(&k) >= want)
                 hi = v[sym];
             else
                 lo = v[sym];
         }
         v[sym] = hi;
-        if (kg_case_init(&k, c, v, dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e)) continue;
+        if (kg_case_init(&k, c, v, dt, opt->seed, KG_DIST_NORMAL, &e)) continue;
         /* a batch constant grows no parameters (a model's weights are not in the contract's
          * byte count): it wins whenever it can; otherwise the fewest bytes */
         bool batch = strstr(c->sym[sym], "batch") != NULL;
@@ -149,6 +150,7 @@ static int sample_indices(int64_t n, uint64_t seed, int64_t *idx)
 
 static void run_sampled(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_session_opts *opt = kg_session_opts(s);
     const struct kg_contract *c = kg_session_contract(s);
     enum kg_dtype dt = kg_contract_default_dtype(c);
     struct kg_case k;
@@ -171,7 +173,7 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
         if (kg_arg_is_output(&c->args[i])) oarg[nout++] = i;
     int64_t nflat = min_out_numel(&k);
     static int64_t idx[256 + 4096 + 1024 + 2048];
-    int n = sample_indices(nflat, kg_session_opts(s)->seed, idx);
+    int n = sample_indices(nflat, opt->seed, idx);
     double *ref = calloc((size_t)n * (size_t)nout, sizeof *ref), *got = calloc((size_t)n * (size_t)nout, sizeof *got);
     int lock_fd = -1;
     struct kg_reply rp;
@@ -256,6 +258,7 @@ out:
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_session_opts *opt = kg_session_opts(s);
     if (kg_session_can(s, KG_CAP_SAMPLE_HUGE)) {
         run_sampled(s, v);
         return;
@@ -273,9 +276,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     static int64_t cases[1 + KG_MAX_SYMS * (KG_MAX_SWEEP + 1)][KG_MAX_SYMS];
     int nc = 0;
     int64_t base[KG_MAX_SYMS];
-    memcpy(base, kg_session_opts(s)->pin_shape ? kg_session_opts(s)->sym : c->nominal, sizeof base);
+    memcpy(base, opt->pin_shape ? opt->sym : c->nominal, sizeof base);
     memcpy(cases[nc++], base, sizeof base);
-    if (!kg_session_opts(s)->pin_shape)
+    if (!opt->pin_shape)
         for (int sym = 0; sym < c->nsyms; sym++) {
             if (c->fixed[sym]) continue;
             for (int i = 0; i < c->nsweep[sym]; i++) {
@@ -290,7 +293,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     for (int i = 0; i < nc; i++) {
         struct kg_case k;
         struct kg_err e;
-        if (kg_case_init(&k, c, cases[i], dt, kg_session_opts(s)->seed, KG_DIST_NORMAL, &e)) continue;
+        if (kg_case_init(&k, c, cases[i], dt, opt->seed, KG_DIST_NORMAL, &e)) continue;
         char why[256], sh[256];
         kg_case_shape_str(&k, sh, sizeof sh);
         const char *p = launch_problem(&k, d, f, why, sizeof why);

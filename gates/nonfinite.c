@@ -21,11 +21,12 @@ static const char *cls_name(double v)
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_contract *c = kg_session_contract(s);
     bool any_float_in = false;
-    for (int i = 0; i < kg_session_contract(s)->nargs; i++)
-        if (kg_arg_is_input(&kg_session_contract(s)->args[i]) &&
-            kg_dtype_is_float(kg_arg_dtype(&kg_session_contract(s)->args[i], kg_contract_default_dtype(kg_session_contract(s)))) &&
-            kg_session_contract(s)->args[i].dist != KG_AD_INT)
+    for (int i = 0; i < c->nargs; i++)
+        if (kg_arg_is_input(&c->args[i]) &&
+            kg_dtype_is_float(kg_arg_dtype(&c->args[i], kg_contract_default_dtype(c))) &&
+            c->args[i].dist != KG_AD_INT)
             any_float_in = true;
     if (!any_float_in) {
         kg_verdict_set(v, KG_SKIP, "no floating-point input to inject special values into");
@@ -37,7 +38,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     for (int seed = 0; seed < 2 && !failed; seed++) {
         struct kg_case k;
         struct kg_err e;
-        if (kg_nominal_case(s, kg_contract_default_dtype(kg_session_contract(s)), (uint64_t)seed, KG_DIST_SPECIAL, &k, &e)) {
+        if (kg_nominal_case(s, kg_contract_default_dtype(c), (uint64_t)seed, KG_DIST_SPECIAL, &k, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             break;
         }
@@ -51,7 +52,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_tensor_index_str(&in.t[in.special[q].arg], in.special[q].index, idx, sizeof idx);
             char val[32];
             snprintf(val, sizeof val, "%g", in.special[q].value);
-            json_array_append_new(inj, json_pack("{s:s,s:s,s:s}", "input", kg_session_contract(s)->args[in.special[q].arg].name, "index",
+            json_array_append_new(inj, json_pack("{s:s,s:s,s:s}", "input", c->args[in.special[q].arg].name, "index",
                                                  idx, "value", val));
         }
         struct kg_exec x;
@@ -94,7 +95,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 char idx[96];
                 kg_tensor_index_str(got, first, idx, sizeof idx);
                 double g = kg_load(got->dtype, got->data, first);
-                const char *name = kg_session_contract(s)->args[ex.arg[j]].name;
+                const char *name = c->args[ex.arg[j]].name;
                 if (ex.int_out || !kg_dtype_is_float(got->dtype))
                     kg_verdict_set(v, KG_FAIL, "%s%s = %.17g, expected %.17g with special inputs (%lld of %lld differ)",
                                    name, idx, g, exp[first], (long long)mism, (long long)got->numel);

@@ -28,9 +28,11 @@ static int reduce_symbol(const struct kg_session *s)
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_contract *c = kg_session_contract(s);
+    const struct kg_session_opts *opt = kg_session_opts(s);
     enum kg_dtype dts[KG_MAX_DTYPES];
     int nd = kg_instance_dtypes(s, dts);
-    int rs = kg_session_opts(s)->pin_shape ? -1 : reduce_symbol(s);
+    int rs = opt->pin_shape ? -1 : reduce_symbol(s);
     json_t *list = json_array();
     v->extra = json_pack("{s:o}", "cases", list);
     double worst = -1;
@@ -47,16 +49,16 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             } else {
                 if (rs < 0) continue;
                 int64_t sym[KG_MAX_SYMS];
-                memcpy(sym, kg_session_contract(s)->nominal, sizeof sym);
+                memcpy(sym, c->nominal, sizeof sym);
                 int64_t target = sym[rs] * 8 > 16384 ? sym[rs] * 8 : 16384;
                 for (;; target /= 2) {
                     sym[rs] = target;
-                    if (target <= kg_session_contract(s)->nominal[rs]) break;
-                    if (kg_case_init(&k, kg_session_contract(s), sym, dts[d], kg_session_opts(s)->seed, KG_DIST_UNIT, &e)) break;
+                    if (target <= c->nominal[rs]) break;
+                    if (kg_case_init(&k, c, sym, dts[d], opt->seed, KG_DIST_UNIT, &e)) break;
                     if (kg_case_affordable(s, &k)) break;
                 }
-                if (target <= kg_session_contract(s)->nominal[rs]) continue;
-                if (kg_case_init(&k, kg_session_contract(s), sym, dts[d], kg_session_opts(s)->seed, KG_DIST_UNIT, &e)) continue;
+                if (target <= c->nominal[rs]) continue;
+                if (kg_case_init(&k, c, sym, dts[d], opt->seed, KG_DIST_UNIT, &e)) continue;
                 long_len = target;
             }
             struct kg_judgement j;
@@ -79,7 +81,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                                      "inputs; accumulating in fp16/bf16, or TF32 products, does not.");
                 kg_judgement_evidence(s, &k, &ex, &j, v);
                 kg_expect_free(&ex);
-                if (!kg_session_opts(s)->exhaustive) return;
+                if (!opt->exhaustive) return;
                 continue;
             }
             if (j.margin > worst) worst = j.margin;
@@ -88,7 +90,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     if (v->status == KG_FAIL) return;
     if (rs >= 0 && long_len)
         kg_verdict_set(v, KG_PASS, "large-mean inputs and a long reduction (%s=%lld) within threshold (worst at %.2g of it)",
-                       kg_session_contract(s)->sym[rs], (long long)long_len, worst);
+                       c->sym[rs], (long long)long_len, worst);
     else
         kg_verdict_set(v, KG_PASS, "large-mean inputs within threshold (worst at %.2g of it)%s", worst,
                        rs < 0 ? "; no single-symbol reduction axis to lengthen" : "");

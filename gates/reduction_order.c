@@ -78,6 +78,7 @@ static int check_inputs(struct kg_session *s, const struct kg_case *k, struct kg
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_session_opts *opt = kg_session_opts(s);
     enum kg_dtype dts[KG_MAX_DTYPES];
     int nd = kg_instance_dtypes(s, dts);
     json_t *list = json_array();
@@ -93,7 +94,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
         int rc = check_inputs(s, &k, &in, v, "mixed magnitudes (+-1e-4..1e4, alternating signs)", list);
         kg_inputs_free(&in);
-        if (rc < 0 || (rc && !kg_session_opts(s)->exhaustive)) return;
+        if (rc < 0 || (rc && !opt->exhaustive)) return;
         /* sorted reduce axis, for order-invariant ops */
         const struct kg_contract *c = kg_session_contract(s);
         if (!c->has_op || !(c->op.def->flags & KG_OP_PERMUTABLE)) continue;
@@ -118,7 +119,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         rc = check_inputs(s, &k, &in, v, "reduction axis sorted ascending", list);
         kg_inputs_free(&in);
         if (rc < 0) return;
-        if (rc && v->status == KG_FAIL && !kg_session_opts(s)->exhaustive) {
+        if (rc && v->status == KG_FAIL && !opt->exhaustive) {
             size_t l = strlen(v->replay);
             if (l) snprintf(v->replay + l, sizeof v->replay - l, "  # with %s sorted along dim %d", c->args[first].name, axis);
             return;

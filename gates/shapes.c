@@ -20,13 +20,14 @@ static void add_value(int64_t *vals, int *n, int64_t v)
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_session_opts *opt = kg_session_opts(s);
     const struct kg_contract *c = kg_session_contract(s);
     int64_t base[KG_MAX_SYMS];
-    memcpy(base, kg_session_opts(s)->pin_shape ? kg_session_opts(s)->sym : c->nominal, sizeof base);
+    memcpy(base, opt->pin_shape ? opt->sym : c->nominal, sizeof base);
     /* the candidate cases */
     static int64_t cases[MAXCASES][KG_MAX_SYMS];
     int nc = 0, skipped_budget = 0;
-    if (kg_session_opts(s)->pin_shape) {
+    if (opt->pin_shape) {
         memcpy(cases[nc++], base, sizeof base);
     } else {
         int64_t block = 0;
@@ -72,12 +73,12 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         for (int i = 0; i < nc && !stop; i++) {
             struct kg_case k;
             struct kg_err e;
-            if (kg_case_init(&k, c, cases[i], dts[d], kg_session_opts(s)->seed, kg_session_opts(s)->dist >= 0 ? (enum kg_dist)kg_session_opts(s)->dist : KG_DIST_NORMAL, &e)) {
+            if (kg_case_init(&k, c, cases[i], dts[d], opt->seed, opt->dist >= 0 ? (enum kg_dist)opt->dist : KG_DIST_NORMAL, &e)) {
                 /* a shape the contract's own expressions reject (e.g. a dim that goes negative) */
                 json_array_append_new(list, json_pack("{s:s,s:s}", "case", "?", "skipped", e.msg));
                 continue;
             }
-            if (!kg_session_opts(s)->pin_shape && !kg_case_affordable(s, &k)) {
+            if (!opt->pin_shape && !kg_case_affordable(s, &k)) {
                 skipped_budget++;
                 continue;
             }
@@ -114,7 +115,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 kg_verdict_set(v, KG_FAIL, "at %s: %s", sh, desc);
                 kg_judgement_evidence(s, &k, &ex, &j, v);
                 failed = true;
-                stop = !kg_session_opts(s)->exhaustive;
+                stop = !opt->exhaustive;
             }
             kg_expect_free(&ex);
         }

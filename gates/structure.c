@@ -17,6 +17,7 @@ static bool all_bytes(const uint8_t *p, size_t n, uint8_t b)
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
+    const struct kg_contract *c = kg_session_contract(s);
     struct kg_case k;
     struct kg_inputs in;
     if (kg_nominal_inputs(s, &k, &in, v)) return;
@@ -38,9 +39,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     int64_t total = 0, checked = 0;
     json_t *outs = json_array();
     bool failed = false;
-    for (int i = 0; i < kg_session_contract(s)->nargs; i++) {
-        const struct kg_arg *arg = &kg_session_contract(s)->args[i];
-        if (arg->kind != KG_ARG_TENSOR || arg->io != KG_OUT || kg_session_contract(s)->alias_of[i] >= 0) continue;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *arg = &c->args[i];
+        if (arg->kind != KG_ARG_TENSOR || arg->io != KG_OUT || c->alias_of[i] >= 0) continue;
         checked++;
         size_t es = kg_dtype_size(k.adtype[i]);
         int64_t unwritten = 0, first = -1;
