@@ -25,18 +25,12 @@ GDN_DEPS = $(GDN_CUDA_HDRS:%=$(top_srcdir)/%) $(top_srcdir)/gdn/oracle.h $(top_s
 GDN_LIB_OBJS = gdn/libgdn.o gdn/libgdn_linear.o gdn/libgdn_gla.o gdn/libgdn_ssd.o gdn/libgdn_gdn.o \
 	gdn/libgdn_kda.o
 
-gdn/libgdn.o: $(top_srcdir)/gdn/libgdn.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn.cu
-gdn/libgdn_linear.o: $(top_srcdir)/gdn/libgdn_linear.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_linear.cu
-gdn/libgdn_gla.o: $(top_srcdir)/gdn/libgdn_gla.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_gla.cu
-gdn/libgdn_ssd.o: $(top_srcdir)/gdn/libgdn_ssd.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_ssd.cu
-gdn/libgdn_gdn.o: $(top_srcdir)/gdn/libgdn_gdn.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_gdn.cu
-gdn/libgdn_kda.o: $(top_srcdir)/gdn/libgdn_kda.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $(top_srcdir)/gdn/libgdn_kda.cu
+# One suffix rule for every nvcc object (the library's, the GPU test's, the benchmark's).
+SUFFIXES += .cu .o
+.cu.o:
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $<
+$(GDN_LIB_OBJS) tests/gpu/test_gdn_cuda.o gdn/bench_gdn.o: $(GDN_DEPS)
+tests/gpu/test_gdn_cuda.o: $(top_srcdir)/gdn/chunk_host.h
 gdn/libgdn.so: $(GDN_LIB_OBJS)
 	$(AM_V_GEN)$(NVCC) -shared -cudart static -gencode=arch=compute_90a,code=sm_90a -o $@ $(GDN_LIB_OBJS)
 
@@ -58,14 +52,9 @@ gdn/gpu_chunk_host.o: $(top_srcdir)/gdn/chunk_host.c $(top_srcdir)/gdn/chunk_hos
 
 # The GPU test (exits 77 = SKIP without an sm_90 GPU) and the benchmark. They find libgdn.so
 # through an $ORIGIN-relative rpath, so the build tree can be copied to a GPU host as it is.
-GDN_PROG_FLAGS = -std=c++17 -O2 -gencode=arch=compute_90a,code=sm_90a -I$(top_srcdir)/gdn
-tests/gpu/test_gdn_cuda.o: $(top_srcdir)/tests/gpu/test_gdn_cuda.cu $(GDN_DEPS) $(top_srcdir)/gdn/chunk_host.h
-	$(AM_V_GEN)$(MKDIR_P) tests/gpu && $(NVCC) $(GDN_PROG_FLAGS) -c -o $@ $(top_srcdir)/tests/gpu/test_gdn_cuda.cu
 tests/gpu/test_gdn_cuda: tests/gpu/test_gdn_cuda.o gdn/gpu_oracle.o gdn/gpu_chunk_host.o gdn/libgdn.so
 	$(AM_V_GEN)$(NVCC) -o $@ tests/gpu/test_gdn_cuda.o gdn/gpu_oracle.o gdn/gpu_chunk_host.o \
 		-Lgdn -lgdn -Xlinker -rpath='$$ORIGIN/../../gdn' -lpthread -lm
-gdn/bench_gdn.o: $(top_srcdir)/gdn/bench_gdn.cu $(GDN_DEPS)
-	$(AM_V_GEN)$(MKDIR_P) gdn && $(NVCC) $(GDN_PROG_FLAGS) -c -o $@ $(top_srcdir)/gdn/bench_gdn.cu
 gdn/bench_gdn: gdn/bench_gdn.o gdn/gpu_oracle.o gdn/libgdn.so
 	$(AM_V_GEN)$(NVCC) -o $@ gdn/bench_gdn.o gdn/gpu_oracle.o -Lgdn -lgdn -lcublas \
 		-Xlinker -rpath='$$ORIGIN' -Xlinker -rpath=$(dir $(NVCC))../lib64 -lm
