@@ -83,7 +83,8 @@ TESTS += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh 
 	$(CONTROLS)
 EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
 	tests/layers.sh tests/report_snapshot.sh \
-	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS)
+	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS) \
+	testdata/kernelbench
 
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -108,6 +109,10 @@ tests_unit_test_gdn_chunk_SOURCES = tests/unit/test_gdn_chunk.c
 tests_unit_test_gdn_chunk_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gdn_chunk_LDADD = libgdn_oracle.la $(CMOCKA_LIBS) -lm
 endif
+
+# testdata/kernelbench travels as a folder; what Python leaves in it does not
+dist-hook:
+	-rm -rf `find $(distdir)/testdata -name __pycache__`
 
 clean-local: clean-test-cache
 clean-test-cache:
