@@ -21,7 +21,7 @@ CONTROLS = \
 	testdata/ok/gelu_bf16.cu \
 	testdata/ok/inplace_relu.c \
 	testdata/ok/layernorm.c \
-	testdata/ok/layernorm.cu \
+	testdata/ok/layernorm_cuda.cu \
 	testdata/ok/log_softmax.c \
 	testdata/ok/matmul.c \
 	testdata/ok/matmul_tiled.cu \
@@ -30,7 +30,7 @@ CONTROLS = \
 	testdata/ok/rmsnorm.c \
 	testdata/ok/scale_multi.c \
 	testdata/ok/sum_rows.c \
-	testdata/ok/sum_rows.cu \
+	testdata/ok/sum_rows_cuda.cu \
 	testdata/ok/transpose_refuses.c \
 	testdata/bugs/add_vec8_drops_tail.c \
 	testdata/bugs/gelu_memo_first_call.c \
@@ -79,10 +79,10 @@ CONTROLS = \
 	testdata/malformed/unknown_op.c \
 	$(empty)
 TESTS += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/sandbox.sh \
-	tests/layers.sh \
+	tests/layers.sh tests/test_names.sh \
 	$(CONTROLS)
 EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
-	tests/layers.sh tests/report_snapshot.sh \
+	tests/layers.sh tests/report_snapshot.sh tests/test_names.sh \
 	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS) \
 	testdata/kernelbench
 
