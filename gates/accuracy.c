@@ -28,7 +28,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             struct kg_expect ex;
             if (kg_check_case(s, &k, NULL, &j, &ex, NULL, v)) goto out;
             ncases++;
-            char id[384];
+            char id[KG_CASE_ID_MAX];
             kg_case_id(&k, id, sizeof id);
             json_array_append_new(cases, kg_case_json(id, &ex, &j));
             if (j.margin > worst_margin) {
@@ -37,7 +37,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 worst_err = j.cmp[j.worst].max_err;
                 kg_judgement_evidence(s, &k, &ex, &j, v);
                 if (!j.pass) {
-                    char w[768];
+                    char w[KG_DESCRIBE_MAX];
                     kg_describe_worst(&k, &ex, &j, w, sizeof w);
                     kg_verdict_set(v, KG_FAIL, "%s [%s seed %llu]", w, kg_dtype_name(k.dtype),
                                    (unsigned long long)k.seed);

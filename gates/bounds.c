@@ -56,7 +56,7 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
         }
     }
     v->ncases++;
-    char id[384];
+    char id[KG_CASE_ID_MAX];
     kg_case_id(k, id, sizeof id);
     for (int r = 0; r < 2; r++)
         for (int i = 0; i < k->c->nargs; i++) {

@@ -57,7 +57,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         json_array_append_new(runs, json_pack("{s:s,s:b,s:f}", "run", sc->what, "pass", j.pass, "error",
                                               j.cmp[j.worst].max_err));
         if (!j.pass) {
-            char desc[768];
+            char desc[KG_DESCRIBE_MAX];
             kg_describe_worst(&k[w], &ex[w], &j, desc, sizeof desc);
             if (st == 0) {
                 kg_verdict_set(v, KG_SKIP, "the first call is already wrong (%s); see accuracy", desc);

@@ -158,7 +158,7 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_set(v, KG_SKIP, "no module constant grows a tensor past 2^31 elements");
         return;
     }
-    char sh[256], id[384];
+    char sh[KG_SHAPE_STR_MAX], id[KG_CASE_ID_MAX];
     kg_case_shape_str(&k, sh, sizeof sh);
     kg_case_id(&k, id, sizeof id);
     int64_t big = max_numel(&k), bytes = total_bytes(&k);
@@ -184,7 +184,7 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
     }
     /* checks sharing a GPU (kgate audit --jobs) take turns at this size: two at once could
      * exhaust its memory and turn an ordinary run of a third check into an error */
-    char lock_path[2300];
+    char lock_path[KG_DIR_MAX + KG_PATH_SLACK];
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
     snprintf(lock_path, sizeof lock_path, "%s/limits-gpu-%s.lock", kg_session_cache_dir(s), vis && *vis ? vis : "all");
     lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -294,7 +294,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         struct kg_case k;
         struct kg_err e;
         if (kg_case_init(&k, c, cases[i], dt, opt->seed, KG_DIST_NORMAL, &e)) continue;
-        char why[256], sh[256];
+        char why[256], sh[KG_SHAPE_STR_MAX];
         kg_case_shape_str(&k, sh, sizeof sh);
         const char *p = launch_problem(&k, d, f, why, sizeof why);
         json_array_append_new(list, json_pack("{s:s,s:[I,I,I],s:[I,I,I],s:I,s:s?}", "shape", sh, "grid",

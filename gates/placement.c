@@ -30,7 +30,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     kg_exec_free(&x);
     v->ncases++;
     if (!j.pass) {
-        char d[768];
+        char d[KG_DESCRIBE_MAX];
         kg_describe_worst(&k[0], &ex[0], &j, d, sizeof d);
         kg_verdict_set(v, KG_FAIL, "wrong on a non-default stream while the default stream is busy: %s", d);
         kg_judgement_evidence(s, &k[0], &ex[0], &j, v);
@@ -52,7 +52,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     for (int w = 0; w < 2; w++) {
         kg_judge(&k[w], &x, w == 1, &ex[w], &j);
         if (!j.pass) {
-            char d[768];
+            char d[KG_DESCRIBE_MAX];
             kg_describe_worst(&k[w], &ex[w], &j, d, sizeof d);
             kg_verdict_set(v, KG_FAIL, "wrong when two launches run at once on two streams (launch %d): %s", w + 1, d);
             kg_verdict_detail(v, "Two concurrent launches with different inputs interfered: the kernel keeps state "

@@ -65,7 +65,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             struct kg_expect ex;
             if (kg_check_case(s, &k, NULL, &j, &ex, NULL, v)) return;
             v->ncases++;
-            char id[384];
+            char id[KG_CASE_ID_MAX];
             kg_case_id(&k, id, sizeof id);
             json_array_append_new(list, kg_case_json(id, &ex, &j));
             if (!j.pass && v->status == KG_FAIL) { /* exhaustive: a later failure, recorded only */
@@ -73,7 +73,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 continue;
             }
             if (!j.pass) {
-                char desc[768];
+                char desc[KG_DESCRIBE_MAX];
                 kg_describe_worst(&k, &ex, &j, desc, sizeof desc);
                 kg_verdict_set(v, KG_FAIL, "%s: %s", variant ? "long reduction" : "large-mean inputs (1e3 + N(0,1))",
                                desc);

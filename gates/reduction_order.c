@@ -63,7 +63,7 @@ static int check_inputs(struct kg_session *s, const struct kg_case *k, struct kg
     if (!j.pass && v->status == KG_FAIL) { /* exhaustive: a later failure, recorded only */
         rc = 1;
     } else if (!j.pass) {
-        char d[768];
+        char d[KG_DESCRIBE_MAX];
         kg_describe_worst(k, &ex, &j, d, sizeof d);
         kg_verdict_set(v, KG_FAIL, "%s: %s", what, d);
         kg_verdict_detail(v, "Inputs with mixed magnitudes and cancellations separate kernels that reduce stably "

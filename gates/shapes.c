@@ -82,7 +82,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 skipped_budget++;
                 continue;
             }
-            char id[384];
+            char id[KG_CASE_ID_MAX];
             kg_case_id(&k, id, sizeof id);
             struct kg_judgement j;
             struct kg_expect ex;
@@ -109,7 +109,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 pass++;
                 if (j.margin > worst_margin) worst_margin = j.margin;
             } else if (!failed) {
-                char desc[768], sh[256];
+                char desc[KG_DESCRIBE_MAX], sh[KG_SHAPE_STR_MAX];
                 kg_describe_worst(&k, &ex, &j, desc, sizeof desc);
                 kg_case_shape_str(&k, sh, sizeof sh);
                 kg_verdict_set(v, KG_FAIL, "at %s: %s", sh, desc);

@@ -17,7 +17,7 @@ extern const char kg_kgate_h[]; /* kgate_h.c, generated from src/kgate.h */
 
 int kg_mkdirs(const char *path)
 {
-    char tmp[4096];
+    char tmp[KG_PATH_MAX];
     if (kg_strlcpy(tmp, path, sizeof tmp) >= sizeof tmp) return -1;
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
@@ -51,12 +51,12 @@ int kg_cache_include_dir(const char *cache, char *buf, size_t n, struct kg_err *
 {
     uint64_t h = kg_hash64(kg_kgate_h, strlen(kg_kgate_h), 0);
     snprintf(buf, n, "%s/include-%016llx", cache, (unsigned long long)h);
-    char path[4200];
+    char path[KG_PATH_MAX + KG_PATH_SLACK];
     snprintf(path, sizeof path, "%s/kgate.h", buf);
     struct stat st;
     if (stat(path, &st) == 0) return 0;
     if (kg_mkdirs(buf)) return kg_errf(e, "cannot create %s: %s", buf, strerror(errno));
-    char tmp[4300];
+    char tmp[KG_PATH_MAX + 2 * KG_PATH_SLACK];
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return kg_errf(e, "cannot write %s: %s", tmp, strerror(errno));
@@ -110,7 +110,7 @@ int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout)
         int r = poll(&p, 1, (int)(left * 1000) + 1);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) continue;
-        char tmp[4096];
+        char tmp[4096]; /* one pipe read */
         ssize_t k = read(fds[0], tmp, sizeof tmp);
         if (k <= 0) break;
         if (len + 1 < n) {

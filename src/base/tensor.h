@@ -29,7 +29,8 @@ size_t kg_tensor_bytes(const struct kg_tensor *t);
 void kg_tensor_strides(const struct kg_tensor *t, int64_t *strides);
 /* Writes "[i,j,k]" for flat index i. */
 void kg_tensor_index_str(const struct kg_tensor *t, int64_t flat, char *buf, size_t n);
-/* "[2,3,4]": a shape for messages; returns b. */
+/* "[2,3,4]": a shape for messages, into KG_SHAPE_TEXT_MAX bytes; returns b. */
+#define KG_SHAPE_TEXT_MAX (KG_MAX_RANK * 21 + 3)
 const char *kg_shape_str(const struct kg_shape *s, char *b, size_t n);
 
 #endif

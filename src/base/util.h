@@ -17,6 +17,9 @@ struct kg_err {
 #define KG_DIR_MAX 2048
 #define KG_NAME_ROOM 2048
 #define KG_PATH_MAX (KG_DIR_MAX + KG_NAME_ROOM)
+/* What a buffer needs beyond the path it extends with a short suffix ("/kgate.h", ".PID.tmp",
+ * "/host-HASH.so"): each derived buffer is its source's size plus this, so no suffix is lost. */
+#define KG_PATH_SLACK 256
 
 /* Formats into e (when e is non-NULL) and returns -1, so `return kg_errf(e, ...)` reads well. */
 int kg_errf(struct kg_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -34,16 +34,16 @@ int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, stru
         for (const struct kg_builtin *b = kg_builtins; b->name; b++) kg_appendf(list, sizeof list, &len, " %s", b->file);
         return kg_errf(e, "no built-in kernel '%s' (built in:%s)", name, list);
     }
-    char cache[2048];
+    char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return -1;
-    char dir[2200];
+    char dir[KG_DIR_MAX + KG_PATH_SLACK];
     uint64_t h = kg_hash64(pick->source, strlen(pick->source), 0);
     snprintf(dir, sizeof dir, "%s/builtin-%016llx", cache, (unsigned long long)h);
     if (kg_mkdirs(dir)) return kg_errf(e, "cannot create %s", dir);
     snprintf(buf, n, "%s/%s", dir, pick->file);
     struct stat st;
     if (stat(buf, &st) == 0) return 0;
-    char tmp[2400];
+    char tmp[KG_PATH_MAX + KG_PATH_SLACK];
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", buf, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return kg_errf(e, "cannot write %s", tmp);

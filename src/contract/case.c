@@ -34,7 +34,7 @@ int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *
     k->dtype = dtype;
     k->seed = seed;
     k->dist = dist;
-    char shape[256];
+    char shape[KG_SHAPE_STR_MAX];
     for (int i = 0; i < c->nargs; i++) {
         const struct kg_arg *a = &c->args[i];
         if (a->kind == KG_ARG_TENSOR) {
@@ -97,7 +97,7 @@ void kg_case_shape_str(const struct kg_case *k, char *buf, size_t n)
 
 void kg_case_id(const struct kg_case *k, char *buf, size_t n)
 {
-    char shape[512];
+    char shape[KG_SHAPE_STR_MAX];
     kg_case_shape_str(k, shape, sizeof shape);
     snprintf(buf, n, "%s%sdtype=%s seed=%llu dist=%s", shape, *shape ? " " : "", kg_dtype_name(k->dtype),
              (unsigned long long)k->seed, kg_dist_name(k->dist));
@@ -141,7 +141,7 @@ int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case 
     enum kg_dtype dtype = kg_contract_default_dtype(c);
     enum kg_dist dist = KG_DIST_NORMAL;
     unsigned long long seed = 1;
-    char buf[512], *save = NULL;
+    char buf[KG_CASE_ID_MAX], *save = NULL;
     kg_strlcpy(buf, id, sizeof buf);
     for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
         char *end;

@@ -157,7 +157,8 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
 void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const struct kg_exec *x);
 
 /* "y[3,17] = 0.51, expected 0.49: error 4.1e-02, 5000x the f32 reference's 8.2e-06
- *  (threshold 1.6e-05)" */
+ *  (threshold 1.6e-05)", into a buffer of KG_DESCRIBE_MAX */
+#define KG_DESCRIBE_MAX 768
 void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, const struct kg_judgement *j, char *buf,
                        size_t n);
 

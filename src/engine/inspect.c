@@ -75,7 +75,7 @@ int kg_inspect_run(struct kg_session *s, const struct kg_case *k, struct kg_insp
     struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
     kg_exec(s, k, &in, &o, &x);
     r->status = x.status;
-    snprintf(r->msg, sizeof r->msg, "%s", x.msg);
+    kg_strlcpy(r->msg, x.msg, sizeof r->msg);
     if (x.status != KG_WS_OK) {
         kg_exec_free(&x);
         kg_inputs_free(&in);
@@ -233,7 +233,7 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
             if (kg_case_init(&c, s->c, sv, dts[d], s->o.seed, s->o.dist >= 0 ? (enum kg_dist)s->o.dist : KG_DIST_NORMAL,
                              &ce)) {
                 row->status = KG_SKIP;
-                snprintf(row->summary, sizeof row->summary, "%s", ce.msg);
+                kg_strlcpy(row->summary, ce.msg, sizeof row->summary);
                 continue;
             }
             struct kg_judgement j;
@@ -242,7 +242,7 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
             kg_verdict_init(&v, NULL); /* rows keep status and summary, not a replay command */
             if (kg_check_case(s, &c, NULL, &j, &ex, NULL, &v)) {
                 row->status = v.status;
-                snprintf(row->summary, sizeof row->summary, "%s", v.summary);
+                kg_strlcpy(row->summary, v.summary, sizeof row->summary);
                 kg_verdict_clear(&v);
                 continue;
             }

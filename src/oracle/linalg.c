@@ -26,7 +26,7 @@ static int check_product(const struct kg_shape *in, const struct kg_shape *out, 
                          const char *form, struct kg_err *e)
 {
     const struct kg_shape *A = &in[0], *B = &in[1], *C = &out[0];
-    char ba[192], bb[192], bc[192], bw[192];
+    char ba[KG_SHAPE_TEXT_MAX], bb[KG_SHAPE_TEXT_MAX], bc[KG_SHAPE_TEXT_MAX], bw[KG_SHAPE_TEXT_MAX];
     int r = batch + 2;
     if (A->rank != r) return kg_errf(e, "%s; got A%s", form, kg_shape_str(A, ba, sizeof ba));
     if (B->rank != r || B->dims[batch] != A->dims[batch + 1])
@@ -60,7 +60,7 @@ static int check_bmm(const struct kg_opcall *c, const struct kg_shape *in,
 static int check_transpose2d(const struct kg_opcall *c, const struct kg_shape *in,
                              const struct kg_shape *out, struct kg_err *e)
 {
-    char bx[192], by[192];
+    char bx[KG_SHAPE_TEXT_MAX], by[KG_SHAPE_TEXT_MAX];
     if (in[0].rank != 2)
         return kg_errf(e, "transpose2d expects x[M,N] -> y[N,M]; got x%s",
                        kg_shape_str(&in[0], bx, sizeof bx));
@@ -77,7 +77,7 @@ static int check_attention(const struct kg_opcall *c, const struct kg_shape *in,
     static const char *const name[] = {"q", "k", "v"};
     const char *form = "causal_attention expects q, k, v [B,H,T,D] (all the same shape) -> "
                        "o [B,H,T,D]";
-    char b0[192], b1[192];
+    char b0[KG_SHAPE_TEXT_MAX], b1[KG_SHAPE_TEXT_MAX];
     if (in[0].rank != 4) return kg_errf(e, "%s; got q%s", form, kg_shape_str(&in[0], b0, sizeof b0));
     for (int i = 1; i < 3; i++)
         if (!same_shape(&in[i], &in[0]))

@@ -21,7 +21,7 @@ static int check_norm(const struct kg_opcall *c, const struct kg_shape *in,
 {
     static const char *const vec_name[] = {"weight", "bias"};
     const char *op = c->def->name;
-    char bx[192], bv[192];
+    char bx[KG_SHAPE_TEXT_MAX], bv[KG_SHAPE_TEXT_MAX];
     if (!(c->param[0] >= 0))
         return kg_errf(e, "%s: eps must be >= 0; got %g", op, c->param[0]);
     if (in[0].rank < 1)

@@ -203,7 +203,7 @@ static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 static int check_elementwise(const struct kg_opdef *d, int n_in, const struct kg_shape *in,
                              int n_out, const struct kg_shape *out, struct kg_err *e)
 {
-    char b0[192], b1[192];
+    char b0[KG_SHAPE_TEXT_MAX], b1[KG_SHAPE_TEXT_MAX];
     for (int i = 1; i < n_in; i++)
         if (!same_shape(&in[i], &in[0]))
             return kg_errf(e,

@@ -42,7 +42,7 @@ static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 
 static int dim_error(const struct kg_opcall *c, const struct kg_shape *in, struct kg_err *e)
 {
-    char b[192];
+    char b[KG_SHAPE_TEXT_MAX];
     const char *op = c->def->name;
     if (in->rank == 0)
         return kg_errf(e, "%s needs an input with at least one dim; got a scalar", op);
@@ -56,7 +56,7 @@ static int check_reduction(const struct kg_opcall *c, const struct kg_shape *in,
 {
     int d = resolve_dim(c, in->rank);
     if (d < 0) return dim_error(c, in, e);
-    char bx[192], br[192], bk[192], by[192];
+    char bx[KG_SHAPE_TEXT_MAX], br[KG_SHAPE_TEXT_MAX], bk[KG_SHAPE_TEXT_MAX], by[KG_SHAPE_TEXT_MAX];
     if (!empty_ok && in->dims[d] == 0)
         return kg_errf(e, "%s(dim=%g) over x%s: dim %d is empty, so there is no value to take",
                        c->def->name, c->param[0], kg_shape_str(in, bx, sizeof bx), d);
@@ -88,7 +88,7 @@ static int check_scan(const struct kg_opcall *c, const struct kg_shape *in,
 {
     if (resolve_dim(c, in->rank) < 0) return dim_error(c, in, e);
     if (same_shape(out, in)) return 0;
-    char bx[192], by[192];
+    char bx[KG_SHAPE_TEXT_MAX], by[KG_SHAPE_TEXT_MAX];
     return kg_errf(e, "%s(dim=%g) expects y with x's shape %s; got y%s", c->def->name,
                    c->param[0], kg_shape_str(in, bx, sizeof bx), kg_shape_str(out, by, sizeof by));
 }

@@ -15,6 +15,7 @@
 
 #define KG_PROTO_MAGIC 0x6b676174u /* "kgat" */
 #define KG_MSG_MAX 4096 /* a reply's message, and every message built from one */
+#define KG_REQ_PATH_MAX 1024 /* a path in a request (a kernel, the cache directory) */
 
 enum kg_cmd {
     KG_CMD_LOAD = 1,
@@ -55,12 +56,12 @@ struct kg_req_load {
     int32_t oracle;      /* host: the entry is a kg_oracle_fn */
     int32_t nargs;
     int32_t argkind[KG_MAX_ARGS]; /* enum kg_argkind */
-    char path[1024];
+    char path[KG_REQ_PATH_MAX];
     char entry[KG_NAME_MAX];
-    char cache_dir[1024];
+    char cache_dir[KG_REQ_PATH_MAX];
     char cc[256];
     char cuda_home[512];
-    char aux_path[1024]; /* torch candidate: the problem file it answers */
+    char aux_path[KG_REQ_PATH_MAX]; /* torch candidate: the problem file it answers */
     int32_t role;        /* torch: 0 oracle (problem), 1 candidate */
 };
 

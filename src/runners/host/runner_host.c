@@ -62,7 +62,7 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
         snprintf(rep->msg, sizeof rep->msg, "%s", e.msg);
         return KG_WS_COMPILE;
     }
-    char inc[1200];
+    char inc[KG_REQ_PATH_MAX + KG_PATH_SLACK];
     if (kg_cache_include_dir(l->cache_dir, inc, sizeof inc, &e)) {
         free(src);
         snprintf(rep->msg, sizeof rep->msg, "%s", e.msg);
@@ -75,7 +75,7 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     snprintf(ddef, sizeof ddef, "-DKG_DTYPE_%s", kg_dtype_name((enum kg_dtype)l->dtype));
     for (char *p = ddef; *p; p++)
         if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
-    char incf[1300];
+    char incf[KG_REQ_PATH_MAX + 2 * KG_PATH_SLACK];
     snprintf(incf, sizeof incf, "-I%s", inc);
     /* key: source, compiler, flags, kgate.h (through the include dir's hash) */
     uint64_t key = kg_hash64(src, len, 0);
@@ -83,7 +83,7 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     key = kg_hash64(defs, strlen(defs), key);
     key = kg_hash64(inc, strlen(inc), key);
     free(src);
-    char so[1400], tmp[1500];
+    char so[KG_REQ_PATH_MAX + KG_PATH_SLACK], tmp[KG_REQ_PATH_MAX + 2 * KG_PATH_SLACK];
     snprintf(so, sizeof so, "%s/host-%016llx.so", l->cache_dir, (unsigned long long)key);
     struct stat sb;
     double t0 = kg_now();
@@ -95,7 +95,9 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
         int rc = kg_run_cmd(argv, out, sizeof out, 120);
         if (rc != 0) {
             unlink(tmp);
-            snprintf(rep->msg, sizeof rep->msg, "%s: compile failed (%s):\n%s", l->path, cc, out);
+            size_t ml = 0; /* the compiler's output is cut where the message ends */
+            rep->msg[0] = 0;
+            kg_appendf(rep->msg, sizeof rep->msg, &ml, "%s: compile failed (%s):\n%s", l->path, cc, out);
             return rc == 127 ? KG_WS_UNAVAILABLE : KG_WS_COMPILE;
         }
         if (rename(tmp, so)) {
