@@ -1,15 +1,28 @@
 """torch_runner.py: kgate's worker for KernelBench-format kernels.
 
 kgate starts two of these per pair, each speaking the same protocol as kgate's own workers
-(src/proto.h: one fixed-layout request, one reply, over a SOCK_SEQPACKET socket on fd 3; bulk
-data in a shared memfd passed with each request). The *oracle* worker (role 0) imports the
+(src/worker/proto.h: one fixed-layout request, one reply, over a SOCK_SEQPACKET socket on fd 3;
+bulk data in a shared memfd passed with each request). The *oracle* worker (role 0) imports the
 problem file: it describes the problem (module constants, inputs, outputs), draws inputs with
 get_inputs() and runs the reference Model in float64 (the oracle) or in the problem's dtype
 (the working-precision reference). The *candidate* worker (role 1) imports the candidate and
 runs ModelNew on the inputs it is sent; it never receives an expected output.
 
-The ctypes structures below mirror src/proto.h field for field; tests/proto_layout.sh checks
-that their sizes and offsets equal the C compiler's.
+The file's sections, each under a `# ---- ` ruler, in this order:
+  protocol       the ctypes mirror of src/worker/proto.h, field for field (tests/proto_layout.sh
+                 compares its sizes and offsets with the C compiler's)
+  sandbox        seal(): what the process gives up before any candidate code runs
+  loading        LOAD: importing the problem and the candidate; the problem's constants, models
+  inputs         DESCRIBE and INPUTS: the problem's description, get_inputs() draws (the judge
+                 applies the input distribution to the values drawn)
+  oracle modes   ORACLE: the reference in float64, in working precision, with sequential sums
+  runs           RUN: ModelNew on the judge's inputs; allocator poisoning and the canary
+  standard test  STANDARD: KernelBench's own check, in this process
+  sampling       SAMPLE: cases too large to ship, drawn and read back on the device
+  profiling      the kernels a call launches (the decoy check, the resources view)
+  serving        the request loop: Worker, whose commands are the sections' methods
+  zygote         the fork server
+  main           the command line: FD, --layout, --zygote NAME
 """
 
 import contextlib
@@ -32,6 +45,9 @@ import time
 import traceback
 import warnings
 
+
+# ---- protocol: the ctypes mirror of src/worker/proto.h -------------------------------------------
+
 MAGIC = 0x6B676174
 MAX_ARGS, NAME_MAX, MAX_RANK, MAX_SYMS, OP_MAX_IO, MAX_RECS = 32, 64, 8, 32, 8, 16
 
@@ -51,7 +67,6 @@ OUT_SHARES_INPUT, OUT_OOB_WRITE = 1, 2
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
 # enum kg_dtype
 DTYPES = ["f64", "f32", "f16", "bf16", "i32", "i64", "u8", "bool"]
-KERNEL_SEED = 42  # KernelBench seeds the RNG with 42 before each constructor
 
 
 class ReqLoad(C.Structure):
@@ -149,6 +164,253 @@ class Refused(Exception):
         super().__init__(msg)
         self.status = status
 
+
+def text(field):
+    return bytes(field).split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def tail(s, n=3500):
+    return s if len(s) <= n else "..." + s[-n:]
+
+
+# ---- sandbox: sealed before any candidate code runs ----------------------------------------------
+
+CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "riscv64": 91}  # capset(2) numbers
+
+
+def seal():
+    """Before any candidate code, while this process has a single thread (credentials are per
+    thread; threads made later inherit these): memory closed to other processes (the oracle
+    worker will hold expected outputs), no_new_privs, every capability dropped, so that not even
+    a root worker can read the judge's or the oracle worker's memory (see src/sandbox.h).
+    KGATE_SANDBOX=0 turns it off. None, or why it could not be done."""
+    if os.environ.get("KGATE_SANDBOX") == "0":
+        return None
+    lc = C.CDLL(None, use_errno=True)
+    ul = C.c_ulong
+    lc.prctl(4, ul(0), ul(0), ul(0), ul(0))  # PR_SET_DUMPABLE 0
+    if lc.prctl(38, ul(1), ul(0), ul(0), ul(0)):  # PR_SET_NO_NEW_PRIVS
+        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(C.get_errno())
+    for cap in range(64):  # the bounding set (only a privileged worker may, and must, drop it)
+        if lc.prctl(24, ul(cap), ul(0), ul(0), ul(0)) and C.get_errno() == 22:  # PR_CAPBSET_DROP; EINVAL
+            break
+    nr = CAPSET.get(os.uname().machine)
+    if nr is None:
+        return "no capset system call number known for %s" % os.uname().machine
+    header = (C.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (C.c_uint32 * 6)()  # effective, permitted, inheritable: all empty
+    if lc.syscall(C.c_long(nr), header, data):
+        return "capset (dropping every capability): %s" % os.strerror(C.get_errno())
+    return None
+
+
+# ---- loading: the problem and the candidate (LOAD), the problem's constants and models -----------
+
+KERNEL_SEED = 42  # KernelBench seeds the RNG with 42 before each constructor
+
+
+def import_file(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise Refused(COMPILE, "%s: not a Python file" % path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    d = os.path.dirname(os.path.abspath(path))
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def located(path, what):
+    """PATH:LINE: the exception being handled, at the deepest line of PATH it passed through."""
+    e = sys.exc_info()[1]
+    real = os.path.realpath(path)
+    same = lambda f: f is not None and (f == path or os.path.realpath(f) == real)  # noqa: E731
+    line = e.lineno if isinstance(e, SyntaxError) and same(e.filename) else None
+    for fr in traceback.extract_tb(e.__traceback__):
+        if same(fr.filename):
+            line = fr.lineno
+    head = "%s:%s: %s: %s: %s" % (path, line if line else "?", what, type(e).__name__,
+                                  e.msg if isinstance(e, SyntaxError) else e)
+    return head + "\n" + tail(traceback.format_exc(), 3000)
+
+
+class Loading:
+    """Worker's LOAD, and what every command uses: the problem's constants, its models, dtypes."""
+
+    def load(self, req, rep):
+        l = req.u.load
+        try:
+            import torch  # noqa: imported here so the layout test runs without torch
+        except Exception as e:  # pragma: no cover - depends on the machine
+            raise Refused(UNAVAILABLE, "PyTorch is not importable by %s: %s" % (sys.executable, e))
+        self.torch = torch
+        threads = os.environ.get("KGATE_TORCH_THREADS")
+        if threads:  # kgate audit runs many workers at once: each its share of the cores
+            torch.set_num_threads(max(1, int(threads)))
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "cuda":
+            # the CUDA context now, under the load's long limit: seconds on a loaded host, which
+            # would otherwise count against the first run's --timeout. No allocation: the
+            # standard test's worker must hand out memory as KernelBench's process would.
+            torch.cuda.synchronize()
+        self.role = l.role
+        cache = text(l.cache_dir)
+        problem = text(l.aux_path) or text(l.path)
+        t0 = time.time()
+        try:
+            self.problem = import_file(problem, "kgate_problem")
+        except Refused:
+            raise
+        except Exception:
+            raise Refused(COMPILE, located(problem, "the problem does not import"))
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(self.problem, name):
+                raise Refused(ENTRY, "%s defines no %s" % (problem, name))
+        self.originals = {k: v for k, v in vars(self.problem).items()
+                          if type(v) is int and not k.startswith("_")}
+        if self.role >= 1:  # 1: the candidate; 2: the standard test (problem and candidate)
+            path = text(l.path)
+            src = open(path, "rb").read()
+            # load_inline extensions are cached by the candidate's content hash
+            if cache:
+                d = os.path.join(cache, "torch_extensions", hashlib.sha256(src).hexdigest()[:16])
+                os.makedirs(d, exist_ok=True)
+                os.environ["TORCH_EXTENSIONS_DIR"] = d
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self.candidate = import_file(path, "kgate_candidate")
+            except Exception:
+                why = located(path, "the candidate does not import or compile")
+                if self.device == "cpu" and re.search(rb"cuda_sources|__global__|import triton|\.cuda\(\)", src):
+                    # a GPU candidate on a host without one: nothing can be checked here (exit 3)
+                    raise Refused(UNAVAILABLE, "this host has no CUDA GPU (torch.cuda.is_available() is false) "
+                                  "and the candidate needs one:\n" + why)
+                raise Refused(COMPILE, why)
+            if not hasattr(self.candidate, "ModelNew"):
+                raise Refused(ENTRY, "entry 'ModelNew' not found in %s" % path)
+        rep.compile_seconds = time.time() - t0
+        rep.compiler = ("python %d.%d, torch %s, %s" % (sys.version_info[0], sys.version_info[1],
+                                                      torch.__version__, self.device)).encode()[:63]
+        return OK
+
+    def set_symbols(self, names, values, n):
+        """Restore the module's constants, then apply the n given ones."""
+        for k, v in self.originals.items():
+            setattr(self.problem, k, v)
+        applied = {}
+        for i in range(n):
+            name = bytes(names[i]).split(b"\0", 1)[0].decode()
+            if name not in self.originals:
+                raise Refused(BAD_REQUEST, "the problem has no constant %s" % name)
+            setattr(self.problem, name, int(values[i]))
+            applied[name] = int(values[i])
+        return tuple(sorted(applied.items()))
+
+    def build(self, cls, key, dtype=None):
+        """The model for the current constants, seeded as KernelBench seeds it."""
+        k = (cls.__name__, key, dtype)
+        if k not in self.models:
+            torch = self.torch
+            torch.manual_seed(KERNEL_SEED)
+            init = self.problem.get_init_inputs()
+            torch.manual_seed(KERNEL_SEED)
+            m = cls(*init)
+            if isinstance(m, torch.nn.Module):
+                m = m.to(self.device)
+                if dtype is not None:
+                    m = m.to(dtype)
+                m.eval()
+            self.models[k] = m
+        return self.models[k]
+
+    def outputs_of(self, r):
+        torch = self.torch
+        outs = list(r) if isinstance(r, (tuple, list)) else [r]
+        for o in outs:
+            if not isinstance(o, torch.Tensor):
+                raise Refused(MISMATCH, "forward returned %s, not a tensor" % type(o).__name__)
+        return outs
+
+    def dt(self, code):
+        t = self.torch
+        return [t.float64, t.float32, t.float16, t.bfloat16, t.int32, t.int64, t.uint8, t.bool][code]
+
+    def dtname(self, dtype):
+        t = self.torch
+        m = {t.float64: "f64", t.float32: "f32", t.float16: "f16", t.bfloat16: "bf16", t.int32: "i32",
+             t.int64: "i64", t.uint8: "u8", t.bool: "bool"}
+        return m.get(dtype, str(dtype))
+
+
+# ---- inputs: the problem's description (DESCRIBE) and get_inputs() draws (INPUTS) ----------------
+
+class Inputs:
+    """Worker's DESCRIBE and INPUTS."""
+
+    def describe(self, req, shm, rep):
+        torch = self.torch
+        p = req.u.problem
+        doc = {}
+        try:
+            key = self.set_symbols(p.sym_names, p.sym_values, p.nsym)
+            doc["symbols"] = {k: getattr(self.problem, k) for k in self.originals}
+            model = self.build(self.problem.Model, key)
+            torch.manual_seed(KERNEL_SEED)
+            inputs = self.problem.get_inputs()
+            ins = []
+            for x in inputs:
+                if isinstance(x, torch.Tensor):
+                    ins.append({"kind": "tensor", "dtype": self.dtname(x.dtype), "shape": list(x.shape)})
+                elif isinstance(x, bool) or not isinstance(x, (int, float)):
+                    raise Refused(BAD_REQUEST, "get_inputs() returns a %s: kgate handles tensors, ints and floats"
+                                  % type(x).__name__)
+                else:
+                    ins.append({"kind": "int" if isinstance(x, int) else "float", "value": x})
+            dev = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+            with torch.no_grad():
+                outs = self.outputs_of(model(*dev))
+            doc["inputs"] = ins
+            doc["outputs"] = [{"kind": "tensor", "dtype": self.dtname(o.dtype), "shape": list(o.shape)}
+                              for o in outs]
+            doc["device"] = self.device
+            if p.nsym == 0:
+                doc["kernels"] = self.profile(lambda: model(*dev)) if self.device == "cuda" else None
+                if doc["kernels"] is None:
+                    del doc["kernels"]
+        except Refused as e:
+            doc = {"error": str(e)}
+        except Exception:
+            doc = {"error": tail(traceback.format_exc(), 1500)}
+        data = json.dumps(doc).encode()
+        if len(data) >= len(shm):
+            raise Refused(BAD_REQUEST, "description larger than the shared memory")
+        shm[:len(data)] = data
+        rep.code = len(data)
+        return OK
+
+    def inputs_cmd(self, req, shm, rep):
+        torch = self.torch
+        p = req.u.problem
+        self.set_symbols(p.sym_names, p.sym_values, p.nsym)
+        torch.manual_seed(p.seed % (2 ** 64))
+        inputs = self.problem.get_inputs()
+        if len(inputs) != p.ntensor:
+            raise Refused(MISMATCH, "get_inputs() returned %d values, expected %d" % (len(inputs), p.ntensor))
+        for i, x in enumerate(inputs):
+            if not isinstance(x, torch.Tensor):
+                continue
+            b = x.detach().contiguous().cpu().reshape(-1).view(torch.uint8)
+            if b.numel() != p.bytes[i]:
+                raise Refused(MISMATCH, "input %d has %d bytes, expected %d (the shape inference was wrong)"
+                              % (i, b.numel(), p.bytes[i]))
+            mv = memoryview(shm)[p.off[i]:p.off[i] + p.bytes[i]]
+            torch.frombuffer(mv, dtype=torch.uint8).copy_(b) if b.numel() else None
+        return OK
+
+
+# ---- oracle modes: the reference in float64, in working precision, sequential (ORACLE) -----------
 
 def seq_mode(torch):
     """A dispatch mode that evaluates the common reductions the least accurate legitimate way:
@@ -262,271 +524,8 @@ def seq_mode(torch):
     return Seq()
 
 
-def is_copy(name):
-    """Memory copies and sets are not kernels of anyone's: kgate itself copies outputs back."""
-    return name.startswith("Memcpy") or name.startswith("Memset")
-
-
-def text(field):
-    return bytes(field).split(b"\0", 1)[0].decode("utf-8", "replace")
-
-
-def import_file(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None:
-        raise Refused(COMPILE, "%s: not a Python file" % path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    d = os.path.dirname(os.path.abspath(path))
-    if d not in sys.path:
-        sys.path.insert(0, d)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "riscv64": 91}  # capset(2) numbers
-
-
-def seal():
-    """Before any candidate code, while this process has a single thread (credentials are per
-    thread; threads made later inherit these): memory closed to other processes (the oracle
-    worker will hold expected outputs), no_new_privs, every capability dropped, so that not even
-    a root worker can read the judge's or the oracle worker's memory (see src/sandbox.h).
-    KGATE_SANDBOX=0 turns it off. None, or why it could not be done."""
-    if os.environ.get("KGATE_SANDBOX") == "0":
-        return None
-    lc = C.CDLL(None, use_errno=True)
-    ul = C.c_ulong
-    lc.prctl(4, ul(0), ul(0), ul(0), ul(0))  # PR_SET_DUMPABLE 0
-    if lc.prctl(38, ul(1), ul(0), ul(0), ul(0)):  # PR_SET_NO_NEW_PRIVS
-        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(C.get_errno())
-    for cap in range(64):  # the bounding set (only a privileged worker may, and must, drop it)
-        if lc.prctl(24, ul(cap), ul(0), ul(0), ul(0)) and C.get_errno() == 22:  # PR_CAPBSET_DROP; EINVAL
-            break
-    nr = CAPSET.get(os.uname().machine)
-    if nr is None:
-        return "no capset system call number known for %s" % os.uname().machine
-    header = (C.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-    data = (C.c_uint32 * 6)()  # effective, permitted, inheritable: all empty
-    if lc.syscall(C.c_long(nr), header, data):
-        return "capset (dropping every capability): %s" % os.strerror(C.get_errno())
-    return None
-
-
-def located(path, what):
-    """PATH:LINE: the exception being handled, at the deepest line of PATH it passed through."""
-    e = sys.exc_info()[1]
-    real = os.path.realpath(path)
-    same = lambda f: f is not None and (f == path or os.path.realpath(f) == real)  # noqa: E731
-    line = e.lineno if isinstance(e, SyntaxError) and same(e.filename) else None
-    for fr in traceback.extract_tb(e.__traceback__):
-        if same(fr.filename):
-            line = fr.lineno
-    head = "%s:%s: %s: %s: %s" % (path, line if line else "?", what, type(e).__name__,
-                                  e.msg if isinstance(e, SyntaxError) else e)
-    return head + "\n" + tail(traceback.format_exc(), 3000)
-
-
-def tail(s, n=3500):
-    return s if len(s) <= n else "..." + s[-n:]
-
-
-class Worker:
-    def __init__(self):
-        self.torch = None
-        self.role = None
-        self.problem = None
-        self.candidate = None
-        self.originals = {}
-        self.models = {}
-        self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
-        self.device = "cpu"
-
-    # ---- helpers ------------------------------------------------------------------------------
-
-    def dt(self, code):
-        t = self.torch
-        return [t.float64, t.float32, t.float16, t.bfloat16, t.int32, t.int64, t.uint8, t.bool][code]
-
-    def dtname(self, dtype):
-        t = self.torch
-        m = {t.float64: "f64", t.float32: "f32", t.float16: "f16", t.bfloat16: "bf16", t.int32: "i32",
-             t.int64: "i64", t.uint8: "u8", t.bool: "bool"}
-        return m.get(dtype, str(dtype))
-
-    def set_symbols(self, names, values, n):
-        """Restore the module's constants, then apply the n given ones."""
-        for k, v in self.originals.items():
-            setattr(self.problem, k, v)
-        applied = {}
-        for i in range(n):
-            name = bytes(names[i]).split(b"\0", 1)[0].decode()
-            if name not in self.originals:
-                raise Refused(BAD_REQUEST, "the problem has no constant %s" % name)
-            setattr(self.problem, name, int(values[i]))
-            applied[name] = int(values[i])
-        return tuple(sorted(applied.items()))
-
-    def build(self, cls, key, dtype=None):
-        """The model for the current constants, seeded as KernelBench seeds it."""
-        k = (cls.__name__, key, dtype)
-        if k not in self.models:
-            torch = self.torch
-            torch.manual_seed(KERNEL_SEED)
-            init = self.problem.get_init_inputs()
-            torch.manual_seed(KERNEL_SEED)
-            m = cls(*init)
-            if isinstance(m, torch.nn.Module):
-                m = m.to(self.device)
-                if dtype is not None:
-                    m = m.to(dtype)
-                m.eval()
-            self.models[k] = m
-        return self.models[k]
-
-    def outputs_of(self, r):
-        torch = self.torch
-        outs = list(r) if isinstance(r, (tuple, list)) else [r]
-        for o in outs:
-            if not isinstance(o, torch.Tensor):
-                raise Refused(MISMATCH, "forward returned %s, not a tensor" % type(o).__name__)
-        return outs
-
-    # ---- commands ------------------------------------------------------------------------------
-
-    def load(self, req, rep):
-        l = req.u.load
-        try:
-            import torch  # noqa: imported here so the layout test runs without torch
-        except Exception as e:  # pragma: no cover - depends on the machine
-            raise Refused(UNAVAILABLE, "PyTorch is not importable by %s: %s" % (sys.executable, e))
-        self.torch = torch
-        threads = os.environ.get("KGATE_TORCH_THREADS")
-        if threads:  # kgate audit runs many workers at once: each its share of the cores
-            torch.set_num_threads(max(1, int(threads)))
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        if self.device == "cuda":
-            # the CUDA context now, under the load's long limit: seconds on a loaded host, which
-            # would otherwise count against the first run's --timeout. No allocation: the
-            # standard test's worker must hand out memory as KernelBench's process would.
-            torch.cuda.synchronize()
-        self.role = l.role
-        cache = text(l.cache_dir)
-        problem = text(l.aux_path) or text(l.path)
-        t0 = time.time()
-        try:
-            self.problem = import_file(problem, "kgate_problem")
-        except Refused:
-            raise
-        except Exception:
-            raise Refused(COMPILE, located(problem, "the problem does not import"))
-        for name in ("Model", "get_inputs", "get_init_inputs"):
-            if not hasattr(self.problem, name):
-                raise Refused(ENTRY, "%s defines no %s" % (problem, name))
-        self.originals = {k: v for k, v in vars(self.problem).items()
-                          if type(v) is int and not k.startswith("_")}
-        if self.role >= 1:  # 1: the candidate; 2: the standard test (problem and candidate)
-            path = text(l.path)
-            src = open(path, "rb").read()
-            # load_inline extensions are cached by the candidate's content hash
-            if cache:
-                d = os.path.join(cache, "torch_extensions", hashlib.sha256(src).hexdigest()[:16])
-                os.makedirs(d, exist_ok=True)
-                os.environ["TORCH_EXTENSIONS_DIR"] = d
-            try:
-                with contextlib.redirect_stdout(io.StringIO()):
-                    self.candidate = import_file(path, "kgate_candidate")
-            except Exception:
-                why = located(path, "the candidate does not import or compile")
-                if self.device == "cpu" and re.search(rb"cuda_sources|__global__|import triton|\.cuda\(\)", src):
-                    # a GPU candidate on a host without one: nothing can be checked here (exit 3)
-                    raise Refused(UNAVAILABLE, "this host has no CUDA GPU (torch.cuda.is_available() is false) "
-                                  "and the candidate needs one:\n" + why)
-                raise Refused(COMPILE, why)
-            if not hasattr(self.candidate, "ModelNew"):
-                raise Refused(ENTRY, "entry 'ModelNew' not found in %s" % path)
-        rep.compile_seconds = time.time() - t0
-        rep.compiler = ("python %d.%d, torch %s, %s" % (sys.version_info[0], sys.version_info[1],
-                                                      torch.__version__, self.device)).encode()[:63]
-        return OK
-
-    def describe(self, req, shm, rep):
-        torch = self.torch
-        p = req.u.problem
-        doc = {}
-        try:
-            key = self.set_symbols(p.sym_names, p.sym_values, p.nsym)
-            doc["symbols"] = {k: getattr(self.problem, k) for k in self.originals}
-            model = self.build(self.problem.Model, key)
-            torch.manual_seed(KERNEL_SEED)
-            inputs = self.problem.get_inputs()
-            ins = []
-            for x in inputs:
-                if isinstance(x, torch.Tensor):
-                    ins.append({"kind": "tensor", "dtype": self.dtname(x.dtype), "shape": list(x.shape)})
-                elif isinstance(x, bool) or not isinstance(x, (int, float)):
-                    raise Refused(BAD_REQUEST, "get_inputs() returns a %s: kgate handles tensors, ints and floats"
-                                  % type(x).__name__)
-                else:
-                    ins.append({"kind": "int" if isinstance(x, int) else "float", "value": x})
-            dev = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-            with torch.no_grad():
-                outs = self.outputs_of(model(*dev))
-            doc["inputs"] = ins
-            doc["outputs"] = [{"kind": "tensor", "dtype": self.dtname(o.dtype), "shape": list(o.shape)}
-                              for o in outs]
-            doc["device"] = self.device
-            if p.nsym == 0:
-                doc["kernels"] = self.profile(lambda: model(*dev)) if self.device == "cuda" else None
-                if doc["kernels"] is None:
-                    del doc["kernels"]
-        except Refused as e:
-            doc = {"error": str(e)}
-        except Exception:
-            doc = {"error": tail(traceback.format_exc(), 1500)}
-        data = json.dumps(doc).encode()
-        if len(data) >= len(shm):
-            raise Refused(BAD_REQUEST, "description larger than the shared memory")
-        shm[:len(data)] = data
-        rep.code = len(data)
-        return OK
-
-    def profile(self, fn):
-        """Names of the CUDA kernels fn launches (truncated as kgate's records are)."""
-        torch = self.torch
-        from torch.profiler import ProfilerActivity, profile
-        with torch.no_grad():
-            fn()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                fn()
-                torch.cuda.synchronize()
-        names = []
-        for e in prof.events():
-            if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA"):
-                n = e.name[:120]
-                if n not in names and not is_copy(n):
-                    names.append(n)
-        return names
-
-    def inputs_cmd(self, req, shm, rep):
-        torch = self.torch
-        p = req.u.problem
-        self.set_symbols(p.sym_names, p.sym_values, p.nsym)
-        torch.manual_seed(p.seed % (2 ** 64))
-        inputs = self.problem.get_inputs()
-        if len(inputs) != p.ntensor:
-            raise Refused(MISMATCH, "get_inputs() returned %d values, expected %d" % (len(inputs), p.ntensor))
-        for i, x in enumerate(inputs):
-            if not isinstance(x, torch.Tensor):
-                continue
-            b = x.detach().contiguous().cpu().reshape(-1).view(torch.uint8)
-            if b.numel() != p.bytes[i]:
-                raise Refused(MISMATCH, "input %d has %d bytes, expected %d (the shape inference was wrong)"
-                              % (i, b.numel(), p.bytes[i]))
-            mv = memoryview(shm)[p.off[i]:p.off[i] + p.bytes[i]]
-            torch.frombuffer(mv, dtype=torch.uint8).copy_(b) if b.numel() else None
-        return OK
+class OracleModes:
+    """Worker's ORACLE."""
 
     def tensor_from_f64(self, shm, t, dtype):
         torch = self.torch
@@ -580,116 +579,11 @@ class Worker:
                 torch.frombuffer(memoryview(shm)[t.off:t.off + 8 * n], dtype=torch.float64).copy_(y)
         return OK
 
-    def raw(self, addr, n):
-        """A uint8 view of n bytes of device memory at addr (memory the caching allocator holds)."""
-        class Mem:
-            pass
-        m = Mem()
-        m.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (addr, False), "version": 3}
-        return self.torch.as_tensor(m, device=self.device)
 
-    def free_blocks(self):
-        """(address, size) of every block the CUDA caching allocator holds but has not handed out."""
-        out = []
-        for seg in self.torch.cuda.memory_snapshot():
-            addr = seg["address"]
-            for b in seg["blocks"]:
-                addr = b.get("address", addr)
-                if b["state"] == "inactive" and b["size"]:
-                    out.append((addr, b["size"]))
-                addr += b["size"]
-        return out
+# ---- runs: ModelNew on the judge's inputs (RUN), allocator poisoning and the canary --------------
 
-    def poison(self, r, total):
-        """Fill the memory outputs will be allocated from, as kgate prefills outputs: on the GPU
-        every free block of the caching allocator (whichever one torch.empty picks), after making
-        sure one is large enough; on the CPU a freed buffer of the right size."""
-        torch = self.torch
-        n = 2 * total + (1 << 20)
-        g = None
-        if r.fill == FILL_GARBAGE:
-            g = torch.Generator(device=self.device)
-            g.manual_seed(int(r.fill_seed) % (2 ** 63))
-        if self.device != "cuda":
-            buf = torch.randint(0, 256, (n,), dtype=torch.uint8, generator=g) if g is not None else \
-                torch.full((n,), r.fill_byte, dtype=torch.uint8)
-            del buf
-            return
-        buf = torch.empty(n, dtype=torch.uint8, device="cuda")
-        del buf
-        for addr, size in self.free_blocks():
-            v = self.raw(addr, size)
-            if g is not None:
-                v.random_(0, 256, generator=g)
-            else:
-                v.fill_(r.fill_byte)
-
-    def canary_start(self, byte):
-        """Before a call: every free block of the caching allocator set to byte, and allocation
-        history on, so that afterwards a changed byte outside anything allocated during the call
-        is a write outside every tensor (past the end of an output, usually)."""
-        torch = self.torch
-        blocks = self.free_blocks()
-        for addr, size in blocks:
-            self.raw(addr, size).fill_(byte)
-        torch.cuda.synchronize()
-        try:
-            torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
-                                                     max_entries=1 << 16)
-        except Exception:  # an older PyTorch: no history, no check
-            return None
-        return blocks
-
-    def canary_check(self, blocks, byte, outs, rep):
-        torch = self.torch
-        torch.cuda.synchronize()
-        try:
-            snap = torch.cuda.memory._snapshot()
-        finally:
-            torch.cuda.memory._record_memory_history(enabled=None)
-        allocs = []
-        for trace in snap.get("device_traces", []):
-            allocs += [(e["addr"], e["addr"] + e["size"]) for e in trace if e.get("action") == "alloc"]
-        allocs.sort()
-        bad, first, where = 0, None, None
-        for addr, size in blocks:
-            # the parts of this free block nothing was allocated in during the call
-            lo, end, parts = addr, addr + size, []
-            for a, b in allocs:
-                if b <= lo or a >= end:
-                    continue
-                if a > lo:
-                    parts.append((lo, a))
-                lo = max(lo, b)
-            if lo < end:
-                parts.append((lo, end))
-            for a, b in parts:
-                # read back to the host: a comparison on the device would allocate its result in
-                # the very blocks being checked. A write past an end lands at the start of a part:
-                # the first 64 MiB of each are read.
-                b = min(b, a + (64 << 20))
-                changed = (self.raw(a, b - a).cpu() != byte).nonzero()
-                if changed.numel():
-                    bad += changed.numel()
-                    at = a + int(changed[0])
-                    if first is None or at < first:
-                        first = at
-        if not bad:
-            return
-        rep.code |= OUT_OOB_WRITE
-        # name the allocation the write ran past: the nearest one ending at or before it
-        prev = [(b, a) for a, b in allocs if b <= first]
-        if prev:
-            end, start = max(prev)
-            for j, o in enumerate(outs):
-                if start <= o.data_ptr() < end:
-                    where = "output %d (%d bytes, allocated by the candidate)" % (j, o.numel() * o.element_size())
-            what = where or "a %d-byte block allocated during the call" % (end - start)
-            rep.msg = ("%d bytes written outside every tensor, the first %d bytes past the end of %s"
-                       % (bad, first - end, what)).encode()[:4095]
-        else:
-            rep.msg = ("%d bytes written outside every tensor, in memory no allocation of the call covered"
-                       % bad).encode()[:4095]
+class Runs:
+    """Worker's RUN, and the caching allocator's memory it prefills and watches."""
 
     def run(self, req, shm, rep):
         torch = self.torch
@@ -817,6 +711,123 @@ class Worker:
             self.records(prof, rep)
         return OK
 
+    def raw(self, addr, n):
+        """A uint8 view of n bytes of device memory at addr (memory the caching allocator holds)."""
+        class Mem:
+            pass
+        m = Mem()
+        m.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (addr, False), "version": 3}
+        return self.torch.as_tensor(m, device=self.device)
+
+    def free_blocks(self):
+        """(address, size) of every block the CUDA caching allocator holds but has not handed out."""
+        out = []
+        for seg in self.torch.cuda.memory_snapshot():
+            addr = seg["address"]
+            for b in seg["blocks"]:
+                addr = b.get("address", addr)
+                if b["state"] == "inactive" and b["size"]:
+                    out.append((addr, b["size"]))
+                addr += b["size"]
+        return out
+
+    def poison(self, r, total):
+        """Fill the memory outputs will be allocated from, as kgate prefills outputs: on the GPU
+        every free block of the caching allocator (whichever one torch.empty picks), after making
+        sure one is large enough; on the CPU a freed buffer of the right size."""
+        torch = self.torch
+        n = 2 * total + (1 << 20)
+        g = None
+        if r.fill == FILL_GARBAGE:
+            g = torch.Generator(device=self.device)
+            g.manual_seed(int(r.fill_seed) % (2 ** 63))
+        if self.device != "cuda":
+            buf = torch.randint(0, 256, (n,), dtype=torch.uint8, generator=g) if g is not None else \
+                torch.full((n,), r.fill_byte, dtype=torch.uint8)
+            del buf
+            return
+        buf = torch.empty(n, dtype=torch.uint8, device="cuda")
+        del buf
+        for addr, size in self.free_blocks():
+            v = self.raw(addr, size)
+            if g is not None:
+                v.random_(0, 256, generator=g)
+            else:
+                v.fill_(r.fill_byte)
+
+    def canary_start(self, byte):
+        """Before a call: every free block of the caching allocator set to byte, and allocation
+        history on, so that afterwards a changed byte outside anything allocated during the call
+        is a write outside every tensor (past the end of an output, usually)."""
+        torch = self.torch
+        blocks = self.free_blocks()
+        for addr, size in blocks:
+            self.raw(addr, size).fill_(byte)
+        torch.cuda.synchronize()
+        try:
+            torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
+                                                     max_entries=1 << 16)
+        except Exception:  # an older PyTorch: no history, no check
+            return None
+        return blocks
+
+    def canary_check(self, blocks, byte, outs, rep):
+        torch = self.torch
+        torch.cuda.synchronize()
+        try:
+            snap = torch.cuda.memory._snapshot()
+        finally:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        allocs = []
+        for trace in snap.get("device_traces", []):
+            allocs += [(e["addr"], e["addr"] + e["size"]) for e in trace if e.get("action") == "alloc"]
+        allocs.sort()
+        bad, first, where = 0, None, None
+        for addr, size in blocks:
+            # the parts of this free block nothing was allocated in during the call
+            lo, end, parts = addr, addr + size, []
+            for a, b in allocs:
+                if b <= lo or a >= end:
+                    continue
+                if a > lo:
+                    parts.append((lo, a))
+                lo = max(lo, b)
+            if lo < end:
+                parts.append((lo, end))
+            for a, b in parts:
+                # read back to the host: a comparison on the device would allocate its result in
+                # the very blocks being checked. A write past an end lands at the start of a part:
+                # the first 64 MiB of each are read.
+                b = min(b, a + (64 << 20))
+                changed = (self.raw(a, b - a).cpu() != byte).nonzero()
+                if changed.numel():
+                    bad += changed.numel()
+                    at = a + int(changed[0])
+                    if first is None or at < first:
+                        first = at
+        if not bad:
+            return
+        rep.code |= OUT_OOB_WRITE
+        # name the allocation the write ran past: the nearest one ending at or before it
+        prev = [(b, a) for a, b in allocs if b <= first]
+        if prev:
+            end, start = max(prev)
+            for j, o in enumerate(outs):
+                if start <= o.data_ptr() < end:
+                    where = "output %d (%d bytes, allocated by the candidate)" % (j, o.numel() * o.element_size())
+            what = where or "a %d-byte block allocated during the call" % (end - start)
+            rep.msg = ("%d bytes written outside every tensor, the first %d bytes past the end of %s"
+                       % (bad, first - end, what)).encode()[:4095]
+        else:
+            rep.msg = ("%d bytes written outside every tensor, in memory no allocation of the call covered"
+                       % bad).encode()[:4095]
+
+
+# ---- standard test: KernelBench's own check, in this process (STANDARD) --------------------------
+
+class StandardTest:
+    """Worker's STANDARD."""
+
     def standard(self, req, shm, rep):
         """KernelBench's correctness check as that project runs it, in this fresh process: Model
         and ModelNew built with seed 42, five trial seeds drawn from a generator seeded 42, for
@@ -888,6 +899,12 @@ class Worker:
                         % (trial, name, "".join("[%d]" % k for k in idx), float(yd[i]), float(xd[i]), tol))
         return None
 
+
+# ---- sampling: cases too large to ship (SAMPLE) --------------------------------------------------
+
+class Sampling:
+    """Worker's SAMPLE."""
+
     def sample(self, req, shm, rep):
         """A case too large to ship (more than 2^31 elements): inputs drawn by get_inputs() on the
         device itself (same seed and device in both workers, so the same values), the reference
@@ -935,6 +952,35 @@ class Worker:
                 torch.cuda.empty_cache()  # the next, ordinary case must not inherit gigabytes
         return OK
 
+
+# ---- profiling: the kernels a call launches (the decoy check, the resources view) ----------------
+
+def is_copy(name):
+    """Memory copies and sets are not kernels of anyone's: kgate itself copies outputs back."""
+    return name.startswith("Memcpy") or name.startswith("Memset")
+
+
+class Profiling:
+    """The CUDA kernels of a call, from torch.profiler."""
+
+    def profile(self, fn):
+        """Names of the CUDA kernels fn launches (truncated as kgate's records are)."""
+        torch = self.torch
+        from torch.profiler import ProfilerActivity, profile
+        with torch.no_grad():
+            fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+        names = []
+        for e in prof.events():
+            if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA"):
+                n = e.name[:120]
+                if n not in names and not is_copy(n):
+                    names.append(n)
+        return names
+
     def records(self, prof, rep):
         """Kernels launched during the call, for kgate's decoy check and resources view."""
         seen = []
@@ -951,6 +997,22 @@ class Worker:
             rec = rep.launch[j]
             rec.name = n.encode()[:127]
             rec.seconds = getattr(e, "cuda_time", 0) / 1e6 if hasattr(e, "cuda_time") else -1
+
+
+# ---- serving: the request loop on fd 3 -----------------------------------------------------------
+
+class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profiling):
+    """One worker's state between requests; its commands are the methods of the sections above."""
+
+    def __init__(self):
+        self.torch = None
+        self.role = None
+        self.problem = None
+        self.candidate = None
+        self.originals = {}
+        self.models = {}
+        self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
+        self.device = "cpu"
 
 
 def serve(fd):
@@ -1052,6 +1114,8 @@ def serve_profiled(fd):
         prof.disable()
         prof.dump_stats(os.path.join(out, "torch-worker-%d.prof" % os.getpid()))
 
+
+# ---- zygote: the fork server (python3 torch_runner.py --zygote NAME) -----------------------------
 
 def watchdog(judge):
     """A worker forked by the zygote is not the judge's child: it ends itself (and what it
@@ -1169,6 +1233,8 @@ def zygote(name):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             conn.send(json.dumps({"pid": pid}).encode())
 
+
+# ---- main ----------------------------------------------------------------------------------------
 
 if __name__ == "__main__":
     if len(sys.argv) == 2 and sys.argv[1] == "--layout":
