@@ -11,6 +11,7 @@ runs ModelNew on the inputs it is sent; it never receives an expected output.
 The file's sections, each under a `# ---- ` ruler, in this order:
   protocol       the ctypes mirror of src/worker/proto.h, field for field (tests/proto_layout.sh
                  compares its sizes and offsets with the C compiler's)
+  shared memory  the judge's memfd, passed with each request and kept mapped between them
   sandbox        seal(): what the process gives up before any candidate code runs
   loading        LOAD: importing the problem and the candidate; the problem's constants, models
   inputs         DESCRIBE and INPUTS: the problem's description, get_inputs() draws (the judge
@@ -171,6 +172,50 @@ def text(field):
 
 def tail(s, n=3500):
     return s if len(s) <= n else "..." + s[-n:]
+
+
+# ---- shared memory: the judge's memfd, passed with each request, kept mapped -------------------
+
+
+def passed_fd(anc):
+    """The descriptor a request came with (SCM_RIGHTS), or -1."""
+    shm_fd = -1
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            shm_fd = int.from_bytes(payload[:4], sys.byteorder)
+    return shm_fd
+
+
+def shm_size(req):
+    """How much of the shared memory the request uses (0: none)."""
+    sizes = {RUN: req.u.run.shm_size, ORACLE: req.u.oracle.shm_size, DESCRIBE: req.u.problem.shm_size,
+             INPUTS: req.u.problem.shm_size, SAMPLE: req.u.problem.shm_size}
+    return sizes.get(req.cmd, 0)
+
+
+class SharedMemory:
+    """The judge's shared memory stays mapped between requests (mapping it afresh each time cost a
+    page fault per page per request); a new memfd (the judge grew it) is mapped anew. Each worker
+    gets its own memfd, so what stays mapped here is only this worker's own traffic."""
+
+    def __init__(self):
+        self.mapped = None  # ((st_dev, st_ino), mmap)
+
+    def view(self, shm_fd, size):
+        """The mapping of shm_fd, at least size bytes; None when the request uses none."""
+        if not size:
+            return None
+        st = os.fstat(shm_fd)
+        key = (st.st_dev, st.st_ino)
+        mapped = self.mapped
+        if mapped is None or mapped[0] != key or len(mapped[1]) < size:
+            if mapped is not None:
+                try:
+                    mapped[1].close()
+                except BufferError:  # a tensor still views it; it goes when the tensor does
+                    pass
+            self.mapped = (key, mmap.mmap(shm_fd, max(st.st_size, size)))
+        return self.mapped[1]
 
 
 # ---- sandbox: sealed before any candidate code runs ----------------------------------------------
@@ -1016,13 +1061,11 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
 
 
 def serve(fd):
+    """Requests on fd, one reply each, until QUIT or the judge closes: 0 (1: a protocol mismatch)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
     w = Worker()
     size = C.sizeof(Req)
-    # the judge's shared memory stays mapped between requests (mapping it afresh each time cost a
-    # page fault per page per request); a new memfd (the judge grew it) is mapped anew. Each worker
-    # gets its own memfd, so what stays mapped here is only this worker's own traffic.
-    mapped = None  # ((st_dev, st_ino), mmap)
+    shared = SharedMemory()
     while True:
         try:
             data, anc, _, _ = sock.recvmsg(size, socket.CMSG_SPACE(4))
@@ -1030,10 +1073,7 @@ def serve(fd):
             return 0
         if not data:
             return 0
-        shm_fd = -1
-        for level, kind, payload in anc:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                shm_fd = int.from_bytes(payload[:4], sys.byteorder)
+        shm_fd = passed_fd(anc)
         rep = Reply()
         rep.magic = MAGIC
         rep.nlaunch = -1
@@ -1045,58 +1085,56 @@ def serve(fd):
         req = Req.from_buffer_copy(data)
         if req.cmd == QUIT:
             return 0
-        shm = None
-        dead = False
-        try:
-            sizes = {RUN: req.u.run.shm_size, ORACLE: req.u.oracle.shm_size, DESCRIBE: req.u.problem.shm_size,
-                     INPUTS: req.u.problem.shm_size, SAMPLE: req.u.problem.shm_size}
-            if req.cmd in sizes and shm_fd >= 0 and sizes[req.cmd]:
-                st = os.fstat(shm_fd)
-                key = (st.st_dev, st.st_ino)
-                if mapped is None or mapped[0] != key or len(mapped[1]) < sizes[req.cmd]:
-                    if mapped is not None:
-                        try:
-                            mapped[1].close()
-                        except BufferError:  # a tensor still views it; it goes when the tensor does
-                            pass
-                    mapped = (key, mmap.mmap(shm_fd, max(st.st_size, sizes[req.cmd])))
-                shm = mapped[1]
-            if req.cmd == LOAD:
-                rep.status = w.load(req, rep)
-            elif w.torch is None:
-                raise Refused(BAD_REQUEST, "request before load")
-            elif req.cmd == DESCRIBE:
-                rep.status = w.describe(req, shm, rep)
-            elif req.cmd == INPUTS:
-                rep.status = w.inputs_cmd(req, shm, rep)
-            elif req.cmd == ORACLE:
-                rep.status = w.oracle(req, shm, rep)
-            elif req.cmd == RUN:
-                rep.status = w.run(req, shm, rep)
-            elif req.cmd == STANDARD:
-                rep.status = w.standard(req, shm, rep)
-            elif req.cmd == SAMPLE:
-                rep.status = w.sample(req, shm, rep)
-            else:
-                raise Refused(BAD_REQUEST, "unknown command %d" % req.cmd)
-        except Refused as e:
-            rep.status = e.status
-            rep.msg = str(e).encode()[:4095]
-        except Exception as e:
-            first = (str(e).strip().splitlines() or [""])[0]
-            msg = "%s: %s\n%s" % (type(e).__name__, first, tail(traceback.format_exc()))
-            cuda_dead = "CUDA error" in str(e) or "illegal memory access" in str(e) or "device-side assert" in str(e)
-            rep.status = CUDAERR if cuda_dead else EXCEPTION
-            rep.msg = msg.encode()[:4095]
-            dead = cuda_dead
-        finally:
-            if shm_fd >= 0:
-                os.close(shm_fd)
+        dead = answer(w, req, shm_fd, shared, rep)
         sys.stdout.flush()
         sys.stderr.flush()
         sock.sendmsg([bytes(rep)])
         if dead:  # the CUDA context is unusable after such an error
             return 0
+
+
+def answer(w, req, shm_fd, shared, rep):
+    """Serve one request into rep, closing its memfd; whether the CUDA context died doing it."""
+    dead = False
+    try:
+        shm = shared.view(shm_fd, shm_size(req)) if shm_fd >= 0 else None
+        rep.status = dispatch(w, req, shm, rep)
+    except Refused as e:
+        rep.status = e.status
+        rep.msg = str(e).encode()[:4095]
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [""])[0]
+        msg = "%s: %s\n%s" % (type(e).__name__, first, tail(traceback.format_exc()))
+        cuda_dead = "CUDA error" in str(e) or "illegal memory access" in str(e) or "device-side assert" in str(e)
+        rep.status = CUDAERR if cuda_dead else EXCEPTION
+        rep.msg = msg.encode()[:4095]
+        dead = cuda_dead
+    finally:
+        if shm_fd >= 0:
+            os.close(shm_fd)
+    return dead
+
+
+def dispatch(w, req, shm, rep):
+    """The command's reply status; LOAD must come first."""
+    if req.cmd == LOAD:
+        return w.load(req, rep)
+    elif w.torch is None:
+        raise Refused(BAD_REQUEST, "request before load")
+    elif req.cmd == DESCRIBE:
+        return w.describe(req, shm, rep)
+    elif req.cmd == INPUTS:
+        return w.inputs_cmd(req, shm, rep)
+    elif req.cmd == ORACLE:
+        return w.oracle(req, shm, rep)
+    elif req.cmd == RUN:
+        return w.run(req, shm, rep)
+    elif req.cmd == STANDARD:
+        return w.standard(req, shm, rep)
+    elif req.cmd == SAMPLE:
+        return w.sample(req, shm, rep)
+    else:
+        raise Refused(BAD_REQUEST, "unknown command %d" % req.cmd)
 
 
 def serve_profiled(fd):
