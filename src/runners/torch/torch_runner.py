@@ -631,10 +631,39 @@ class Runs:
     """Worker's RUN, and the caching allocator's memory it prefills and watches."""
 
     def run(self, req, shm, rep):
+        """ModelNew once on the inputs in shm; its outputs, and the inputs with their guards as the
+        call left them, written back where they came from. Nothing to compare with is sent."""
         torch = self.torch
         r = req.u.run
         key = self.set_symbols(r.sym_names, r.sym_values, r.nsym)
         model = self.build(self.candidate.ModelNew, key)
+        args, outs_expected, bufs, total_out = self.stage_args(r, shm)
+        self.poison(r, total_out)
+        cuda = self.device == "cuda"
+        side, delayed, canary, prof = self.prepare_call(r, bufs)
+        t0 = time.perf_counter()
+        try:
+            outs, host, start, end = self.timed_call(r, model, args, outs_expected, bufs, side, delayed, rep)
+        finally:
+            if prof is not None:
+                torch.cuda.synchronize()
+                prof.__exit__(None, None, None)
+        if cuda:
+            torch.cuda.synchronize()
+            rep.seconds = start.elapsed_time(end) / 1e3
+            if canary is not None and canary[0] is not None:
+                self.canary_check(canary[0], canary[1], outs, rep)
+        else:
+            rep.seconds = time.perf_counter() - t0
+        self.write_back(shm, outs_expected, host, bufs)
+        if prof is not None:
+            self.records(prof, rep)
+        return OK
+
+    def stage_args(self, r, shm):
+        """The call's arguments: each input region (data and guards) copied to the device, into the
+        same storage as the run before under RUN_REUSE; outputs only noted, for the call to make."""
+        torch = self.torch
         args, outs_expected, bufs, total_out = [], [], [], 0
         reuse = (r.flags & RUN_REUSE) and self.inputs is not None
         for i in range(r.nargs):
@@ -662,7 +691,12 @@ class Runs:
         self.inputs = [None] * r.nargs
         for i, a, buf in bufs:
             self.inputs[i] = buf
-        self.poison(r, total_out)
+        return args, outs_expected, bufs, total_out
+
+    def prepare_call(self, r, bufs):
+        """What the run's flags ask for before the call, in this order: the side stream and its late
+        inputs, the canary, a busy default stream, the profiler (started)."""
+        torch = self.torch
         cuda = self.device == "cuda"
         side = torch.cuda.Stream() if cuda and (r.flags & RUN_SIDE_STREAM) else None
         delayed = []
@@ -686,63 +720,70 @@ class Runs:
             from torch.profiler import ProfilerActivity, profile
             prof = profile(activities=[ProfilerActivity.CUDA])
             prof.__enter__()
-        t0 = time.perf_counter()
+        return side, delayed, canary, prof
+
+    def timed_call(self, r, model, args, outs_expected, bufs, side, delayed, rep):
+        """The call, on the side stream if there is one, between two CUDA events; the outputs, and
+        their host copies read on that same stream."""
+        torch = self.torch
+        cuda = self.device == "cuda"
         start = end = None
-        try:
-            with (torch.cuda.stream(side) if side is not None else contextlib.nullcontext()):
-                if delayed:
-                    torch.cuda._sleep(int(2e7))  # ~12 ms
-                    for buf, staged in delayed:
-                        buf.copy_(staged, non_blocking=True)
-                if cuda:
-                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    start.record()
-                with torch.no_grad():
-                    result = model(*args)
-                if cuda:
-                    end.record()
-                outs = self.outputs_of(result)
-                if len(outs) != len(outs_expected):
-                    raise Refused(MISMATCH, "ModelNew returned %d outputs, the reference %d"
-                                  % (len(outs), len(outs_expected)))
-                host = []
-                lenient = bool(r.flags & RUN_LENIENT)  # KernelBench's test: a shape check, then allclose
-                for (i, a, shape), o in zip(outs_expected, outs):
-                    if lenient:
-                        if list(o.shape) != shape:
-                            raise Refused(MISMATCH, "output %d has shape %s, the reference's %s"
-                                          % (len(host), list(o.shape), shape))
-                        o = o.as_subclass(torch.Tensor).to(self.dt(a.dtype)) if type(o) is not torch.Tensor \
-                            else o.to(self.dt(a.dtype))
-                        host.append(o.detach().contiguous().to("cpu"))
-                        continue
-                    if type(o) is not torch.Tensor:
-                        raise Refused(MISMATCH, "output %d is a %s, a subclass of torch.Tensor (lazy evaluation?)"
-                                      % (len(host), type(o).__name__))
-                    if o.dtype != self.dt(a.dtype) or list(o.shape) != shape:
-                        raise Refused(MISMATCH, "output %d is %s%s, the reference's is %s%s"
-                                      % (len(host), self.dtname(o.dtype), list(o.shape), DTYPES[a.dtype], shape))
-                    if o.device.type != torch.device(self.device).type:
-                        raise Refused(MISMATCH, "output %d is on %s, the inputs on %s"
-                                      % (len(host), o.device, self.device))
-                    for _, _, buf in bufs:
-                        lo = buf.data_ptr()
-                        if o.numel() and lo <= o.data_ptr() < lo + buf.numel():
-                            rep.code |= OUT_SHARES_INPUT
-                    # read on the current stream, as the caller would: work left on another
-                    # stream without synchronisation is not waited for
-                    host.append(o.detach().contiguous().to("cpu"))
-        finally:
-            if prof is not None:
-                torch.cuda.synchronize()
-                prof.__exit__(None, None, None)
-        if cuda:
-            torch.cuda.synchronize()
-            rep.seconds = start.elapsed_time(end) / 1e3
-            if canary is not None and canary[0] is not None:
-                self.canary_check(canary[0], canary[1], outs, rep)
-        else:
-            rep.seconds = time.perf_counter() - t0
+        with (torch.cuda.stream(side) if side is not None else contextlib.nullcontext()):
+            if delayed:
+                torch.cuda._sleep(int(2e7))  # ~12 ms
+                for buf, staged in delayed:
+                    buf.copy_(staged, non_blocking=True)
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+            with torch.no_grad():
+                result = model(*args)
+            if cuda:
+                end.record()
+            outs = self.outputs_of(result)
+            if len(outs) != len(outs_expected):
+                raise Refused(MISMATCH, "ModelNew returned %d outputs, the reference %d"
+                              % (len(outs), len(outs_expected)))
+            host = self.read_outputs(r, outs_expected, outs, bufs, rep)
+        return outs, host, start, end
+
+    def read_outputs(self, r, outs_expected, outs, bufs, rep):
+        """Each output checked against the reference's dtype, shape and device (under RUN_LENIENT,
+        KernelBench's shape check and a cast), noted when it shares an input's storage, and read
+        to the host."""
+        torch = self.torch
+        host = []
+        lenient = bool(r.flags & RUN_LENIENT)  # KernelBench's test: a shape check, then allclose
+        for (i, a, shape), o in zip(outs_expected, outs):
+            if lenient:
+                if list(o.shape) != shape:
+                    raise Refused(MISMATCH, "output %d has shape %s, the reference's %s"
+                                  % (len(host), list(o.shape), shape))
+                o = o.as_subclass(torch.Tensor).to(self.dt(a.dtype)) if type(o) is not torch.Tensor \
+                    else o.to(self.dt(a.dtype))
+                host.append(o.detach().contiguous().to("cpu"))
+                continue
+            if type(o) is not torch.Tensor:
+                raise Refused(MISMATCH, "output %d is a %s, a subclass of torch.Tensor (lazy evaluation?)"
+                              % (len(host), type(o).__name__))
+            if o.dtype != self.dt(a.dtype) or list(o.shape) != shape:
+                raise Refused(MISMATCH, "output %d is %s%s, the reference's is %s%s"
+                              % (len(host), self.dtname(o.dtype), list(o.shape), DTYPES[a.dtype], shape))
+            if o.device.type != torch.device(self.device).type:
+                raise Refused(MISMATCH, "output %d is on %s, the inputs on %s"
+                              % (len(host), o.device, self.device))
+            for _, _, buf in bufs:
+                lo = buf.data_ptr()
+                if o.numel() and lo <= o.data_ptr() < lo + buf.numel():
+                    rep.code |= OUT_SHARES_INPUT
+            # read on the current stream, as the caller would: work left on another
+            # stream without synchronisation is not waited for
+            host.append(o.detach().contiguous().to("cpu"))
+        return host
+
+    def write_back(self, shm, outs_expected, host, bufs):
+        """The outputs, and the inputs with their guards as the kernel left them, into shm."""
+        torch = self.torch
         for (i, a, shape), h in zip(outs_expected, host):
             b = h.reshape(-1).view(torch.uint8)
             if b.numel():
@@ -752,9 +793,6 @@ class Runs:
             if buf.numel():
                 torch.frombuffer(memoryview(shm)[a.off:a.off + a.bytes + 2 * a.guard],
                                  dtype=torch.uint8).copy_(buf.cpu())
-        if prof is not None:
-            self.records(prof, rep)
-        return OK
 
     def raw(self, addr, n):
         """A uint8 view of n bytes of device memory at addr (memory the caching allocator holds)."""
