@@ -466,45 +466,8 @@ def seq_mode(torch):
     from torch.utils._python_dispatch import TorchDispatchMode
     try:
         import numpy as np
-    except ImportError:  # the device loop below gives the same sums, slower
+    except ImportError:  # seq_sum's device loop gives the same sums, slower
         np = None
-    aten = torch.ops.aten
-    LIMIT = 1 << 31  # beyond this many multiply-adds the native op is used
-
-    def seq_sum(x, dims, keepdim):
-        nd = x.dim()
-        dims = sorted(set(d % nd for d in dims)) if dims else list(range(nd))
-        keep = [d for d in range(nd) if d not in dims]
-        y = x.permute(keep + dims).reshape([x.shape[d] for d in keep] + [-1])
-        # a float32 accumulator, left to right (torch's CPU cumsum accumulates in double, its
-        # CUDA cumsum is a scan; numpy's float32 cumsum is the plain loop, on the host)
-        s = torch.zeros(y.shape[:-1], dtype=y.dtype, device=y.device)
-        n = y.shape[-1]
-        if n * max(1, s.numel()) > LIMIT or n > (1 << 20):
-            s = y.sum(-1)
-        elif np is not None and n:
-            h = y.detach().reshape(-1, n).cpu().numpy()
-            rows = max(1, (1 << 24) // n)
-            out = np.concatenate([np.cumsum(h[i:i + rows], axis=-1, dtype=np.float32)[:, -1]
-                                  for i in range(0, h.shape[0], rows)]) if h.shape[0] else np.zeros(0, np.float32)
-            s = torch.from_numpy(out).reshape(s.shape).to(y.device)
-        else:
-            for j in range(n):
-                s += y[..., j]
-        if keepdim:
-            for d in dims:
-                s = s.unsqueeze(d)
-        return s
-
-    def seq_mm(a, b):
-        M, K = a.shape
-        N = b.shape[1]
-        if M * N * K > LIMIT:
-            return None
-        acc = torch.zeros(M, N, dtype=a.dtype, device=a.device)
-        for k in range(K):
-            acc += a[:, k, None] * b[None, k, :]
-        return acc
 
     class Seq(TorchDispatchMode):
         replaced = False  # whether any op was evaluated sequentially
@@ -517,56 +480,112 @@ def seq_mode(torch):
             return func(*args, **(kwargs or {}))
 
         def dispatch(self, func, args, kwargs):
-            kwargs = kwargs or {}
-            x = args[0] if args else None
-            f32 = isinstance(x, torch.Tensor) and x.dtype == torch.float32
-            # (calls made here are not intercepted again: the mode is inactive inside itself);
-            # None: not replaced, the op runs as PyTorch has it
-            if f32 and func == aten.sum.dim_IntList and not kwargs.get("dtype"):
-                return seq_sum(x, list(args[1]) if len(args) > 1 and args[1] is not None else [],
-                               args[2] if len(args) > 2 else kwargs.get("keepdim", False))
-            if f32 and func == aten.sum.default:
-                return seq_sum(x, [], False)
-            if f32 and func == aten.mean.dim:
-                dims = list(args[1]) if args[1] is not None else list(range(x.dim()))
-                n = 1
-                for d in dims:
-                    n *= x.shape[d % x.dim()]
-                return seq_sum(x, dims, args[2] if len(args) > 2 else kwargs.get("keepdim", False)) / n
-            if f32 and func == aten.mm.default:
-                r = seq_mm(x, args[1])
-                if r is not None:
-                    return r
-            if f32 and func == aten.mv.default:
-                r = seq_mm(x, args[1][:, None])
-                if r is not None:
-                    return r[:, 0]
-            if f32 and func == aten.addmm.default:
-                r = seq_mm(args[1], args[2])
-                if r is not None:
-                    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-                    return beta * x + alpha * r
-            if f32 and func == aten.convolution.default and x.dim() == 4 and not args[6] and args[8] == 1:
-                # conv2d as im2col and a sequential product, as a direct-convolution kernel sums
-                w, bias, stride, padding, dilation = args[1], args[2], args[3], args[4], args[5]
-                N, C, H, W = x.shape
-                O, _, kh, kw = w.shape
-                cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
-                L = cols.shape[-1]
-                outs = [seq_mm(w.reshape(O, -1), cols[i]) for i in range(N)]
-                if all(o is not None for o in outs):
-                    ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-                    wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-                    y = torch.stack(outs).reshape(N, O, ho, wo) if L == ho * wo else None
-                    if y is not None:
-                        return y + bias.reshape(1, O, 1, 1) if bias is not None else y
-            if f32 and func == aten.bmm.default:
-                outs = [seq_mm(x[i], args[1][i]) for i in range(x.shape[0])]
-                if all(o is not None for o in outs):
-                    return torch.stack(outs) if outs else func(*args, **kwargs)
-            return None
+            return seq_dispatch(torch, np, func, args, kwargs)
 
     return Seq()
+
+
+SEQ_LIMIT = 1 << 31  # beyond this many multiply-adds the native op is used
+
+
+def seq_dispatch(torch, np, func, args, kwargs):
+    """seq_mode's table: func(*args, **kwargs) evaluated sequentially, or None."""
+    aten = torch.ops.aten
+    kwargs = kwargs or {}
+    x = args[0] if args else None
+    f32 = isinstance(x, torch.Tensor) and x.dtype == torch.float32
+    # (calls made here are not intercepted again: the mode is inactive inside itself);
+    # None: not replaced, the op runs as PyTorch has it
+    if f32 and func == aten.sum.dim_IntList and not kwargs.get("dtype"):
+        return seq_sum(torch, np, x, list(args[1]) if len(args) > 1 and args[1] is not None else [],
+                       args[2] if len(args) > 2 else kwargs.get("keepdim", False))
+    if f32 and func == aten.sum.default:
+        return seq_sum(torch, np, x, [], False)
+    if f32 and func == aten.mean.dim:
+        dims = list(args[1]) if args[1] is not None else list(range(x.dim()))
+        n = 1
+        for d in dims:
+            n *= x.shape[d % x.dim()]
+        return seq_sum(torch, np, x, dims, args[2] if len(args) > 2 else kwargs.get("keepdim", False)) / n
+    if f32 and func == aten.mm.default:
+        r = seq_mm(torch, x, args[1])
+        if r is not None:
+            return r
+    if f32 and func == aten.mv.default:
+        r = seq_mm(torch, x, args[1][:, None])
+        if r is not None:
+            return r[:, 0]
+    if f32 and func == aten.addmm.default:
+        r = seq_mm(torch, args[1], args[2])
+        if r is not None:
+            beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+            return beta * x + alpha * r
+    if f32 and func == aten.convolution.default and x.dim() == 4 and not args[6] and args[8] == 1:
+        r = seq_conv2d(torch, x, args)
+        if r is not None:
+            return r
+    if f32 and func == aten.bmm.default:
+        outs = [seq_mm(torch, x[i], args[1][i]) for i in range(x.shape[0])]
+        if all(o is not None for o in outs):
+            return torch.stack(outs) if outs else func(*args, **kwargs)
+    return None
+
+
+def seq_sum(torch, np, x, dims, keepdim):
+    """x summed over dims (all of them when none are given) into a float32 accumulator, left to right."""
+    nd = x.dim()
+    dims = sorted(set(d % nd for d in dims)) if dims else list(range(nd))
+    keep = [d for d in range(nd) if d not in dims]
+    y = x.permute(keep + dims).reshape([x.shape[d] for d in keep] + [-1])
+    # a float32 accumulator, left to right (torch's CPU cumsum accumulates in double, its
+    # CUDA cumsum is a scan; numpy's float32 cumsum is the plain loop, on the host)
+    s = torch.zeros(y.shape[:-1], dtype=y.dtype, device=y.device)
+    n = y.shape[-1]
+    if n * max(1, s.numel()) > SEQ_LIMIT or n > (1 << 20):
+        s = y.sum(-1)
+    elif np is not None and n:
+        h = y.detach().reshape(-1, n).cpu().numpy()
+        rows = max(1, (1 << 24) // n)
+        out = np.concatenate([np.cumsum(h[i:i + rows], axis=-1, dtype=np.float32)[:, -1]
+                              for i in range(0, h.shape[0], rows)]) if h.shape[0] else np.zeros(0, np.float32)
+        s = torch.from_numpy(out).reshape(s.shape).to(y.device)
+    else:
+        for j in range(n):
+            s += y[..., j]
+    if keepdim:
+        for d in dims:
+            s = s.unsqueeze(d)
+    return s
+
+
+def seq_mm(torch, a, b):
+    """a @ b as a k-loop of rank-1 updates; None beyond SEQ_LIMIT multiply-adds."""
+    M, K = a.shape
+    N = b.shape[1]
+    if M * N * K > SEQ_LIMIT:
+        return None
+    acc = torch.zeros(M, N, dtype=a.dtype, device=a.device)
+    for k in range(K):
+        acc += a[:, k, None] * b[None, k, :]
+    return acc
+
+
+def seq_conv2d(torch, x, args):
+    """aten.convolution of a 4-d input, no transposition, one group; None: left to PyTorch."""
+    # conv2d as im2col and a sequential product, as a direct-convolution kernel sums
+    w, bias, stride, padding, dilation = args[1], args[2], args[3], args[4], args[5]
+    N, C, H, W = x.shape
+    O, _, kh, kw = w.shape
+    cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
+    L = cols.shape[-1]
+    outs = [seq_mm(torch, w.reshape(O, -1), cols[i]) for i in range(N)]
+    if all(o is not None for o in outs):
+        ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+        wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+        y = torch.stack(outs).reshape(N, O, ho, wo) if L == ho * wo else None
+        if y is not None:
+            return y + bias.reshape(1, O, 1, 1) if bias is not None else y
+    return None
 
 
 class OracleModes:
