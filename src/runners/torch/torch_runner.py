@@ -1226,107 +1226,131 @@ def watchdog(judge):
 
 
 def zygote(name):
-    """Fork server: imports PyTorch (and Triton, cpp_extension) once, before any CUDA call, then
-    forks a fresh worker per request, so a worker costs a fork and a CUDA initialisation instead
-    of an interpreter start and a PyTorch import. kgate connects to the abstract socket NAME
-    and sends {"env": {...}} with two descriptors (the worker's socket, its log); the reply is
-    {"pid": N}. The zygote writes each child's wait status at the end of that child's log
+    """Fork server: imports PyTorch (alone: see import_torch_for_fork) once, before any CUDA call,
+    then forks a fresh worker per request, so a worker costs a fork and a CUDA initialisation
+    instead of an interpreter start and a PyTorch import. kgate connects to the abstract socket
+    NAME and sends {"env": {...}} with two descriptors (the worker's socket, its log); the reply
+    is {"pid": N}. The zygote writes each child's wait status at the end of that child's log
     ("kgate-zygote: wait status N"), and exits when fd 3 (its owner) closes."""
     owner = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=3)
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # fork() of a threaded process
     try:
-        # PyTorch alone: importing torch.utils.cpp_extension or Triton queries the CUDA driver
-        # (seen with torch 2.11), after which a forked child cannot use CUDA
-        import torch
-        probe = os.fork()
-        if probe == 0:
-            os._exit(1 if torch.cuda._is_in_bad_fork() or torch.cuda.is_initialized() else 0)
-        if os.waitpid(probe, 0)[1]:
-            raise RuntimeError("CUDA was initialised while importing PyTorch: a forked worker could not use it")
+        torch = import_torch_for_fork()
     except Exception as e:
         owner.send(("error: %s" % e).encode()[:1000])
         return 1
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     srv.bind("\0" + name)
     srv.listen(64)
-    logs = {}
-
-    def reap(*_):
-        while True:
-            try:
-                pid, st = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            fd = logs.pop(pid, None)
-            if fd is not None:
-                try:
-                    os.write(fd, b"\nkgate-zygote: wait status %d\n" % st)
-                finally:
-                    os.close(fd)
-
-    signal.signal(signal.SIGCHLD, reap)
+    logs = {}  # pid: the child's log, where reap() writes its wait status
+    signal.signal(signal.SIGCHLD, lambda *_: reap(logs))
     owner.send(("ready: python %d.%d, torch %s" % (sys.version_info[0], sys.version_info[1],
                                                   torch.__version__)).encode())
-    creds = struct.Struct("3i")
     while True:
         ready, _, _ = select.select([srv, owner], [], [])
         if owner in ready:  # the owner closed its end (or sent something): done
             return 0
         conn, _ = srv.accept()
         with conn:
-            try:
-                data, anc, _, _ = conn.recvmsg(1 << 20, socket.CMSG_SPACE(2 * 4))
-                judge = creds.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, creds.size))[0]
-                fds = []
-                for level, kind, payload in anc:
-                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                        fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, len(payload), 4)]
-                env = json.loads(data)["env"]
-            except Exception as e:
-                conn.send(json.dumps({"error": str(e)}).encode())
+            request = zygote_request(conn)
+            if request is None:
                 continue
-            if len(fds) != 2:
-                for fd in fds:
-                    os.close(fd)
-                conn.send(json.dumps({"error": "expected two descriptors"}).encode())
-                continue
+            env, judge, fds = request
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
             pid = os.fork()
             if pid == 0:
-                code = 1
-                try:
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-                    srv.close()
-                    conn.close()
-                    owner.close()
-                    os.setpgid(0, 0)
-                    C.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with the zygote
-                    os.dup2(fds[1], 1)
-                    os.dup2(fds[1], 2)
-                    os.dup2(fds[0], 3)
-                    os.close(fds[0])
-                    os.close(fds[1])
-                    os.environ.clear()
-                    os.environ.update(env)
-                    why = seal()  # still one thread: the watchdog below inherits the dropped rights
-                    if why:
-                        print("kgate worker: not sealed: %s" % why, flush=True)
-                        os._exit(1)
-                    threading.Thread(target=watchdog, args=(judge,), daemon=True).start()
-                    code = serve_profiled(3)
-                except BaseException:
-                    traceback.print_exc()
-                finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os._exit(code)
+                worker_child(srv, conn, owner, env, judge, fds)  # does not return
             logs[pid] = fds[1]
             os.close(fds[0])
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             conn.send(json.dumps({"pid": pid}).encode())
+
+
+def import_torch_for_fork():
+    """PyTorch, once a forked probe has shown that the import left CUDA uninitialised."""
+    # PyTorch alone: importing torch.utils.cpp_extension or Triton queries the CUDA driver
+    # (seen with torch 2.11), after which a forked child cannot use CUDA
+    import torch
+    probe = os.fork()
+    if probe == 0:
+        os._exit(1 if torch.cuda._is_in_bad_fork() or torch.cuda.is_initialized() else 0)
+    if os.waitpid(probe, 0)[1]:
+        raise RuntimeError("CUDA was initialised while importing PyTorch: a forked worker could not use it")
+    return torch
+
+
+def reap(logs):
+    """SIGCHLD: each ended child's wait status at the end of its log, and the log closed."""
+    while True:
+        try:
+            pid, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        fd = logs.pop(pid, None)
+        if fd is not None:
+            try:
+                os.write(fd, b"\nkgate-zygote: wait status %d\n" % st)
+            finally:
+                os.close(fd)
+
+
+PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+def zygote_request(conn):
+    """(env, the judge's pid, [worker socket, log]) of one request; None once the error is sent."""
+    try:
+        data, anc, _, _ = conn.recvmsg(1 << 20, socket.CMSG_SPACE(2 * 4))
+        judge = PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))[0]
+        fds = []
+        for level, kind, payload in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += [int.from_bytes(payload[i:i + 4], sys.byteorder) for i in range(0, len(payload), 4)]
+        env = json.loads(data)["env"]
+    except Exception as e:
+        conn.send(json.dumps({"error": str(e)}).encode())
+        return None
+    if len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        conn.send(json.dumps({"error": "expected two descriptors"}).encode())
+        return None
+    return env, judge, fds
+
+
+def worker_child(srv, conn, owner, env, judge, fds):
+    """The forked worker: the zygote's sockets closed, its own process group, the request's
+    socket on fd 3 and log on 1 and 2, the judge's environment, sealed, then serving. Exits."""
+    code = 1
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        srv.close()
+        conn.close()
+        owner.close()
+        os.setpgid(0, 0)
+        C.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with the zygote
+        os.dup2(fds[1], 1)
+        os.dup2(fds[1], 2)
+        os.dup2(fds[0], 3)
+        os.close(fds[0])
+        os.close(fds[1])
+        os.environ.clear()
+        os.environ.update(env)
+        why = seal()  # still one thread: the watchdog below inherits the dropped rights
+        if why:
+            print("kgate worker: not sealed: %s" % why, flush=True)
+            os._exit(1)
+        threading.Thread(target=watchdog, args=(judge,), daemon=True).start()
+        code = serve_profiled(3)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 # ---- main ----------------------------------------------------------------------------------------
