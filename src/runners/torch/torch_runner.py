@@ -285,7 +285,24 @@ class Loading:
     """Worker's LOAD, and what every command uses: the problem's constants, its models, dtypes."""
 
     def load(self, req, rep):
+        """PyTorch and its device, the problem, and (roles 1 and 2) the candidate; the reply
+        carries the time the two imports took and what they ran under."""
         l = req.u.load
+        torch = self.start_torch()
+        self.role = l.role
+        cache = text(l.cache_dir)
+        problem = text(l.aux_path) or text(l.path)
+        t0 = time.time()
+        self.import_problem(problem)
+        if self.role >= 1:  # 1: the candidate; 2: the standard test (problem and candidate)
+            self.import_candidate(text(l.path), cache)
+        rep.compile_seconds = time.time() - t0
+        rep.compiler = ("python %d.%d, torch %s, %s" % (sys.version_info[0], sys.version_info[1],
+                                                      torch.__version__, self.device)).encode()[:63]
+        return OK
+
+    def start_torch(self):
+        """PyTorch imported, its threads set, its device chosen (and there the CUDA context made)."""
         try:
             import torch  # noqa: imported here so the layout test runs without torch
         except Exception as e:  # pragma: no cover - depends on the machine
@@ -300,10 +317,10 @@ class Loading:
             # would otherwise count against the first run's --timeout. No allocation: the
             # standard test's worker must hand out memory as KernelBench's process would.
             torch.cuda.synchronize()
-        self.role = l.role
-        cache = text(l.cache_dir)
-        problem = text(l.aux_path) or text(l.path)
-        t0 = time.time()
+        return torch
+
+    def import_problem(self, problem):
+        """The problem file imported, its entry points checked, its integer constants noted."""
         try:
             self.problem = import_file(problem, "kgate_problem")
         except Refused:
@@ -315,30 +332,27 @@ class Loading:
                 raise Refused(ENTRY, "%s defines no %s" % (problem, name))
         self.originals = {k: v for k, v in vars(self.problem).items()
                           if type(v) is int and not k.startswith("_")}
-        if self.role >= 1:  # 1: the candidate; 2: the standard test (problem and candidate)
-            path = text(l.path)
-            src = open(path, "rb").read()
-            # load_inline extensions are cached by the candidate's content hash
-            if cache:
-                d = os.path.join(cache, "torch_extensions", hashlib.sha256(src).hexdigest()[:16])
-                os.makedirs(d, exist_ok=True)
-                os.environ["TORCH_EXTENSIONS_DIR"] = d
-            try:
-                with contextlib.redirect_stdout(io.StringIO()):
-                    self.candidate = import_file(path, "kgate_candidate")
-            except Exception:
-                why = located(path, "the candidate does not import or compile")
-                if self.device == "cpu" and re.search(rb"cuda_sources|__global__|import triton|\.cuda\(\)", src):
-                    # a GPU candidate on a host without one: nothing can be checked here (exit 3)
-                    raise Refused(UNAVAILABLE, "this host has no CUDA GPU (torch.cuda.is_available() is false) "
-                                  "and the candidate needs one:\n" + why)
-                raise Refused(COMPILE, why)
-            if not hasattr(self.candidate, "ModelNew"):
-                raise Refused(ENTRY, "entry 'ModelNew' not found in %s" % path)
-        rep.compile_seconds = time.time() - t0
-        rep.compiler = ("python %d.%d, torch %s, %s" % (sys.version_info[0], sys.version_info[1],
-                                                      torch.__version__, self.device)).encode()[:63]
-        return OK
+
+    def import_candidate(self, path, cache):
+        """The candidate imported (compiling what it builds), with its ModelNew."""
+        src = open(path, "rb").read()
+        # load_inline extensions are cached by the candidate's content hash
+        if cache:
+            d = os.path.join(cache, "torch_extensions", hashlib.sha256(src).hexdigest()[:16])
+            os.makedirs(d, exist_ok=True)
+            os.environ["TORCH_EXTENSIONS_DIR"] = d
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.candidate = import_file(path, "kgate_candidate")
+        except Exception:
+            why = located(path, "the candidate does not import or compile")
+            if self.device == "cpu" and re.search(rb"cuda_sources|__global__|import triton|\.cuda\(\)", src):
+                # a GPU candidate on a host without one: nothing can be checked here (exit 3)
+                raise Refused(UNAVAILABLE, "this host has no CUDA GPU (torch.cuda.is_available() is false) "
+                              "and the candidate needs one:\n" + why)
+            raise Refused(COMPILE, why)
+        if not hasattr(self.candidate, "ModelNew"):
+            raise Refused(ENTRY, "entry 'ModelNew' not found in %s" % path)
 
     def set_symbols(self, names, values, n):
         """Restore the module's constants, then apply the n given ones."""
