@@ -40,7 +40,6 @@ import signal
 import socket
 import struct
 import sys
-import tempfile
 import threading
 import time
 import traceback
