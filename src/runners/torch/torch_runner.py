@@ -24,6 +24,8 @@ The file's sections, each under a `# ---- ` ruler, in this order:
   serving        the request loop: Worker, whose commands are the sections' methods
   zygote         the fork server
   main           the command line: FD, --layout, --zygote NAME
+Worker is assembled from one plain class per command section, so that a command's methods sit
+with the helpers they use; the state they share is set in Worker.__init__ (serving).
 """
 
 import contextlib
@@ -173,7 +175,7 @@ def tail(s, n=3500):
     return s if len(s) <= n else "..." + s[-n:]
 
 
-# ---- shared memory: the judge's memfd, passed with each request, kept mapped -------------------
+# ---- shared memory: the judge's memfd, passed with each request, kept mapped ---------------------
 
 
 def passed_fd(anc):
