@@ -28,7 +28,7 @@ _Static_assert(sizeof(CUdeviceptr) == sizeof(uint64_t), "kgate handles are 64-bi
 
 #define DEFAULT_DYN_SMEM (48 * 1024)
 #define NVCC_TIMEOUT     300.0
-#define SPIN_NAME        "kgate_spin"
+#define SPIN_NAME        "kgate_spin" /* the .entry of spin.ptx */
 
 struct cuda {
     struct kg_cu_api cu;
@@ -437,299 +437,13 @@ static int ctx_setup(struct cuda *c, struct kg_reply *rep)
 
 /* ---------------------------------------------------------------------------------------
  * NVRTC has no C library headers (seen on the H200: INFINITY undefined, <stdint.h> missing).
- * These in-memory stand-ins cover what device code uses. The 64-bit types are long long, as
- * in libcu++'s <cuda/std/cstdint> under NVRTC (it declares ::int64_t itself; the two must
- * agree). Every macro is guarded; libcu++ may redefine some unguarded, which NVRTC only warns
- * about. The math functions, printf, assert, size_t and ptrdiff_t are NVRTC built-ins. */
+ * The stand-ins are the files of nvrtc/ (its README says why each is as it is), and the spin
+ * kernel is spin.ptx; both are embedded at build time by src/base/embed.awk. */
 
-static const char H_PRELUDE[] =
-    "#ifndef KGATE_PRELUDE_H\n"
-    "#define KGATE_PRELUDE_H\n"
-    "/* pre-included by kgate: what nvcc's implicit cuda_runtime.h brings, plus f16/bf16 */\n"
-    "#include <math.h>\n"
-    "#include <limits.h>\n"
-    "#include <cuda_fp16.h>\n"
-    "#include <cuda_bf16.h>\n"
-    "#endif\n";
-
-static const char H_STDINT[] = "#ifndef KGATE_STDINT_H\n"
-                               "#define KGATE_STDINT_H\n"
-                               "typedef signed char int8_t;\n"
-                               "typedef short int16_t;\n"
-                               "typedef int int32_t;\n"
-                               "typedef long long int64_t;\n"
-                               "typedef unsigned char uint8_t;\n"
-                               "typedef unsigned short uint16_t;\n"
-                               "typedef unsigned int uint32_t;\n"
-                               "typedef unsigned long long uint64_t;\n"
-                               "typedef int8_t int_least8_t;\n"
-                               "typedef int16_t int_least16_t;\n"
-                               "typedef int32_t int_least32_t;\n"
-                               "typedef int64_t int_least64_t;\n"
-                               "typedef uint8_t uint_least8_t;\n"
-                               "typedef uint16_t uint_least16_t;\n"
-                               "typedef uint32_t uint_least32_t;\n"
-                               "typedef uint64_t uint_least64_t;\n"
-                               "typedef int8_t int_fast8_t;\n"
-                               "typedef int16_t int_fast16_t;\n"
-                               "typedef int32_t int_fast32_t;\n"
-                               "typedef int64_t int_fast64_t;\n"
-                               "typedef uint8_t uint_fast8_t;\n"
-                               "typedef uint16_t uint_fast16_t;\n"
-                               "typedef uint32_t uint_fast32_t;\n"
-                               "typedef uint64_t uint_fast64_t;\n"
-                               "typedef int64_t intptr_t;\n"
-                               "typedef uint64_t uintptr_t;\n"
-                               "typedef int64_t intmax_t;\n"
-                               "typedef uint64_t uintmax_t;\n"
-                               "#ifndef INT8_MIN\n"
-                               "#define INT8_MIN (-128)\n"
-                               "#define INT16_MIN (-32767 - 1)\n"
-                               "#define INT32_MIN (-2147483647 - 1)\n"
-                               "#define INT64_MIN (-9223372036854775807LL - 1)\n"
-                               "#define INT8_MAX 127\n"
-                               "#define INT16_MAX 32767\n"
-                               "#define INT32_MAX 2147483647\n"
-                               "#define INT64_MAX 9223372036854775807LL\n"
-                               "#define UINT8_MAX 255\n"
-                               "#define UINT16_MAX 65535\n"
-                               "#define UINT32_MAX 4294967295U\n"
-                               "#define UINT64_MAX 18446744073709551615ULL\n"
-                               "#define INTPTR_MIN INT64_MIN\n"
-                               "#define INTPTR_MAX INT64_MAX\n"
-                               "#define UINTPTR_MAX UINT64_MAX\n"
-                               "#define INTMAX_MIN INT64_MIN\n"
-                               "#define INTMAX_MAX INT64_MAX\n"
-                               "#define UINTMAX_MAX UINT64_MAX\n"
-                               "#endif\n"
-                               "#ifndef SIZE_MAX\n"
-                               "#define SIZE_MAX 18446744073709551615UL\n"
-                               "#endif\n"
-                               "#ifndef PTRDIFF_MAX\n"
-                               "#define PTRDIFF_MIN (-9223372036854775807L - 1)\n"
-                               "#define PTRDIFF_MAX 9223372036854775807L\n"
-                               "#endif\n"
-                               "#ifndef INT64_C\n"
-                               "#define INT8_C(c) c\n"
-                               "#define INT16_C(c) c\n"
-                               "#define INT32_C(c) c\n"
-                               "#define INT64_C(c) c##LL\n"
-                               "#define UINT8_C(c) c\n"
-                               "#define UINT16_C(c) c\n"
-                               "#define UINT32_C(c) c##U\n"
-                               "#define UINT64_C(c) c##ULL\n"
-                               "#define INTMAX_C(c) c##LL\n"
-                               "#define UINTMAX_C(c) c##ULL\n"
-                               "#endif\n"
-                               "#endif\n";
-
-static const char H_CSTDINT[] =
-    "#ifndef KGATE_CSTDINT\n"
-    "#define KGATE_CSTDINT\n"
-    "#include <stdint.h>\n"
-    "namespace std {\n"
-    "using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;\n"
-    "using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t;\n"
-    "using ::int_least8_t; using ::int_least16_t; using ::int_least32_t; using ::int_least64_t;\n"
-    "using ::uint_least8_t; using ::uint_least16_t; using ::uint_least32_t; using ::uint_least64_t;\n"
-    "using ::int_fast8_t; using ::int_fast16_t; using ::int_fast32_t; using ::int_fast64_t;\n"
-    "using ::uint_fast8_t; using ::uint_fast16_t; using ::uint_fast32_t; using ::uint_fast64_t;\n"
-    "using ::intptr_t; using ::uintptr_t; using ::intmax_t; using ::uintmax_t;\n"
-    "}\n"
-    "#endif\n";
-
-static const char H_STDDEF[] =
-    "#ifndef KGATE_STDDEF_H\n"
-    "#define KGATE_STDDEF_H\n"
-    "#ifndef NULL\n"
-    "#define NULL 0\n"
-    "#endif\n"
-    "#ifndef offsetof\n"
-    "#define offsetof(type, member) ((size_t)&reinterpret_cast<const volatile char &>(((type *)0)->member))\n"
-    "#endif\n"
-    "#endif\n";
-
-static const char H_CSTDDEF[] =
-    "#ifndef KGATE_CSTDDEF\n"
-    "#define KGATE_CSTDDEF\n"
-    "#include <stddef.h>\n"
-    "namespace std { using ::size_t; using ::ptrdiff_t; typedef decltype(nullptr) nullptr_t; }\n"
-    "#endif\n";
-
-/* The same tokens as libcu++'s <cuda/std/climits> under NVRTC, so either order is silent. */
-static const char H_LIMITS[] = "#ifndef KGATE_LIMITS_H\n"
-                               "#define KGATE_LIMITS_H\n"
-                               "#ifndef CHAR_BIT\n"
-                               "#define CHAR_BIT 8\n"
-                               "#define SCHAR_MIN (-128)\n"
-                               "#define SCHAR_MAX 127\n"
-                               "#define UCHAR_MAX 255\n"
-                               "#define CHAR_MIN SCHAR_MIN\n"
-                               "#define CHAR_MAX SCHAR_MAX\n"
-                               "#define SHRT_MIN (-SHRT_MAX - 1)\n"
-                               "#define SHRT_MAX 0x7fff\n"
-                               "#define USHRT_MAX 0xffff\n"
-                               "#define INT_MIN (-INT_MAX - 1)\n"
-                               "#define INT_MAX 0x7fffffff\n"
-                               "#define UINT_MAX 0xffffffff\n"
-                               "#define LONG_MIN (-LONG_MAX - 1)\n"
-                               "#define LONG_MAX LLONG_MAX\n"
-                               "#define ULONG_MAX ULLONG_MAX\n"
-                               "#define LLONG_MIN (-LLONG_MAX - 1)\n"
-                               "#define LLONG_MAX 0x7fffffffffffffffLL\n"
-                               "#define ULLONG_MAX 0xffffffffffffffffUL\n"
-                               "#endif\n"
-                               "#endif\n";
-
-static const char H_CLIMITS[] = "#include <limits.h>\n";
-
-static const char H_FLOAT[] = "#ifndef KGATE_FLOAT_H\n"
-                              "#define KGATE_FLOAT_H\n"
-                              "#ifndef FLT_MAX\n"
-                              "#define FLT_RADIX 2\n"
-                              "#define FLT_MANT_DIG 24\n"
-                              "#define DBL_MANT_DIG 53\n"
-                              "#define FLT_DIG 6\n"
-                              "#define DBL_DIG 15\n"
-                              "#define FLT_DECIMAL_DIG 9\n"
-                              "#define DBL_DECIMAL_DIG 17\n"
-                              "#define FLT_MIN_EXP (-125)\n"
-                              "#define DBL_MIN_EXP (-1021)\n"
-                              "#define FLT_MIN_10_EXP (-37)\n"
-                              "#define DBL_MIN_10_EXP (-307)\n"
-                              "#define FLT_MAX_EXP 128\n"
-                              "#define DBL_MAX_EXP 1024\n"
-                              "#define FLT_MAX_10_EXP 38\n"
-                              "#define DBL_MAX_10_EXP 308\n"
-                              "#define FLT_MAX 3.40282346638528859811704183484516925e+38F\n"
-                              "#define FLT_MIN 1.17549435082228750796873653722224568e-38F\n"
-                              "#define FLT_EPSILON 1.19209289550781250000000000000000000e-7F\n"
-                              "#define FLT_TRUE_MIN 1.40129846432481707092372958328991613e-45F\n"
-                              "#define DBL_MAX 1.79769313486231570814527423731704357e+308\n"
-                              "#define DBL_MIN 2.22507385850720138309023271733240406e-308\n"
-                              "#define DBL_EPSILON 2.22044604925031308084726333618164062e-16\n"
-                              "#define DBL_TRUE_MIN 4.94065645841246544176568792868221372e-324\n"
-                              "#define FLT_EVAL_METHOD 0\n"
-                              "#endif\n"
-                              "#endif\n";
-
-static const char H_CFLOAT[] = "#include <float.h>\n";
-
-/* INFINITY and NAN must be usable in constant expressions, as glibc's are: NVRTC has
- * __builtin_bit_cast (checked with NVRTC 13.0) but not __builtin_inff / __builtin_nanf. */
-static const char H_MATH[] = "#ifndef KGATE_MATH_H\n"
-                             "#define KGATE_MATH_H\n"
-                             "#if defined(__has_builtin)\n"
-                             "#if __has_builtin(__builtin_bit_cast)\n"
-                             "#define KGATE_BITS_F32(u) __builtin_bit_cast(float, (unsigned int)(u))\n"
-                             "#define KGATE_BITS_F64(u) __builtin_bit_cast(double, (unsigned long long)(u))\n"
-                             "#endif\n"
-                             "#endif\n"
-                             "#ifndef KGATE_BITS_F32\n"
-                             "#define KGATE_BITS_F32(u) __int_as_float((int)(u))\n"
-                             "#define KGATE_BITS_F64(u) __longlong_as_double((long long)(u))\n"
-                             "#endif\n"
-                             "#ifndef INFINITY\n"
-                             "#define INFINITY KGATE_BITS_F32(0x7f800000u)\n"
-                             "#endif\n"
-                             "#ifndef NAN\n"
-                             "#define NAN KGATE_BITS_F32(0x7fc00000u)\n"
-                             "#endif\n"
-                             "#ifndef HUGE_VALF\n"
-                             "#define HUGE_VALF KGATE_BITS_F32(0x7f800000u)\n"
-                             "#endif\n"
-                             "#ifndef HUGE_VAL\n"
-                             "#define HUGE_VAL KGATE_BITS_F64(0x7ff0000000000000ull)\n"
-                             "#endif\n"
-                             "#ifndef M_PI\n"
-                             "#define M_E 2.7182818284590452354\n"
-                             "#define M_LOG2E 1.4426950408889634074\n"
-                             "#define M_LOG10E 0.43429448190325182765\n"
-                             "#define M_LN2 0.69314718055994530942\n"
-                             "#define M_LN10 2.30258509299404568402\n"
-                             "#define M_PI 3.14159265358979323846\n"
-                             "#define M_PI_2 1.57079632679489661923\n"
-                             "#define M_PI_4 0.78539816339744830962\n"
-                             "#define M_1_PI 0.31830988618379067154\n"
-                             "#define M_2_PI 0.63661977236758134308\n"
-                             "#define M_2_SQRTPI 1.12837916709551257390\n"
-                             "#define M_SQRT2 1.41421356237309504880\n"
-                             "#define M_SQRT1_2 0.70710678118654752440\n"
-                             "#endif\n"
-                             "#endif\n";
-
-/* Every name below is declared at global scope by NVRTC 13.0 (checked one by one). */
-static const char H_CMATH[] =
-    "#ifndef KGATE_CMATH\n"
-    "#define KGATE_CMATH\n"
-    "#include <math.h>\n"
-    "namespace std {\n"
-    "using ::abs; using ::fabs; using ::sqrt; using ::exp; using ::exp2; using ::expm1; using ::log;\n"
-    "using ::log2; using ::log10; using ::log1p; using ::pow; using ::sin; using ::cos; using ::tan;\n"
-    "using ::asin; using ::acos; using ::atan; using ::atan2; using ::sinh; using ::cosh; using ::tanh;\n"
-    "using ::asinh; using ::acosh; using ::atanh; using ::floor; using ::ceil; using ::round; using ::trunc;\n"
-    "using ::fmod; using ::fmin; using ::fmax; using ::fma; using ::erf; using ::erfc; using ::cbrt;\n"
-    "using ::hypot; using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::copysign;\n"
-    "using ::ldexp; using ::frexp; using ::modf; using ::lgamma; using ::tgamma; using ::nearbyint;\n"
-    "using ::rint; using ::lrint; using ::llrint; using ::lround; using ::llround; using ::remainder;\n"
-    "using ::remquo; using ::nextafter; using ::scalbn; using ::ilogb; using ::logb; using ::fdim;\n"
-    "using ::fabsf; using ::sqrtf; using ::expf; using ::exp2f; using ::logf; using ::log2f; using ::powf;\n"
-    "using ::sinf; using ::cosf; using ::tanf; using ::tanhf; using ::floorf; using ::ceilf; using ::roundf;\n"
-    "using ::truncf; using ::fminf; using ::fmaxf; using ::fmaf; using ::erff; using ::copysignf;\n"
-    "}\n"
-    "#endif\n";
-
-static const char H_STDIO[] = "#ifndef KGATE_STDIO_H\n"
-                              "#define KGATE_STDIO_H\n"
-                              "extern \"C\" __device__ int printf(const char *, ...);\n"
-                              "#endif\n";
-
-static const char H_CSTDIO[] = "#ifndef KGATE_CSTDIO\n"
-                               "#define KGATE_CSTDIO\n"
-                               "#include <stdio.h>\n"
-                               "namespace std { using ::printf; }\n"
-                               "#endif\n";
-
-/* assert is an NVRTC built-in macro; like <assert.h>, honour NDEBUG at each inclusion. */
-static const char H_ASSERT[] = "#ifdef NDEBUG\n"
-                               "#undef assert\n"
-                               "#define assert(e) ((void)0)\n"
-                               "#endif\n";
-
-static const char *const hdr_names[] = {
-    "kgate_prelude.h", "stdint.h", "cstdint", "stddef.h", "cstddef", "limits.h", "climits", "float.h",
-    "cfloat",          "math.h",   "cmath",   "stdio.h",  "cstdio",  "assert.h", "cassert",
-};
-static const char *const hdr_text[] = {
-    H_PRELUDE, H_STDINT, H_CSTDINT, H_STDDEF, H_CSTDDEF, H_LIMITS, H_CLIMITS, H_FLOAT,
-    H_CFLOAT,  H_MATH,   H_CMATH,   H_STDIO,  H_CSTDIO,  H_ASSERT, H_ASSERT,
-};
-#define NHDR ((int)(sizeof hdr_names / sizeof *hdr_names))
-_Static_assert(sizeof hdr_names / sizeof *hdr_names == sizeof hdr_text / sizeof *hdr_text, "header table");
-
-/* kgate's spin kernel, hand-written PTX JIT-compiled by the driver (no compiler needed):
- * busy-waits on %globaltimer for ns nanoseconds. Targets sm_52 so that any newer device
- * accepts it (checked with ptxas 13.0 for sm_90, sm_90a, sm_100, sm_120). */
-static const char SPIN_PTX[] = ".version 6.0\n"
-                               ".target sm_52\n"
-                               ".address_size 64\n"
-                               "\n"
-                               ".visible .entry " SPIN_NAME "(\n"
-                               "\t.param .u64 " SPIN_NAME "_ns\n"
-                               ")\n"
-                               "{\n"
-                               "\t.reg .pred %p<2>;\n"
-                               "\t.reg .b64 %rd<5>;\n"
-                               "\n"
-                               "\tld.param.u64 %rd1, [" SPIN_NAME "_ns];\n"
-                               "\tmov.u64 %rd2, %globaltimer;\n"
-                               "$L_spin:\n"
-                               "\tmov.u64 %rd3, %globaltimer;\n"
-                               "\tsub.s64 %rd4, %rd3, %rd2;\n"
-                               "\tsetp.lt.u64 %p1, %rd4, %rd1;\n"
-                               "\t@%p1 bra $L_spin;\n"
-                               "\tret;\n"
-                               "}\n";
+extern const char *const kg_cuda_hdr_names[]; /* nvrtc_headers.c */
+extern const char *const kg_cuda_hdr_text[];
+extern const int kg_cuda_hdr_count;
+extern const char kg_cuda_spin_ptx[]; /* spin_ptx.c: its .entry is SPIN_NAME */
 
 /* ---------------------------------------------------------------------------------------
  * Cache key: the source and the files it includes from its own directory tree */
@@ -985,7 +699,7 @@ static void rtc_compile(struct cuda *c, const char *src, const char *name, const
 {
     nvrtcProgram prog = NULL;
     o->log = NULL;
-    o->r = c->rtc.CreateProgram(&prog, src, name, NHDR, hdr_text, hdr_names);
+    o->r = c->rtc.CreateProgram(&prog, src, name, kg_cuda_hdr_count, kg_cuda_hdr_text, kg_cuda_hdr_names);
     if (o->r != NVRTC_SUCCESS) return;
     if (entry && (o->r = c->rtc.AddNameExpression(prog, entry)) != NVRTC_SUCCESS) goto out;
     o->r = c->rtc.CompileProgram(prog, nopts, opts);
@@ -1394,7 +1108,7 @@ static void load_spin(struct cuda *c)
     if (c->spin_fn || c->spin_why[0]) return;
     struct kg_reply tmp;
     memset(&tmp, 0, sizeof tmp);
-    if (load_module(c, SPIN_PTX, &c->spin_mod, SPIN_NAME, &tmp) != KG_WS_OK) {
+    if (load_module(c, kg_cuda_spin_ptx, &c->spin_mod, SPIN_NAME, &tmp) != KG_WS_OK) {
         kg_strlcpy(c->spin_why, tmp.msg, sizeof c->spin_why);
         return;
     }
@@ -1451,7 +1165,8 @@ static uint64_t cache_key(const struct cuda *c, const struct kg_req_load *l, con
     key = kg_hash64(src, srclen, key);
     key = kg_hash64(l->entry, strlen(l->entry), key);
     for (int i = 0; i < o->n; i++) key = kg_hash64(o->v[i], strlen(o->v[i]) + 1, key);
-    for (int i = 0; i < NHDR; i++) key = kg_hash64(hdr_text[i], strlen(hdr_text[i]), key);
+    for (int i = 0; i < kg_cuda_hdr_count; i++)
+        key = kg_hash64(kg_cuda_hdr_text[i], strlen(kg_cuda_hdr_text[i]), key);
     struct seen seen = {.n = 0};
     key = hash_includes(l->path, src, kdir, &seen, 0, key);
     for (int i = 0; i < seen.n; i++) free(seen.path[i]);
