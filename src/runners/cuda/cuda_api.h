@@ -3,7 +3,7 @@
  * included for their types only; each pointer's type is the header's own prototype, taken
  * with __typeof__, so a signature cannot drift from the toolkit's. Where cuda.h maps a name
  * to a versioned symbol (cuMemAlloc -> cuMemAlloc_v2), __typeof__ sees the versioned
- * prototype, and runner_cuda.c asks dlsym for the versioned symbol by its full name. Needs
+ * prototype, and api.c asks dlsym for the versioned symbol by its full name. Needs
  * the cuda.h of CUDA 11.x or newer (checked with 13.0). */
 #ifndef KG_CUDA_API_H
 #define KG_CUDA_API_H
