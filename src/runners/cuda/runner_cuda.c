@@ -249,6 +249,26 @@ static int cuda_download(void *st, void *dst, uint64_t src, uint64_t n, struct k
 /* ---------------------------------------------------------------------------------------
  * Launch, busy, sync */
 
+/* The grid, the block and the dynamic shared memory are cast to unsigned int for cuLaunchKernel
+ * (smem to int for cuFuncSetAttribute): one out of range is refused here, by name, rather than
+ * cast into a different launch. */
+static int check_config(const struct kg_launch *L, struct kg_reply *rep)
+{
+    int ok = L->smem >= 0 && L->smem <= INT_MAX;
+    for (int d = 0; d < 3; d++)
+        ok &= L->grid[d] >= 1 && L->grid[d] <= INT_MAX && L->block[d] >= 1 && L->block[d] <= INT_MAX;
+    if (!ok) {
+        kg_cuda_say(
+            rep,
+            "invalid launch configuration grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) smem=%lld: every dimension "
+            "must be in 1..2147483647 and smem in 0..2147483647",
+            (long long)L->grid[0], (long long)L->grid[1], (long long)L->grid[2], (long long)L->block[0],
+            (long long)L->block[1], (long long)L->block[2], (long long)L->smem);
+        return KG_WS_LAUNCH;
+    }
+    return KG_WS_OK;
+}
+
 static int cuda_launch(void *st, const struct kg_launch *L, struct kg_reply *rep)
 {
     struct cuda *c = st;
@@ -264,18 +284,7 @@ static int cuda_launch(void *st, const struct kg_launch *L, struct kg_reply *rep
         kg_cuda_say(rep, "no stream %d", L->stream);
         return KG_WS_BAD_REQUEST;
     }
-    int ok = L->smem >= 0 && L->smem <= INT_MAX;
-    for (int d = 0; d < 3; d++)
-        ok &= L->grid[d] >= 1 && L->grid[d] <= INT_MAX && L->block[d] >= 1 && L->block[d] <= INT_MAX;
-    if (!ok) {
-        kg_cuda_say(
-            rep,
-            "invalid launch configuration grid=(%lld,%lld,%lld) block=(%lld,%lld,%lld) smem=%lld: every dimension "
-            "must be in 1..2147483647 and smem in 0..2147483647",
-            (long long)L->grid[0], (long long)L->grid[1], (long long)L->grid[2], (long long)L->block[0],
-            (long long)L->block[1], (long long)L->block[2], (long long)L->smem);
-        return KG_WS_LAUNCH;
-    }
+    if (check_config(L, rep) != KG_WS_OK) return KG_WS_LAUNCH;
     CUresult r;
     if (L->smem > c->dyn_smem_max) {
         r = c->cu.FuncSetAttribute(c->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)L->smem);
