@@ -34,7 +34,7 @@ void kg_insp_init(struct kg_insp *in)
     in->running = in->selected = -1;
 }
 
-static void drop_views(struct kg_insp *in)
+void kg_insp_drop_views(struct kg_insp *in)
 {
     if (in->have_insp) kg_inspection_free(&in->insp);
     in->have_insp = false;
@@ -44,9 +44,9 @@ static void drop_views(struct kg_insp *in)
     in->map = KG_MAP_NONE;
 }
 
-static void drop_kernel(struct kg_insp *in)
+void kg_insp_drop_kernel(struct kg_insp *in)
 {
-    drop_views(in);
+    kg_insp_drop_views(in);
     for (int i = 0; i < in->ngates; i++)
         if (in->ran[i]) kg_verdict_clear(&in->v[i]);
     memset(in->ran, 0, sizeof in->ran);
@@ -58,7 +58,7 @@ static void drop_kernel(struct kg_insp *in)
 
 void kg_insp_free(struct kg_insp *in)
 {
-    drop_kernel(in);
+    kg_insp_drop_kernel(in);
 }
 
 static int gate_index(const char *id)
@@ -101,7 +101,7 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
     o.progress_ud = in;
     struct kg_session *s;
     if (kg_session_open(&s, real, &o, &e) != KG_EXIT_OK) goto fail;
-    drop_kernel(in);
+    kg_insp_drop_kernel(in);
     in->s = s;
     in->load_error[0] = 0;
     kg_strlcpy(in->path, path, sizeof in->path);
@@ -167,7 +167,7 @@ static int first_differing_run(const struct kg_verdict *v)
     return 2;
 }
 
-static bool is_output(const struct kg_contract *c, const char *name)
+bool kg_insp_is_output(const struct kg_contract *c, const char *name)
 {
     int a = kg_contract_arg(c, name);
     return a >= 0 && kg_arg_is_output(&c->args[a]);
@@ -180,7 +180,7 @@ void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n)
     if (!in->ran[i] || (v->status != KG_FAIL && v->status != KG_ERROR)) return;
     if (!strcmp(v->gate->id, "determinism") && v->status == KG_FAIL && kg_records(in->s, NULL) >= 2)
         snprintf(buf, n, "replay 1 %d   (where the runs differ)", first_differing_run(v));
-    else if (v->ev.valid && is_output(kg_session_contract(in->s), v->ev.output) && v->status == KG_FAIL)
+    else if (v->ev.valid && kg_insp_is_output(kg_session_contract(in->s), v->ev.output) && v->status == KG_FAIL)
         snprintf(buf, n, "heatmap %s   (every element's error in this case)", v->ev.output);
     else
         snprintf(buf, n, "explain %s   (what it checks and the usual causes)", v->gate->id);
@@ -372,7 +372,7 @@ static void print_args(const struct kg_case *k, FILE *out)
     }
 }
 
-static int current_case(struct kg_insp *in, struct kg_case *k, FILE *out)
+int kg_insp_current_case(struct kg_insp *in, struct kg_case *k, FILE *out)
 {
     struct kg_err e;
     if (kg_inspect_current_case(in->s, k, &e)) {
@@ -382,14 +382,14 @@ static int current_case(struct kg_insp *in, struct kg_case *k, FILE *out)
     return 0;
 }
 
-static int cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     if (argc > 2 || (argc == 2 && strcmp(argv[1], "case"))) {
         fprintf(out, "usage: show case\n");
         return -1;
     }
     struct kg_case k;
-    if (current_case(in, &k, out)) return -1;
+    if (kg_insp_current_case(in, &k, out)) return -1;
     char id[512];
     kg_case_id(&k, id, sizeof id);
     fprintf(out, "current case: %s\n", id);
@@ -414,16 +414,16 @@ static int cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
 static void case_changed(struct kg_insp *in, FILE *out)
 {
     in->have_view_case = false;
-    drop_views(in);
+    kg_insp_drop_views(in);
     struct kg_case k;
-    if (current_case(in, &k, out)) return;
+    if (kg_insp_current_case(in, &k, out)) return;
     char id[512];
     kg_case_id(&k, id, sizeof id);
     fprintf(out, "current case: %s\n", id);
     fprintf(out, "gates run from now on use it; verdicts shown were made before (run them again)\n");
 }
 
-static int cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     char text[256] = "";
     size_t len = 0;
@@ -449,7 +449,7 @@ static int cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out)
     return 0;
 }
 
-static int cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     enum kg_dtype t;
     struct kg_err e;
@@ -465,7 +465,7 @@ static int cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out)
     return 0;
 }
 
-static int cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     char *end = NULL;
     errno = 0;
@@ -479,7 +479,7 @@ static int cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out)
     return 0;
 }
 
-static int cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     enum kg_dist d;
     if (argc == 2 && !strcmp(argv[1], "auto")) {
@@ -502,7 +502,7 @@ static int view_case(struct kg_insp *in, struct kg_case *k, FILE *out)
         *k = in->view_case;
         return 0;
     }
-    return current_case(in, k, out);
+    return kg_insp_current_case(in, k, out);
 }
 
 static int ensure_inspection(struct kg_insp *in, FILE *out)
@@ -557,7 +557,8 @@ static int find_output(const struct kg_insp *in, const char *name, FILE *out)
 static const char *default_output(const struct kg_insp *in)
 {
     int i = in->selected;
-    if (i >= 0 && in->ran[i] && in->v[i].ev.valid && is_output(kg_session_contract(in->s), in->v[i].ev.output)) return in->v[i].ev.output;
+    if (i >= 0 && in->ran[i] && in->v[i].ev.valid && kg_insp_is_output(kg_session_contract(in->s), in->v[i].ev.output))
+        return in->v[i].ev.output;
     return in->insp.nout ? in->insp.out[0].name : "";
 }
 
@@ -574,7 +575,7 @@ static void heatmap_summary(const struct kg_insp *in, const struct kg_inspect_ou
             (long long)o->nonfinite_mismatch);
 }
 
-static int cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     if (argc > 3) {
         fprintf(out, "usage: heatmap [OUTPUT] [I,J,...]   (the slice: leading indices of a rank > 2 output)\n");
@@ -639,7 +640,7 @@ static void diff_line(const struct kg_insp *in, const struct kg_diffmap *d, FILE
     (void)in;
 }
 
-static int cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     char *e1 = NULL, *e2 = NULL;
     long a = argc == 3 ? strtol(argv[1], &e1, 10) : 0, b = argc == 3 ? strtol(argv[2], &e2, 10) : 0;
@@ -712,7 +713,7 @@ static void sweep_row(const struct kg_sweep_row *r, bool bar, FILE *out)
     fprintf(out, bar ? " %s\n" : "\n", b);
 }
 
-static int cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     if (argc < 3) {
         fprintf(out, "usage: sweep SYMBOL LIST   (LIST: 1,7,255 or a..b*2 or a..b+s)\n");
@@ -836,7 +837,7 @@ static void resources_gpu(struct kg_insp *in, FILE *out)
     resources_launches(in, out);
 }
 
-static int cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out)
+int kg_insp_cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     (void)argc;
     (void)argv;
@@ -910,15 +911,15 @@ static const struct cmd cmds[] = {
     {"next", "", "run the next gate not yet run", cmd_next, true},
     {"gates", "", "the gates and their status", cmd_gates, false},
     {"explain", "GATE", "what a gate checks; its verdict here", cmd_explain, false},
-    {"heatmap", "[OUTPUT] [I,J]", "error of every element of one run", cmd_heatmap, true},
-    {"replay", "N M", "where determinism runs N and M differ", cmd_replay, true},
-    {"sweep", "SYM LIST|a..b*2", "error/threshold for each value", cmd_sweep, true},
-    {"show", "case", "the current case: shapes, dtypes, launch", cmd_show, true},
-    {"set", "SYM=VALUE", "pin a shape symbol", cmd_set, true},
-    {"dtype", "f32|f16|bf16", "pin the instance dtype", cmd_dtype, true},
-    {"seed", "N", "the base seed of the inputs", cmd_seed, true},
-    {"dist", "NAME|auto", "pin the input distribution", cmd_dist, true},
-    {"resources", "", "registers, shared memory, occupancy (GPU)", cmd_resources, true},
+    {"heatmap", "[OUTPUT] [I,J]", "error of every element of one run", kg_insp_cmd_heatmap, true},
+    {"replay", "N M", "where determinism runs N and M differ", kg_insp_cmd_replay, true},
+    {"sweep", "SYM LIST|a..b*2", "error/threshold for each value", kg_insp_cmd_sweep, true},
+    {"show", "case", "the current case: shapes, dtypes, launch", kg_insp_cmd_show, true},
+    {"set", "SYM=VALUE", "pin a shape symbol", kg_insp_cmd_set, true},
+    {"dtype", "f32|f16|bf16", "pin the instance dtype", kg_insp_cmd_dtype, true},
+    {"seed", "N", "the base seed of the inputs", kg_insp_cmd_seed, true},
+    {"dist", "NAME|auto", "pin the input distribution", kg_insp_cmd_dist, true},
+    {"resources", "", "registers, shared memory, occupancy (GPU)", kg_insp_cmd_resources, true},
     {"save", "FILE.json", "write the report of the gates run so far", cmd_save, true},
     {"help", "", "this list", cmd_help, false},
     {"quit", "", "leave (also Ctrl-D)", cmd_quit, false},

@@ -109,4 +109,30 @@ void kg_insp_readline_free(void);
 /* tui.c: the full-screen inspector; -1 when the terminal cannot do it. */
 int kg_tui_fullscreen(struct kg_insp *in, const char *path);
 
+/* ---- inside the command language: what its files share, not for the screens --------------- */
+
+/* The commands of the table that lives with the dispatcher. Each takes its words (argv[0] is
+ * its name), writes its result or a clear error to out, and returns 0 or -1. */
+int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out);
+
+/* Drops the heatmap, the replay map and the sweep (the case they ran is no longer current). */
+void kg_insp_drop_views(struct kg_insp *in);
+
+/* Drops the views, the verdicts and the session (a new kernel replaces it). */
+void kg_insp_drop_kernel(struct kg_insp *in);
+
+/* Whether name is an output argument of c. */
+bool kg_insp_is_output(const struct kg_contract *c, const char *name);
+
+/* The current case into k; on failure the reason goes to out and -1 is returned. */
+int kg_insp_current_case(struct kg_insp *in, struct kg_case *k, FILE *out);
+
 #endif
