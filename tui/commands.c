@@ -25,41 +25,7 @@ struct cmd {
 
 static const struct cmd cmds[];
 
-/* ---- state ------------------------------------------------------------------------------- */
-
-void kg_insp_init(struct kg_insp *in)
-{
-    memset(in, 0, sizeof *in);
-    for (int i = 0; kg_gates[i] && i < KG_MAX_GATES; i++) in->ngates = i + 1;
-    in->running = in->selected = -1;
-}
-
-void kg_insp_drop_views(struct kg_insp *in)
-{
-    if (in->have_insp) kg_inspection_free(&in->insp);
-    in->have_insp = false;
-    for (int j = 0; j < in->ndiff; j++) kg_diffmap_free(&in->diff[j]);
-    in->ndiff = 0;
-    in->nsweep = 0;
-    in->map = KG_MAP_NONE;
-}
-
-void kg_insp_drop_kernel(struct kg_insp *in)
-{
-    kg_insp_drop_views(in);
-    for (int i = 0; i < in->ngates; i++)
-        if (in->ran[i]) kg_verdict_clear(&in->v[i]);
-    memset(in->ran, 0, sizeof in->ran);
-    in->selected = in->running = -1;
-    in->have_view_case = false;
-    kg_session_close(in->s);
-    in->s = NULL;
-}
-
-void kg_insp_free(struct kg_insp *in)
-{
-    kg_insp_drop_kernel(in);
-}
+/* ---- gates by id, and the session's progress ----------------------------------------------- */
 
 static int gate_index(const char *id)
 {
@@ -165,12 +131,6 @@ static int first_differing_run(const struct kg_verdict *v)
             return (int)json_integer_value(json_object_get(r, "run"));
     }
     return 2;
-}
-
-bool kg_insp_is_output(const struct kg_contract *c, const char *name)
-{
-    int a = kg_contract_arg(c, name);
-    return a >= 0 && kg_arg_is_output(&c->args[a]);
 }
 
 void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n)
@@ -370,16 +330,6 @@ static void print_args(const struct kg_case *k, FILE *out)
         for (int d = 0; d < k->shape[i].rank; d++) fprintf(out, "%s%lld", d ? "," : "", (long long)k->shape[i].dims[d]);
         fprintf(out, "]  (%lld elements)\n", (long long)k->numel[i]);
     }
-}
-
-int kg_insp_current_case(struct kg_insp *in, struct kg_case *k, FILE *out)
-{
-    struct kg_err e;
-    if (kg_inspect_current_case(in->s, k, &e)) {
-        fprintf(out, "%s\n", e.msg);
-        return -1;
-    }
-    return 0;
 }
 
 int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)

@@ -123,7 +123,7 @@ int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out);
 
-/* Drops the heatmap, the replay map and the sweep (the case they ran is no longer current). */
+/* state.c: drops the heatmap, the replay map and the sweep (their case is no longer current). */
 void kg_insp_drop_views(struct kg_insp *in);
 
 /* Drops the views, the verdicts and the session (a new kernel replaces it). */
