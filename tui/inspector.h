@@ -113,12 +113,14 @@ int kg_tui_fullscreen(struct kg_insp *in, const char *path);
 
 /* The commands of the table that lives with the dispatcher. Each takes its words (argv[0] is
  * its name), writes its result or a clear error to out, and returns 0 or -1. */
+/* show.c: the current case, its pins and its resources. */
 int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out);
+/* still in commands.c: the views of one run. */
 int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out);
