@@ -1,7 +1,8 @@
 /* inspector.h: the inspector's state and its command language, shared by the line REPL
- * (repl.c) and the full-screen screen (tui.c). Commands (commands.c) call the engine
- * (session.h, inspect.h) and write plain text to a FILE; the screens only decide where that
- * text and the heatmap go. Nothing here includes ncurses.h. */
+ * (repl.c) and the full-screen screen (tui.c). Commands (commands.c, show.c, views.c, over
+ * the state in state.c) call the engine (session.h, inspect.h) and write plain text to a
+ * FILE; the screens only decide where that text and the heatmap go. Nothing here includes
+ * ncurses.h. */
 #ifndef KG_TUI_INSPECTOR_H
 #define KG_TUI_INSPECTOR_H
 
@@ -111,8 +112,8 @@ int kg_tui_fullscreen(struct kg_insp *in, const char *path);
 
 /* ---- inside the command language: what its files share, not for the screens --------------- */
 
-/* The commands of the table that lives with the dispatcher. Each takes its words (argv[0] is
- * its name), writes its result or a clear error to out, and returns 0 or -1. */
+/* The commands that commands.c's table lists from the other files. Each takes its words
+ * (argv[0] is its name), writes its result or a clear error to out, and returns 0 or -1. */
 /* show.c: the current case, its pins and its resources. */
 int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_set(struct kg_insp *in, int argc, char **argv, FILE *out);
@@ -120,7 +121,7 @@ int kg_insp_cmd_dtype(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_seed(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out);
-/* still in commands.c: the views of one run. */
+/* views.c: the heatmap, the replay map and the sweep of one run. */
 int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out);
