@@ -11,16 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/inspector.h"
+#include "tui/screen.h"
 
 /* Runs the full screen until `quit`; -1 (before loading anything) when the terminal cannot
  * be opened, so the caller can fall back to the line REPL. */
 
-#define PROMPT "kgate> "
 #define MIN_W 50
 #define MIN_H 12
-
-enum focus { FOCUS_CMD, FOCUS_MAP };
 
 enum paint { P_PASS = 1, P_FAIL, P_ERROR, P_WARN, P_RUN, P_COLD, P_TITLE, P_OK };
 
@@ -33,33 +30,14 @@ struct layout {
     struct rect title, gates, legend, detail, map, hint, cmd;
 };
 
-struct screen {
-    struct kg_insp *in;
-    bool color;
-    enum focus focus;
-    int scroll;         /* first line of the detail pane */
-    int detail_lines;   /* lines the detail text took at the last draw */
-    char *text;         /* the last command's output */
-    char hint[512];
-    bool hint_error;
-    char *pending;      /* a line readline accepted, to run */
-    bool eof;
-    int ch;             /* the key readline reads next */
-    bool ch_avail;
-    struct kg_hm_grid grid; /* geometry of the last map drawn (cells freed) */
-    bool grid_valid;
-    FILE *rl_null;
-    SCREEN *term;
-};
-
 /* Readline's callbacks and the signal handler take no user pointer: the one screen. */
-static struct screen *scr;
+static struct kg_screen *scr;
 static volatile sig_atomic_t got_signal;
 static volatile bool stop_requested;
 
 /* ---- colours -------------------------------------------------------------------------------- */
 
-static void init_colors(struct screen *sc)
+void kg_tui_init_colors(struct kg_screen *sc)
 {
     sc->color = has_colors() && !getenv("NO_COLOR");
     if (!sc->color) return;
@@ -76,7 +54,7 @@ static void init_colors(struct screen *sc)
 }
 
 /* A paint with its monochrome fallback (bold for alarms, dim for quiet things). */
-static attr_t paint(const struct screen *sc, enum paint p)
+static attr_t paint(const struct kg_screen *sc, enum paint p)
 {
     if (sc->color) {
         attr_t bold = p == P_FAIL || p == P_ERROR ? A_BOLD : 0;
@@ -92,7 +70,7 @@ static attr_t paint(const struct screen *sc, enum paint p)
     }
 }
 
-static attr_t status_paint(const struct screen *sc, const char *st)
+static attr_t status_paint(const struct kg_screen *sc, const char *st)
 {
     if (!strcmp(st, "pass")) return paint(sc, P_PASS);
     if (!strcmp(st, "fail")) return paint(sc, P_FAIL);
@@ -102,7 +80,7 @@ static attr_t status_paint(const struct screen *sc, const char *st)
     return paint(sc, P_COLD);
 }
 
-static attr_t cell_paint(const struct screen *sc, const struct kg_hm_cell *c)
+static attr_t cell_paint(const struct kg_screen *sc, const struct kg_hm_cell *c)
 {
     switch (c->cls) {
     case KG_HC_EMPTY: return A_NORMAL;
@@ -159,7 +137,7 @@ static void header(const struct rect *r, const char *text, attr_t a)
 
 /* ---- panes ----------------------------------------------------------------------------------- */
 
-static void draw_title(const struct screen *sc, const struct layout *L)
+static void draw_title(const struct kg_screen *sc, const struct layout *L)
 {
     const struct kg_insp *in = sc->in;
     char t[512];
@@ -184,7 +162,7 @@ static void draw_title(const struct screen *sc, const struct layout *L)
     header(&L->title, t, paint(sc, P_TITLE) | A_BOLD);
 }
 
-static void draw_gates(const struct screen *sc, const struct layout *L)
+static void draw_gates(const struct kg_screen *sc, const struct layout *L)
 {
     const struct kg_insp *in = sc->in;
     const struct rect *r = &L->gates;
@@ -205,7 +183,7 @@ static void draw_gates(const struct screen *sc, const struct layout *L)
     }
 }
 
-static void draw_legend(const struct screen *sc, const struct layout *L)
+static void draw_legend(const struct kg_screen *sc, const struct layout *L)
 {
     const struct rect *r = &L->legend;
     struct kg_hm_view *v;
@@ -251,7 +229,7 @@ static int wrap(const char *text, int width, void (*line)(void *ud, int k, const
 }
 
 struct detail_ctx {
-    const struct screen *sc;
+    const struct kg_screen *sc;
     const struct rect *r;
     int first;
 };
@@ -269,7 +247,7 @@ static void detail_line(void *ud, int k, const char *s, int n)
 }
 
 /* The detail pane's text: the selected gate's verdict, or the last command's output. */
-static char *detail_text(const struct screen *sc, char *title, size_t n)
+static char *detail_text(const struct kg_screen *sc, char *title, size_t n)
 {
     const struct kg_insp *in = sc->in;
     char *buf = NULL;
@@ -287,7 +265,7 @@ static char *detail_text(const struct screen *sc, char *title, size_t n)
     return buf;
 }
 
-static void draw_detail(struct screen *sc, const struct layout *L)
+static void draw_detail(struct kg_screen *sc, const struct layout *L)
 {
     char title[256];
     char *text = detail_text(sc, title, sizeof title);
@@ -304,7 +282,7 @@ static void draw_detail(struct screen *sc, const struct layout *L)
     header(&L->detail, title, A_REVERSE);
 }
 
-static void map_title(const struct screen *sc, const struct kg_hm_src *src, const struct kg_hm_grid *g, char *t,
+static void map_title(const struct kg_screen *sc, const struct kg_hm_src *src, const struct kg_hm_grid *g, char *t,
                       size_t n)
 {
     const struct kg_insp *in = sc->in;
@@ -320,7 +298,7 @@ static void map_title(const struct screen *sc, const struct kg_hm_src *src, cons
                g->max_zoom ? "" : " (+ zooms)");
 }
 
-static void draw_grid(struct screen *sc, const struct rect *r, const struct kg_hm_src *src, struct kg_hm_view *v)
+static void draw_grid(struct kg_screen *sc, const struct rect *r, const struct kg_hm_src *src, struct kg_hm_view *v)
 {
     struct kg_hm_grid g;
     if (kg_hm_layout(src, v, r->h - 2, r->w - 1, &g)) return;
@@ -336,7 +314,7 @@ static void draw_grid(struct screen *sc, const struct rect *r, const struct kg_h
         for (int x = 0; x < g.cols; x++) {
             const struct kg_hm_cell *c = &g.cell[y * g.cols + x];
             attr_t a = cell_paint(sc, c);
-            if (y == g.cur_y && x == g.cur_x) a |= sc->focus == FOCUS_MAP ? A_REVERSE : A_UNDERLINE;
+            if (y == g.cur_y && x == g.cur_x) a |= sc->focus == KG_FOCUS_MAP ? A_REVERSE : A_UNDERLINE;
             attron(a);
             mvaddch(r->y + 2 + y, r->x + 1 + x, (chtype)(unsigned char)kg_hm_glyph(c));
             attroff(a);
@@ -346,7 +324,7 @@ static void draw_grid(struct screen *sc, const struct rect *r, const struct kg_h
     sc->grid_valid = true;
 }
 
-static void draw_sweep(const struct screen *sc, const struct rect *r)
+static void draw_sweep(const struct kg_screen *sc, const struct rect *r)
 {
     const struct kg_insp *in = sc->in;
     char t[256];
@@ -365,7 +343,7 @@ static void draw_sweep(const struct screen *sc, const struct rect *r)
     }
 }
 
-static void draw_map(struct screen *sc, const struct layout *L)
+static void draw_map(struct kg_screen *sc, const struct layout *L)
 {
     const struct rect *r = &L->map;
     struct kg_hm_view *v;
@@ -386,23 +364,23 @@ static void draw_map(struct screen *sc, const struct layout *L)
     for (int i = 0; i < 4 && i + 1 < r->h; i++) put_clip(r->y + 1 + i, r->x + 1, r->w - 1, empty[i], paint(sc, P_COLD));
 }
 
-static void draw_cmd(const struct screen *sc, const struct layout *L)
+static void draw_cmd(const struct kg_screen *sc, const struct layout *L)
 {
-    const char *prompt = rl_display_prompt ? rl_display_prompt : PROMPT;
+    const char *prompt = rl_display_prompt ? rl_display_prompt : KG_TUI_PROMPT;
     int plen = (int)strlen(prompt), avail = L->cmd.w - plen - 1;
     int start = rl_point > avail ? rl_point - avail : 0;
     move(L->cmd.y, 0);
     clrtoeol();
-    put_clip(L->cmd.y, 0, L->cmd.w, prompt, sc->focus == FOCUS_CMD ? A_BOLD : A_DIM);
+    put_clip(L->cmd.y, 0, L->cmd.w, prompt, sc->focus == KG_FOCUS_CMD ? A_BOLD : A_DIM);
     if (rl_line_buffer) put_clip(L->cmd.y, plen, avail, rl_line_buffer + start, A_NORMAL);
     const char *h = sc->hint[0] ? sc->hint
-                    : sc->focus == FOCUS_MAP
+                    : sc->focus == KG_FOCUS_MAP
                         ? "arrows move  + - zoom  w worst  Tab: back to the command line"
                         : "Tab: complete (on an empty line: the heatmap)  PgUp/PgDn: detail  help  quit";
     move(L->hint.y, 0);
     clrtoeol();
     put_clip(L->hint.y, 0, L->hint.w, h, sc->hint_error ? paint(sc, P_FAIL) : paint(sc, P_COLD));
-    if (sc->focus == FOCUS_CMD) {
+    if (sc->focus == KG_FOCUS_CMD) {
         curs_set(1);
         move(L->cmd.y, plen + rl_point - start);
     } else {
@@ -410,7 +388,7 @@ static void draw_cmd(const struct screen *sc, const struct layout *L)
     }
 }
 
-static void draw(struct screen *sc)
+void kg_tui_draw(struct kg_screen *sc)
 {
     struct layout L;
     compute_layout(sc->in, &L);
@@ -446,7 +424,7 @@ static int rl_avail_hook(void)
 
 static void rl_redisplay_hook(void)
 {
-    if (scr) draw(scr);
+    if (scr) kg_tui_draw(scr);
 }
 
 static void rl_line_hook(char *line)
@@ -472,14 +450,14 @@ static void rl_matches_hook(char **matches, int n, int max)
     scr->hint_error = false;
 }
 
-static void feed(struct screen *sc, int c)
+static void feed(struct kg_screen *sc, int c)
 {
     sc->ch = c;
     sc->ch_avail = true;
     rl_callback_read_char();
 }
 
-static void readline_setup(struct screen *sc)
+static void readline_setup(struct kg_screen *sc)
 {
     kg_insp_readline_init(sc->in);
     sc->rl_null = fopen("/dev/null", "w");
@@ -494,17 +472,17 @@ static void readline_setup(struct screen *sc)
     rl_redisplay_function = rl_redisplay_hook;
     rl_completion_display_matches_hook = rl_matches_hook;
     rl_variable_bind("bell-style", "none");
-    rl_callback_handler_install(PROMPT, rl_line_hook);
+    rl_callback_handler_install(KG_TUI_PROMPT, rl_line_hook);
 }
 
 /* ---- running a command -------------------------------------------------------------------- */
 
 static void progress_hook(struct kg_insp *in, const char *gate, const char *what)
 {
-    struct screen *sc = in->ui;
+    struct kg_screen *sc = in->ui;
     snprintf(sc->hint, sizeof sc->hint, "%s: %s ...   (Ctrl-C stops after this gate)", gate, what);
     sc->hint_error = false;
-    draw(sc);
+    kg_tui_draw(sc);
 }
 
 static void first_line(const char *text, char *buf, size_t n)
@@ -514,7 +492,7 @@ static void first_line(const char *text, char *buf, size_t n)
     snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), text);
 }
 
-static void execute(struct screen *sc, const char *line)
+static void execute(struct kg_screen *sc, const char *line)
 {
     struct kg_insp *in = sc->in;
     char *buf = NULL;
@@ -526,7 +504,7 @@ static void execute(struct screen *sc, const char *line)
     memcpy(prev_title, in->detail_title, sizeof prev_title);
     in->detail = KG_DETAIL_TEXT;
     snprintf(sc->hint, sizeof sc->hint, "running: %s", line);
-    draw(sc);
+    kg_tui_draw(sc);
     int rc = kg_insp_exec(in, line, f);
     fclose(f);
     sc->hint[0] = 0;
@@ -554,7 +532,7 @@ static void execute(struct screen *sc, const char *line)
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 
-static void scroll_detail(struct screen *sc, int dir)
+static void scroll_detail(struct kg_screen *sc, int dir)
 {
     int page = LINES / 2 - 2 > 1 ? LINES / 2 - 2 : 1;
     sc->scroll += dir * page;
@@ -562,7 +540,7 @@ static void scroll_detail(struct screen *sc, int dir)
     if (sc->scroll < 0) sc->scroll = 0;
 }
 
-static void cmd_key(struct screen *sc, int c)
+static void cmd_key(struct kg_screen *sc, int c)
 {
     struct kg_hm_view *v;
     switch (c) {
@@ -577,7 +555,7 @@ static void cmd_key(struct screen *sc, int c)
     case KEY_ENTER: feed(sc, '\r'); break;
     case '\t':
         if (rl_end == 0 && kg_insp_map_src(sc->in, &v)) {
-            sc->focus = FOCUS_MAP;
+            sc->focus = KG_FOCUS_MAP;
             sc->hint[0] = 0;
             break;
         }
@@ -588,12 +566,12 @@ static void cmd_key(struct screen *sc, int c)
     }
 }
 
-static void map_key(struct screen *sc, int c)
+static void map_key(struct kg_screen *sc, int c)
 {
     struct kg_hm_view *v;
     const struct kg_hm_src *src = kg_insp_map_src(sc->in, &v);
     if (!src || !sc->grid_valid) {
-        sc->focus = FOCUS_CMD;
+        sc->focus = KG_FOCUS_CMD;
         return;
     }
     switch (c) {
@@ -610,16 +588,16 @@ static void map_key(struct screen *sc, int c)
     case 27:
     case '\r':
     case '\n':
-    case KEY_ENTER: sc->focus = FOCUS_CMD; break;
+    case KEY_ENTER: sc->focus = KG_FOCUS_CMD; break;
     default:
         if (c >= ' ' && c < 127) {
-            sc->focus = FOCUS_CMD;
+            sc->focus = KG_FOCUS_CMD;
             cmd_key(sc, c);
         }
     }
 }
 
-static void key(struct screen *sc, int c)
+static void key(struct kg_screen *sc, int c)
 {
     if (c == KEY_RESIZE) return; /* the redraw that follows uses the new LINES and COLS */
     if (c == 12) {
@@ -630,7 +608,7 @@ static void key(struct screen *sc, int c)
         scroll_detail(sc, c == KEY_PPAGE ? -1 : 1);
         return;
     }
-    if (sc->focus == FOCUS_MAP) map_key(sc, c);
+    if (sc->focus == KG_FOCUS_MAP) map_key(sc, c);
     else cmd_key(sc, c);
 }
 
@@ -661,7 +639,7 @@ static void catch_signals(bool on)
 }
 
 /* newterm, not initscr: initscr exits the process when the terminal is unknown. */
-static bool start_curses(struct screen *sc)
+static bool start_curses(struct kg_screen *sc)
 {
     setlocale(LC_CTYPE, ""); /* line drawing in UTF-8; numbers keep the C locale's format */
     sc->term = newterm(NULL, stdout, stdin);
@@ -674,11 +652,11 @@ static bool start_curses(struct screen *sc)
     keypad(stdscr, TRUE);
     set_escdelay(25);
     timeout(100);
-    init_colors(sc);
+    kg_tui_init_colors(sc);
     return true;
 }
 
-static void welcome(struct screen *sc, const char *path)
+static void welcome(struct kg_screen *sc, const char *path)
 {
     struct kg_insp *in = sc->in;
     char *buf = NULL;
@@ -696,7 +674,7 @@ static void welcome(struct screen *sc, const char *path)
     sc->text = buf;
 }
 
-static void loop(struct screen *sc)
+static void loop(struct kg_screen *sc)
 {
     while (!sc->in->quit && !sc->eof && !got_signal) {
         int c = getch();
@@ -708,13 +686,13 @@ static void loop(struct screen *sc)
             execute(sc, line);
             free(line);
         }
-        draw(sc);
+        kg_tui_draw(sc);
     }
 }
 
 int kg_tui_fullscreen(struct kg_insp *in, const char *path)
 {
-    struct screen sc = {.in = in};
+    struct kg_screen sc = {.in = in};
     if (!start_curses(&sc)) return -1;
     scr = &sc;
     in->fullscreen = true;
@@ -724,7 +702,7 @@ int kg_tui_fullscreen(struct kg_insp *in, const char *path)
     catch_signals(true);
     readline_setup(&sc);
     welcome(&sc, path);
-    draw(&sc);
+    kg_tui_draw(&sc);
     loop(&sc);
     rl_callback_handler_remove();
     kg_insp_history_save();
