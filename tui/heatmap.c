@@ -1,6 +1,6 @@
 /* heatmap.c: binning an output's element errors (or a replay's differing bits) into the cells
  * of a pane, worst element first, and the text rendering the REPL prints. The ncurses screen
- * (tui.c) draws the same grid; only the glyph's colour is added there. */
+ * (panes.c) draws the same grid; only the glyph's colour is added there. */
 #include "tui/heatmap.h"
 
 #include <math.h>
