@@ -60,7 +60,7 @@ static char *trim(char *s)
 
 /* Splits the header text into entries. `base_line` is the file line of the header's first
  * line (the one holding the opening marker). */
-static int split_header(struct ctx *x, char *text, int base_line, struct raw *r, const char **hdr_end)
+static int split_header(struct ctx *x, char *text, int base_line, struct raw *r)
 {
     int line = base_line, cur = -1;
     char *p = text;
@@ -110,7 +110,6 @@ static int split_header(struct ctx *x, char *text, int base_line, struct raw *r,
         p = nl + 1;
         line++;
     }
-    (void)hdr_end;
     return 0;
 }
 
@@ -609,7 +608,186 @@ out:
     return rc;
 }
 
-/* ---- load ----------------------------------------------------------------------------------- */
+/* ---- the keys read here ------------------------------------------------------------------ */
+
+static int parse_entry(struct ctx *x, char *v, int line)
+{
+    if (!valid_ident(v, strlen(v))) return perr(x, line, "entry: '%s' is not a C identifier", v);
+    kg_strlcpy(x->c->entry, v, sizeof x->c->entry);
+    return 0;
+}
+
+static int need_entry(struct ctx *x)
+{
+    return perr(x, x->c->line_header, "missing 'entry:' (the kernel function to call)");
+}
+
+static int parse_name(struct ctx *x, char *v, int line)
+{
+    if (!*v || strlen(v) >= KG_NAME_MAX)
+        return perr(x, line, "name: expected a name of 1 to %d characters", KG_NAME_MAX - 1);
+    kg_strlcpy(x->c->name, v, sizeof x->c->name);
+    return 0;
+}
+
+/* Without `name:` reports call the kernel by its entry. */
+static int name_is_entry(struct ctx *x)
+{
+    kg_strlcpy(x->c->name, x->c->entry, sizeof x->c->name);
+    return 0;
+}
+
+static int need_args(struct ctx *x)
+{
+    return perr(x, x->c->line_header, "missing 'args:' (the entry's parameters, in order)");
+}
+
+/* A host kernel is a plain call; a CUDA kernel cannot be launched without a grid and block. */
+static int need_launch_if_cuda(struct ctx *x)
+{
+    if (x->c->lang != KG_LANG_CUDA) return 0;
+    return perr(x, x->c->line_header, "missing 'launch:' (grid=..., block=..., smem=...): a .cu kernel needs it");
+}
+
+static int parse_op(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    struct kg_err ee;
+    kg_strlcpy(c->op_text, v, sizeof c->op_text);
+    if (kg_op_parse(v, &c->op, &ee)) return perr(x, line, "op: %s", ee.msg);
+    c->has_op = true;
+    return 0;
+}
+
+/* The oracle's file: `in FILE` relative to the kernel file's folder, else the kernel file. */
+static char *oracle_path(const char *kernel, const char *f)
+{
+    if (!f) return strdup(kernel);
+    if (f[0] == '/') return strdup(f);
+    char *dup = strdup(kernel);
+    if (!dup) return NULL;
+    char *dir = dirname(dup);
+    size_t need = strlen(dir) + strlen(f) + 2;
+    char *p = malloc(need);
+    if (p) snprintf(p, need, "%s/%s", dir, f);
+    free(dup);
+    return p;
+}
+
+/* `oracle: FUNC [in FILE.c]`: a user fp64 function instead of a built-in op. */
+static int parse_oracle(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *in = strstr(v, " in ");
+    if (in) *in = 0;
+    c->oracle_file = oracle_path(c->path, in ? trim(in + 4) : NULL);
+    if (!c->oracle_file) return perr(x, 0, "out of memory");
+    v = trim(v);
+    if (!valid_ident(v, strlen(v)))
+        return perr(x, line, "oracle: '%s' is not a C function name (oracle: FUNC [in FILE.c])", v);
+    kg_strlcpy(c->oracle_func, v, sizeof c->oracle_func);
+    size_t ol = strlen(c->oracle_file);
+    if (ol < 2 || strcmp(c->oracle_file + ol - 2, ".c"))
+        return perr(x, line, "oracle: %s must be a host C file (.c)", c->oracle_file);
+    snprintf(c->op_text, sizeof c->op_text, "oracle %s", c->oracle_func);
+    return 0;
+}
+
+/* Runs when `oracle:` is absent: then `op:` must have been given. */
+static int need_op_or_oracle(struct ctx *x)
+{
+    if (x->c->has_op) return 0;
+    return perr(x, x->c->line_header, "missing 'op:' (a built-in oracle such as softmax(dim=1)) or 'oracle: FUNC'");
+}
+
+static int parse_tolerance(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *kk = strstr(v, "k="), *end;
+    if (!kk) return perr(x, line, "tolerance: expected k=NUMBER (threshold = k x reference error + floor)");
+    errno = 0;
+    c->tol_k = strtod(kk + 2, &end);
+    if (errno || end == kk + 2 || *trim(end) || !(c->tol_k >= 1))
+        return perr(x, line, "tolerance: k must be a number >= 1, got '%s'", kk + 2);
+    return 0;
+}
+
+static int parse_deterministic(struct ctx *x, char *v, int line)
+{
+    if (!strcmp(v, "yes") || !strcmp(v, "true"))
+        x->c->deterministic = true;
+    else if (!strcmp(v, "no") || !strcmp(v, "false"))
+        x->c->deterministic = false;
+    else
+        return perr(x, line, "deterministic: expected yes or no, got '%s'", v);
+    return 0;
+}
+
+static int parse_dtypes(struct ctx *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = next_item(&cur, " \t,"))) {
+        enum kg_dtype t;
+        if (kg_dtype_parse(item, strlen(item), &t) || t == KG_DTYPE_T || !kg_dtype_is_float(t))
+            return perr(x, line, "dtypes: '%s' is not a floating dtype (f64 f32 f16 bf16)", item);
+        if (c->ndtypes == KG_MAX_DTYPES) return perr(x, line, "dtypes: too many");
+        c->dtypes[c->ndtypes++] = t;
+    }
+    if (!c->ndtypes) return perr(x, line, "dtypes: empty list");
+    return 0;
+}
+
+/* One `alias:` pair: an out tensor that shares its buffer with an in tensor of the same type. */
+static int alias_pair(struct ctx *x, char *item, int line)
+{
+    struct kg_contract *c = x->c;
+    char *eq = strchr(item, '=');
+    if (!eq) return perr(x, line, "alias: expected OUT=IN, got '%s'", item);
+    *eq = 0;
+    int o = kg_contract_arg(c, trim(item)), i = kg_contract_arg(c, trim(eq + 1));
+    if (o < 0 || i < 0) return perr(x, line, "alias: no arg named '%s'", o < 0 ? trim(item) : trim(eq + 1));
+    const struct kg_arg *ao = &c->args[o], *ai = &c->args[i];
+    if (ao->kind != KG_ARG_TENSOR || ao->io != KG_OUT || ai->kind != KG_ARG_TENSOR || ai->io != KG_IN)
+        return perr(x, line, "alias: %s=%s must name an out tensor and an in tensor", ao->name, ai->name);
+    if (ao->dtype != ai->dtype || ao->rank != ai->rank)
+        return perr(x, line, "alias: %s and %s must have the same dtype and shape", ao->name, ai->name);
+    for (int d = 0; d < ao->rank; d++)
+        if (strcmp(kg_expr_text(ao->dims[d]), kg_expr_text(ai->dims[d])))
+            return perr(x, line, "alias: %s and %s must have the same dims", ao->name, ai->name);
+    c->alias_of[o] = i;
+    return 0;
+}
+
+static int parse_alias(struct ctx *x, char *v, int line)
+{
+    char *cur = v, *item;
+    while ((item = next_item(&cur, " \t,")))
+        if (alias_pair(x, item, line)) return -1;
+    return 0;
+}
+
+/* ---- checks across keys ------------------------------------------------------------------ */
+
+/* `op:` and `oracle:` are two ways of naming one oracle. */
+static int check_one_oracle(struct ctx *x, const struct raw *r)
+{
+    if (r->value[K_OP] && r->value[K_ORACLE])
+        return perr(x, r->line[K_ORACLE], "give either 'op:' (built-in oracle) or 'oracle:' (your fp64 function), not both");
+    return 0;
+}
+
+/* `dtypes:` lists the instances of dtype T: one without the other means nothing. */
+static int check_dtypes_vs_t(struct ctx *x, const struct raw *r)
+{
+    struct kg_contract *c = x->c;
+    int uses_t = 0;
+    for (int i = 0; i < c->nargs; i++)
+        if (c->args[i].kind == KG_ARG_TENSOR && c->args[i].dtype == KG_DTYPE_T) uses_t = 1;
+    if (uses_t && !c->ndtypes) return perr(x, c->line_args, "args: dtype T needs a 'dtypes:' line listing the instances");
+    if (c->ndtypes && !uses_t) return perr(x, c->line_dtypes, "dtypes: given, but no arg has dtype T");
+    return 0;
+}
 
 static int nominal_shape(const struct kg_contract *c, const struct kg_arg *a, struct kg_shape *s,
                          struct kg_err *e)
@@ -620,6 +798,7 @@ static int nominal_shape(const struct kg_contract *c, const struct kg_arg *a, st
     return 0;
 }
 
+/* The args' nominal shapes against what the op takes; also that something is judged. */
 static int check_op(struct ctx *x)
 {
     struct kg_contract *c = x->c;
@@ -644,6 +823,123 @@ static int check_op(struct ctx *x)
     return 0;
 }
 
+/* ---- the key table ----------------------------------------------------------------------- */
+
+/* One step of interpreting the header: a key (its parser when given, else `absent`, NULL for
+ * an optional key), or a check across the keys read so far. */
+struct step {
+    enum key key;
+    int (*parse)(struct ctx *x, char *value, int line);
+    int (*absent)(struct ctx *x);
+    int (*check)(struct ctx *x, const struct raw *r);
+};
+
+#define KEY(k, parse, absent) {k, parse, absent, NULL}
+#define CHECK(fn) {K_COUNT, NULL, NULL, fn}
+
+/* In dependency order, which is also the order errors are reported in: the entry names the
+ * kernel, shape: declares the symbols that args: dims, sweep: and launch: use; alias: and
+ * inputs: refer to args. Reordering changes which of several errors a user sees first. */
+static const struct step steps[] = {
+    KEY(K_ENTRY, parse_entry, need_entry),
+    KEY(K_NAME, parse_name, name_is_entry),
+    KEY(K_SHAPE, parse_shape, NULL),
+    KEY(K_ARGS, parse_args, need_args),
+    KEY(K_SWEEP, parse_sweep, NULL),
+    KEY(K_LAUNCH, parse_launch, need_launch_if_cuda),
+    CHECK(check_one_oracle),
+    KEY(K_OP, parse_op, NULL),
+    KEY(K_ORACLE, parse_oracle, need_op_or_oracle),
+    KEY(K_TOLERANCE, parse_tolerance, NULL),
+    KEY(K_DETERMINISTIC, parse_deterministic, NULL),
+    KEY(K_DTYPES, parse_dtypes, NULL),
+    CHECK(check_dtypes_vs_t),
+    KEY(K_ALIAS, parse_alias, NULL),
+    KEY(K_INPUTS, parse_inputs, NULL),
+};
+
+static int run_steps(struct ctx *x, const struct raw *r)
+{
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        const struct step *s = &steps[i];
+        int rc;
+        if (s->check)
+            rc = s->check(x, r);
+        else if (r->value[s->key])
+            rc = s->parse(x, r->value[s->key], r->line[s->key]);
+        else
+            rc = s->absent ? s->absent(x) : 0;
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+/* ---- load ----------------------------------------------------------------------------------- */
+
+/* The file's bytes, hash and language (by extension). */
+static int read_source(struct ctx *x)
+{
+    struct kg_contract *c = x->c;
+    c->source = kg_read_file(c->path, &c->source_len, x->e);
+    if (!c->source) return -1;
+    if (memchr(c->source, 0, c->source_len)) return perr(x, 0, "not a text file");
+    c->hash = kg_hash64(c->source, c->source_len, 0);
+    size_t pl = strlen(c->path);
+    if (pl > 3 && !strcmp(c->path + pl - 3, ".cu"))
+        c->lang = KG_LANG_CUDA;
+    else if (pl > 2 && !strcmp(c->path + pl - 2, ".c"))
+        c->lang = KG_LANG_C;
+    else
+        return perr(x, 0, "unknown kernel language: expected a .c (host C) or .cu (CUDA C) file");
+    return 0;
+}
+
+/* Finds the `/\*@kgate` comment and splits its text into r. */
+static int read_header(struct ctx *x, struct raw *r)
+{
+    struct kg_contract *c = x->c;
+    char *hdr = strstr(c->source, "/*@kgate");
+    if (!hdr)
+        return perr(x, 1, "no contract: the file must start with a '/*@kgate ... */' comment (see kgate-contract(5))");
+    c->line_header = line_of(c->source, hdr);
+    char *end = strstr(hdr, "*/");
+    if (!end) return perr(x, c->line_header, "the '/*@kgate' comment is never closed with '*/'");
+    size_t hl = (size_t)(end - hdr) - 8;
+    char *text = malloc(hl + 1);
+    if (!text) return perr(x, 0, "out of memory");
+    memcpy(text, hdr + 8, hl);
+    text[hl] = 0;
+    int rc = split_header(x, text, c->line_header, r);
+    free(text);
+    return rc;
+}
+
+/* Every key's line, for messages about it (also those of later checks). */
+static void set_lines(struct kg_contract *c, const struct raw *r)
+{
+    c->line_name = r->line[K_NAME];
+    c->line_op = r->line[K_OP] ? r->line[K_OP] : r->line[K_ORACLE];
+    c->line_entry = r->line[K_ENTRY];
+    c->line_args = r->line[K_ARGS];
+    c->line_launch = r->line[K_LAUNCH];
+    c->line_shape = r->line[K_SHAPE];
+    c->line_sweep = r->line[K_SWEEP];
+    c->line_tolerance = r->line[K_TOLERANCE];
+    c->line_alias = r->line[K_ALIAS];
+    c->line_dtypes = r->line[K_DTYPES];
+    c->line_inputs = r->line[K_INPUTS];
+}
+
+/* Reads and checks the file; then, with every key read, the whole contract against the op and
+ * against the entry's definition in the source. */
+static int load(struct ctx *x, struct raw *r)
+{
+    if (read_source(x) || read_header(x, r)) return -1;
+    set_lines(x->c, r);
+    if (run_steps(x, r) || check_op(x) || check_signature(x)) return -1;
+    return 0;
+}
+
 int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *e)
 {
     *out = NULL;
@@ -651,240 +947,18 @@ int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *
     if (!c) return kg_errf(e, "%s: out of memory", path);
     struct raw r = {0};
     struct ctx x = {c, e};
-    int rc = -1;
     c->path = strdup(path);
     c->tol_k = 2;
     c->deterministic = true;
     for (int i = 0; i < KG_MAX_ARGS; i++) c->alias_of[i] = -1;
-    if (!c->path) goto fail_oom;
-    c->source = kg_read_file(path, &c->source_len, e);
-    if (!c->source) goto fail;
-    if (memchr(c->source, 0, c->source_len)) {
-        perr(&x, 0, "not a text file");
-        goto fail;
-    }
-    c->hash = kg_hash64(c->source, c->source_len, 0);
-    size_t pl = strlen(path);
-    if (pl > 3 && !strcmp(path + pl - 3, ".cu"))
-        c->lang = KG_LANG_CUDA;
-    else if (pl > 2 && !strcmp(path + pl - 2, ".c"))
-        c->lang = KG_LANG_C;
-    else {
-        perr(&x, 0, "unknown kernel language: expected a .c (host C) or .cu (CUDA C) file");
-        goto fail;
-    }
-
-    char *hdr = strstr(c->source, "/*@kgate");
-    if (!hdr) {
-        perr(&x, 1, "no contract: the file must start with a '/*@kgate ... */' comment (see kgate-contract(5))");
-        goto fail;
-    }
-    c->line_header = line_of(c->source, hdr);
-    char *end = strstr(hdr, "*/");
-    if (!end) {
-        perr(&x, c->line_header, "the '/*@kgate' comment is never closed with '*/'");
-        goto fail;
-    }
-    size_t hl = (size_t)(end - hdr) - 8;
-    char *text = malloc(hl + 1);
-    if (!text) goto fail_oom;
-    memcpy(text, hdr + 8, hl);
-    text[hl] = 0;
-    int src = split_header(&x, text, c->line_header, &r, NULL);
-    free(text);
-    if (src) goto fail;
-
-    c->line_name = r.line[K_NAME];
-    c->line_op = r.line[K_OP] ? r.line[K_OP] : r.line[K_ORACLE];
-    c->line_entry = r.line[K_ENTRY];
-    c->line_args = r.line[K_ARGS];
-    c->line_launch = r.line[K_LAUNCH];
-    c->line_shape = r.line[K_SHAPE];
-    c->line_sweep = r.line[K_SWEEP];
-    c->line_tolerance = r.line[K_TOLERANCE];
-    c->line_alias = r.line[K_ALIAS];
-    c->line_dtypes = r.line[K_DTYPES];
-    c->line_inputs = r.line[K_INPUTS];
-
-    if (!r.value[K_ENTRY]) {
-        perr(&x, c->line_header, "missing 'entry:' (the kernel function to call)");
-        goto fail;
-    }
-    if (!valid_ident(r.value[K_ENTRY], strlen(r.value[K_ENTRY]))) {
-        perr(&x, c->line_entry, "entry: '%s' is not a C identifier", r.value[K_ENTRY]);
-        goto fail;
-    }
-    kg_strlcpy(c->entry, r.value[K_ENTRY], sizeof c->entry);
-    if (r.value[K_NAME]) {
-        if (!*r.value[K_NAME] || strlen(r.value[K_NAME]) >= KG_NAME_MAX) {
-            perr(&x, c->line_name, "name: expected a name of 1 to %d characters", KG_NAME_MAX - 1);
-            goto fail;
-        }
-        kg_strlcpy(c->name, r.value[K_NAME], sizeof c->name);
-    } else
-        kg_strlcpy(c->name, c->entry, sizeof c->name);
-
-    if (r.value[K_SHAPE] && parse_shape(&x, r.value[K_SHAPE], c->line_shape)) goto fail;
-    if (!r.value[K_ARGS]) {
-        perr(&x, c->line_header, "missing 'args:' (the entry's parameters, in order)");
-        goto fail;
-    }
-    if (parse_args(&x, r.value[K_ARGS], c->line_args)) goto fail;
-    if (r.value[K_SWEEP] && parse_sweep(&x, r.value[K_SWEEP], c->line_sweep)) goto fail;
-    if (r.value[K_LAUNCH]) {
-        if (parse_launch(&x, r.value[K_LAUNCH], c->line_launch)) goto fail;
-    } else if (c->lang == KG_LANG_CUDA) {
-        perr(&x, c->line_header, "missing 'launch:' (grid=..., block=..., smem=...): a .cu kernel needs it");
-        goto fail;
-    }
-
-    if (r.value[K_OP] && r.value[K_ORACLE]) {
-        perr(&x, r.line[K_ORACLE], "give either 'op:' (built-in oracle) or 'oracle:' (your fp64 function), not both");
-        goto fail;
-    }
-    if (r.value[K_OP]) {
-        struct kg_err ee;
-        kg_strlcpy(c->op_text, r.value[K_OP], sizeof c->op_text);
-        if (kg_op_parse(r.value[K_OP], &c->op, &ee)) {
-            perr(&x, c->line_op, "op: %s", ee.msg);
-            goto fail;
-        }
-        c->has_op = true;
-    } else if (r.value[K_ORACLE]) {
-        char *v = r.value[K_ORACLE], *in = strstr(v, " in ");
-        if (in) {
-            *in = 0;
-            char *f = trim(in + 4);
-            if (f[0] == '/')
-                c->oracle_file = strdup(f);
-            else {
-                char *dup = strdup(path);
-                if (!dup) goto fail_oom;
-                char *dir = dirname(dup);
-                size_t need = strlen(dir) + strlen(f) + 2;
-                c->oracle_file = malloc(need);
-                if (c->oracle_file) snprintf(c->oracle_file, need, "%s/%s", dir, f);
-                free(dup);
-            }
-        } else
-            c->oracle_file = strdup(path);
-        if (!c->oracle_file) goto fail_oom;
-        v = trim(v);
-        if (!valid_ident(v, strlen(v))) {
-            perr(&x, c->line_op, "oracle: '%s' is not a C function name (oracle: FUNC [in FILE.c])", v);
-            goto fail;
-        }
-        kg_strlcpy(c->oracle_func, v, sizeof c->oracle_func);
-        size_t ol = strlen(c->oracle_file);
-        if (ol < 2 || strcmp(c->oracle_file + ol - 2, ".c")) {
-            perr(&x, c->line_op, "oracle: %s must be a host C file (.c)", c->oracle_file);
-            goto fail;
-        }
-        snprintf(c->op_text, sizeof c->op_text, "oracle %s", c->oracle_func);
-    } else {
-        perr(&x, c->line_header, "missing 'op:' (a built-in oracle such as softmax(dim=1)) or 'oracle: FUNC'");
-        goto fail;
-    }
-
-    if (r.value[K_TOLERANCE]) {
-        char *v = r.value[K_TOLERANCE], *end2;
-        char *kk = strstr(v, "k=");
-        if (!kk) {
-            perr(&x, c->line_tolerance, "tolerance: expected k=NUMBER (threshold = k x reference error + floor)");
-            goto fail;
-        }
-        errno = 0;
-        c->tol_k = strtod(kk + 2, &end2);
-        if (errno || end2 == kk + 2 || *trim(end2) || !(c->tol_k >= 1)) {
-            perr(&x, c->line_tolerance, "tolerance: k must be a number >= 1, got '%s'", kk + 2);
-            goto fail;
-        }
-    }
-    if (r.value[K_DETERMINISTIC]) {
-        const char *v = r.value[K_DETERMINISTIC];
-        if (!strcmp(v, "yes") || !strcmp(v, "true"))
-            c->deterministic = true;
-        else if (!strcmp(v, "no") || !strcmp(v, "false"))
-            c->deterministic = false;
-        else {
-            perr(&x, r.line[K_DETERMINISTIC], "deterministic: expected yes or no, got '%s'", v);
-            goto fail;
-        }
-    }
-    if (r.value[K_DTYPES]) {
-        char *cur = r.value[K_DTYPES], *item;
-        while ((item = next_item(&cur, " \t,"))) {
-            enum kg_dtype t;
-            if (kg_dtype_parse(item, strlen(item), &t) || t == KG_DTYPE_T || !kg_dtype_is_float(t)) {
-                perr(&x, c->line_dtypes, "dtypes: '%s' is not a floating dtype (f64 f32 f16 bf16)", item);
-                goto fail;
-            }
-            if (c->ndtypes == KG_MAX_DTYPES) {
-                perr(&x, c->line_dtypes, "dtypes: too many");
-                goto fail;
-            }
-            c->dtypes[c->ndtypes++] = t;
-        }
-        if (!c->ndtypes) {
-            perr(&x, c->line_dtypes, "dtypes: empty list");
-            goto fail;
-        }
-    }
-    int uses_t = 0;
-    for (int i = 0; i < c->nargs; i++)
-        if (c->args[i].kind == KG_ARG_TENSOR && c->args[i].dtype == KG_DTYPE_T) uses_t = 1;
-    if (uses_t && !c->ndtypes) {
-        perr(&x, c->line_args, "args: dtype T needs a 'dtypes:' line listing the instances");
-        goto fail;
-    }
-    if (c->ndtypes && !uses_t) {
-        perr(&x, c->line_dtypes, "dtypes: given, but no arg has dtype T");
-        goto fail;
-    }
-    if (r.value[K_ALIAS]) {
-        char *cur = r.value[K_ALIAS], *item;
-        while ((item = next_item(&cur, " \t,"))) {
-            char *eq = strchr(item, '=');
-            if (!eq) {
-                perr(&x, c->line_alias, "alias: expected OUT=IN, got '%s'", item);
-                goto fail;
-            }
-            *eq = 0;
-            int o = kg_contract_arg(c, trim(item)), i = kg_contract_arg(c, trim(eq + 1));
-            if (o < 0 || i < 0) {
-                perr(&x, c->line_alias, "alias: no arg named '%s'", o < 0 ? trim(item) : trim(eq + 1));
-                goto fail;
-            }
-            const struct kg_arg *ao = &c->args[o], *ai = &c->args[i];
-            if (ao->kind != KG_ARG_TENSOR || ao->io != KG_OUT || ai->kind != KG_ARG_TENSOR || ai->io != KG_IN) {
-                perr(&x, c->line_alias, "alias: %s=%s must name an out tensor and an in tensor", ao->name, ai->name);
-                goto fail;
-            }
-            if (ao->dtype != ai->dtype || ao->rank != ai->rank) {
-                perr(&x, c->line_alias, "alias: %s and %s must have the same dtype and shape", ao->name, ai->name);
-                goto fail;
-            }
-            for (int d = 0; d < ao->rank; d++)
-                if (strcmp(kg_expr_text(ao->dims[d]), kg_expr_text(ai->dims[d]))) {
-                    perr(&x, c->line_alias, "alias: %s and %s must have the same dims", ao->name, ai->name);
-                    goto fail;
-                }
-            c->alias_of[o] = i;
-        }
-    }
-    if (r.value[K_INPUTS] && parse_inputs(&x, r.value[K_INPUTS], c->line_inputs)) goto fail;
-    if (check_op(&x)) goto fail;
-    if (check_signature(&x)) goto fail;
-    rc = 0;
-    *out = c;
-    goto done;
-fail_oom:
-    perr(&x, 0, "out of memory");
-fail:
-    kg_contract_free(c);
-done:
+    int rc = c->path ? load(&x, &r) : perr(&x, 0, "out of memory");
     for (int k = 0; k < K_COUNT; k++) free(r.value[k]);
-    return rc;
+    if (rc) {
+        kg_contract_free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
 }
 
 void kg_contract_free(struct kg_contract *c)
