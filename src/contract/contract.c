@@ -58,57 +58,67 @@ static char *trim(char *s)
     return s;
 }
 
+/* Appends a continuation line t to a key's value, after one space. */
+static int append_value(struct ctx *x, char **value, const char *t, int line)
+{
+    size_t a = strlen(*value), b = strlen(t);
+    char *nv = realloc(*value, a + b + 2);
+    if (!nv) return perr(x, line, "out of memory");
+    nv[a] = ' ';
+    memcpy(nv + a + 1, t, b + 1);
+    *value = nv;
+    return 0;
+}
+
+/* A `key: value` line (t, trimmed): the key must be known and not given yet; it becomes the
+ * key that continuation lines extend (*cur). */
+static int new_entry(struct ctx *x, char *t, int line, struct raw *r, int *cur)
+{
+    char *colon = strchr(t, ':');
+    if (!colon) return perr(x, line, "expected 'key: value' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)");
+    *colon = 0;
+    char *key = trim(t);
+    int k;
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(key, key_names[k]) == 0) break;
+    if (k == K_COUNT)
+        return perr(x, line, "unknown key '%s' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)", key);
+    if (r->value[k]) return perr(x, line, "'%s' given twice (first on line %d)", key, r->line[k]);
+    r->value[k] = strdup(trim(colon + 1));
+    if (!r->value[k]) return perr(x, line, "out of memory");
+    r->line[k] = line;
+    *cur = k;
+    return 0;
+}
+
+/* Whether line s (t once trimmed) continues key cur: it is indented and has no ':', or cur's
+ * values contain ':' themselves (args lists "x: in f32[N]"; an indented line continues them). */
+static int continues(const char *s, const char *t, int cur)
+{
+    if (cur < 0 || !isspace((unsigned char)s[0])) return 0;
+    return !strchr(t, ':') || cur == K_ARGS || cur == K_INPUTS;
+}
+
 /* Splits the header text into entries. `base_line` is the file line of the header's first
- * line (the one holding the opening marker). */
+ * line (the one holding the opening marker). Blank lines are skipped: they do not end a
+ * continuation (kgate-contract(5): "blank lines are ignored"). */
 static int split_header(struct ctx *x, char *text, int base_line, struct raw *r)
 {
-    int line = base_line, cur = -1;
-    char *p = text;
-    for (;;) {
-        char *nl = strchr(p, '\n');
+    int cur = -1;
+    for (int line = base_line;; line++) {
+        char *nl = strchr(text, '\n');
         if (nl) *nl = 0;
-        char *s = p;
-        size_t len = strlen(s);
-        if (len && s[len - 1] == '\r') s[--len] = 0;
-        char *t = trim(s);
-        if (*t == 0) {
-            /* blank line ends a continuation */
-        } else if (isspace((unsigned char)s[0]) && cur >= 0 && !strchr(t, ':')) {
-            /* continuation of the previous key */
-            size_t a = strlen(r->value[cur]), b = strlen(t);
-            char *nv = realloc(r->value[cur], a + b + 2);
-            if (!nv) return perr(x, line, "out of memory");
-            nv[a] = ' ';
-            memcpy(nv + a + 1, t, b + 1);
-            r->value[cur] = nv;
-        } else if (isspace((unsigned char)s[0]) && cur >= 0 && strchr(t, ':') &&
-                   (cur == K_ARGS || cur == K_INPUTS)) {
-            /* args lists naturally contain ':'; an indented line continues them */
-            size_t a = strlen(r->value[cur]), b = strlen(t);
-            char *nv = realloc(r->value[cur], a + b + 2);
-            if (!nv) return perr(x, line, "out of memory");
-            nv[a] = ' ';
-            memcpy(nv + a + 1, t, b + 1);
-            r->value[cur] = nv;
-        } else {
-            char *colon = strchr(t, ':');
-            if (!colon) return perr(x, line, "expected 'key: value' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)");
-            *colon = 0;
-            char *key = trim(t);
-            int k;
-            for (k = 0; k < K_COUNT; k++)
-                if (strcmp(key, key_names[k]) == 0) break;
-            if (k == K_COUNT)
-                return perr(x, line, "unknown key '%s' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)", key);
-            if (r->value[k]) return perr(x, line, "'%s' given twice (first on line %d)", key, r->line[k]);
-            r->value[k] = strdup(trim(colon + 1));
-            if (!r->value[k]) return perr(x, line, "out of memory");
-            r->line[k] = line;
-            cur = k;
-        }
+        size_t len = strlen(text);
+        if (len && text[len - 1] == '\r') text[--len] = 0;
+        char *t = trim(text);
+        int rc = 0;
+        if (*t && continues(text, t, cur))
+            rc = append_value(x, &r->value[cur], t, line);
+        else if (*t)
+            rc = new_entry(x, t, line, r, &cur);
+        if (rc) return -1;
         if (!nl) break;
-        p = nl + 1;
-        line++;
+        text = nl + 1;
     }
     return 0;
 }
@@ -225,6 +235,34 @@ static int parse_sweep(struct ctx *x, char *v, int line)
 
 static const char *const dtype_list = "f64 f32 f16 bf16 i32 i64 u8 bool, or T with dtypes:";
 
+/* A tensor's dims: expressions over the shape symbols, split on commas at paren depth 0. */
+static int parse_dims(struct ctx *x, struct kg_arg *a, char *dims, int line)
+{
+    int depth = 0;
+    char *start = dims;
+    for (char *p = dims;; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if ((*p == ',' && depth == 0) || *p == 0) {
+            char save = *p;
+            *p = 0;
+            char *d = trim(start);
+            if (!*d) return perr(x, line, "args: '%s': empty dim", a->name);
+            if (a->rank == KG_MAX_RANK) return perr(x, line, "args: '%s': more than %d dims", a->name, KG_MAX_RANK);
+            int col = 0;
+            struct kg_err ee;
+            a->dims[a->rank] = kg_expr_parse(d, strlen(d), lookup_sym, x->c, &col, &ee);
+            if (!a->dims[a->rank])
+                return perr(x, line, "args: '%s' dim %d '%s': %s%s", a->name, a->rank, d, ee.msg,
+                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+            a->rank++;
+            if (save == 0) break;
+            start = p + 1;
+        }
+    }
+    return 0;
+}
+
 static int parse_tensor(struct ctx *x, struct kg_arg *a, char *spec, int line)
 {
     /* spec: "in f32[M,N]" */
@@ -254,31 +292,63 @@ static int parse_tensor(struct ctx *x, struct kg_arg *a, char *spec, int line)
     char *rb = strrchr(lb, ']');
     if (!rb || *trim(rb + 1)) return perr(x, line, "args: '%s': expected ']' to close the dims", a->name);
     *rb = 0;
-    char *dims = lb + 1;
-    /* split on commas at paren depth 0 */
-    int depth = 0;
-    char *start = dims;
-    for (char *p = dims;; p++) {
-        if (*p == '(') depth++;
-        if (*p == ')') depth--;
-        if ((*p == ',' && depth == 0) || *p == 0) {
-            char save = *p;
-            *p = 0;
-            char *d = trim(start);
-            if (!*d) return perr(x, line, "args: '%s': empty dim", a->name);
-            if (a->rank == KG_MAX_RANK) return perr(x, line, "args: '%s': more than %d dims", a->name, KG_MAX_RANK);
-            int col = 0;
-            struct kg_err ee;
-            a->dims[a->rank] = kg_expr_parse(d, strlen(d), lookup_sym, x->c, &col, &ee);
-            if (!a->dims[a->rank])
-                return perr(x, line, "args: '%s' dim %d '%s': %s%s", a->name, a->rank, d, ee.msg,
-                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
-            a->rank++;
-            if (save == 0) break;
-            start = p + 1;
+    return parse_dims(x, a, lb + 1, line);
+}
+
+/* Whether the n-character word at spec is a scalar type; sets *kind when it is. */
+static int scalar_kind(const char *spec, size_t n, enum kg_argkind *kind)
+{
+    static const struct { const char *w; enum kg_argkind k; } scalars[] = {
+        {"int", KG_ARG_INT}, {"long", KG_ARG_LONG}, {"float", KG_ARG_FLOAT}, {"double", KG_ARG_DOUBLE}};
+    for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
+        if (strlen(scalars[i].w) == n && !strncmp(spec, scalars[i].w, n)) {
+            *kind = scalars[i].k;
+            return 1;
         }
-    }
     return 0;
+}
+
+/* A scalar after its n-character type: `= VALUE` is a constant; without it the scalar takes
+ * the shape symbol of its own name. */
+static int parse_scalar(struct ctx *x, struct kg_arg *a, char *spec, size_t n, int line)
+{
+    const char *name = a->name;
+    char *rest = trim(spec + n);
+    if (*rest == '=') {
+        char *num = trim(rest + 1), *end;
+        errno = 0;
+        a->value = strtod(num, &end);
+        if (errno || end == num || *trim(end)) return perr(x, line, "args: '%s': '%s' is not a number", name, num);
+        if ((a->kind == KG_ARG_INT || a->kind == KG_ARG_LONG) && a->value != floor(a->value))
+            return perr(x, line, "args: '%s' is an integer but its value %s is not", name, num);
+        return 0;
+    }
+    if (*rest) return perr(x, line, "args: '%s': unexpected '%s' after the type", name, rest);
+    a->sym = lookup_sym(x->c, name, strlen(name));
+    if (a->sym < 0)
+        return perr(x, line, "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or write '%s: %.*s = VALUE')",
+                    name, name, name, (int)n, spec);
+    return 0;
+}
+
+/* One `NAME: SPEC` item of args:, into the next free arg (the caller counts it). */
+static int parse_arg(struct ctx *x, char *item, int line)
+{
+    struct kg_contract *c = x->c;
+    char *colon = strchr(item, ':');
+    if (!colon) return perr(x, line, "args: expected 'NAME: in|out|inout DTYPE[DIMS]' or 'NAME: int|long|float|double', got '%s'", item);
+    *colon = 0;
+    char *name = trim(item), *spec = trim(colon + 1);
+    if (!valid_ident(name, strlen(name))) return perr(x, line, "args: '%s' is not a valid name", name);
+    if (kg_contract_arg(c, name) >= 0) return perr(x, line, "args: '%s' declared twice", name);
+    if (c->nargs == KG_MAX_ARGS) return perr(x, line, "args: more than %d args", KG_MAX_ARGS);
+    struct kg_arg *a = &c->args[c->nargs];
+    memset(a, 0, sizeof *a);
+    kg_strlcpy(a->name, name, KG_NAME_MAX);
+    a->sym = -1;
+    size_t n = strcspn(spec, " \t=");
+    if (scalar_kind(spec, n, &a->kind)) return parse_scalar(x, a, spec, n, line);
+    return parse_tensor(x, a, spec, line);
 }
 
 static int parse_args(struct ctx *x, char *v, int line)
@@ -286,50 +356,103 @@ static int parse_args(struct ctx *x, char *v, int line)
     struct kg_contract *c = x->c;
     char *cur = v, *item;
     while ((item = next_item(&cur, ";"))) {
-        char *colon = strchr(item, ':');
-        if (!colon) return perr(x, line, "args: expected 'NAME: in|out|inout DTYPE[DIMS]' or 'NAME: int|long|float|double', got '%s'", item);
-        *colon = 0;
-        char *name = trim(item), *spec = trim(colon + 1);
-        if (!valid_ident(name, strlen(name))) return perr(x, line, "args: '%s' is not a valid name", name);
-        if (kg_contract_arg(c, name) >= 0) return perr(x, line, "args: '%s' declared twice", name);
-        if (c->nargs == KG_MAX_ARGS) return perr(x, line, "args: more than %d args", KG_MAX_ARGS);
-        struct kg_arg *a = &c->args[c->nargs];
-        memset(a, 0, sizeof *a);
-        kg_strlcpy(a->name, name, KG_NAME_MAX);
-        a->sym = -1;
-        size_t n = strcspn(spec, " \t=");
-        static const struct { const char *w; enum kg_argkind k; } scalars[] = {
-            {"int", KG_ARG_INT}, {"long", KG_ARG_LONG}, {"float", KG_ARG_FLOAT}, {"double", KG_ARG_DOUBLE}};
-        int is_scalar = 0;
-        for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
-            if (strlen(scalars[i].w) == n && !strncmp(spec, scalars[i].w, n)) {
-                a->kind = scalars[i].k;
-                is_scalar = 1;
-            }
-        if (is_scalar) {
-            char *rest = trim(spec + n);
-            if (*rest == '=') {
-                char *num = trim(rest + 1), *end;
-                errno = 0;
-                a->value = strtod(num, &end);
-                if (errno || end == num || *trim(end))
-                    return perr(x, line, "args: '%s': '%s' is not a number", name, num);
-                if ((a->kind == KG_ARG_INT || a->kind == KG_ARG_LONG) && a->value != floor(a->value))
-                    return perr(x, line, "args: '%s' is an integer but its value %s is not", name, num);
-            } else if (*rest) {
-                return perr(x, line, "args: '%s': unexpected '%s' after the type", name, rest);
-            } else {
-                a->sym = lookup_sym(c, name, strlen(name));
-                if (a->sym < 0)
-                    return perr(x, line, "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or write '%s: %.*s = VALUE')",
-                                name, name, name, (int)n, spec);
-            }
-        } else if (parse_tensor(x, a, spec, line)) {
-            return -1;
-        }
+        if (parse_arg(x, item, line)) return -1;
         c->nargs++;
     }
     if (c->nargs == 0) return perr(x, line, "args: no arguments declared");
+    return 0;
+}
+
+static const char *const launch_keys[] = {"grid", "block", "smem"};
+
+/* Index in launch_keys of the n-character word at p, or 3 when it is none of them. */
+static int launch_key(const char *p, size_t n)
+{
+    int k;
+    for (k = 0; k < 3; k++)
+        if (strlen(launch_keys[k]) == n && !strncmp(p, launch_keys[k], n)) break;
+    return k;
+}
+
+/* Where the launch value starting at p ends: at the white space before the next "name=" at
+ * paren depth 0, or at the end. */
+static char *launch_value_end(char *p)
+{
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if (depth == 0 && isspace((unsigned char)*p)) {
+            char *q = p;
+            while (isspace((unsigned char)*q)) q++;
+            size_t m = strcspn(q, " \t=");
+            char *r = q + m;
+            while (isspace((unsigned char)*r)) r++;
+            if (launch_key(q, m) < 3 && *r == '=') break;
+        }
+    }
+    return p;
+}
+
+/* Whether val (vl characters, in parens) is a tuple "(a, b)": it has a comma at depth 1 before
+ * its first paren closes. "(a)+(b)" is not one. */
+static int is_tuple(const char *val, size_t vl)
+{
+    int d = 0, tuple = 0;
+    for (size_t i = 0; i < vl; i++) {
+        if (val[i] == '(') d++;
+        if (val[i] == ')') {
+            d--;
+            if (d == 0 && i != vl - 1) break;
+        }
+        if (val[i] == ',' && d == 1) tuple = 1;
+    }
+    return tuple;
+}
+
+/* Splits the tuple val (vl characters) on its depth-0 commas into at most 3 items. */
+static int split_tuple(struct ctx *x, int k, char *val, size_t vl, char **items, int *nitems, int line)
+{
+    val[vl - 1] = 0;
+    char *q = val + 1, *st = q;
+    int d = 0;
+    *nitems = 0;
+    for (;; q++) {
+        if (*q == '(') d++;
+        if (*q == ')') d--;
+        if ((*q == ',' && d == 0) || !*q) {
+            char sv = *q;
+            *q = 0;
+            if (*nitems == 3) return perr(x, line, "launch: %s has more than 3 dims", launch_keys[k]);
+            items[(*nitems)++] = st;
+            if (!sv) break;
+            st = q + 1;
+        }
+    }
+    return 0;
+}
+
+/* The value of launch key k: one expression, or for grid and block a tuple of up to 3. */
+static int launch_value(struct ctx *x, int k, char *val, int line)
+{
+    struct kg_contract *c = x->c;
+    struct kg_expr **slots = k == 0 ? c->grid : k == 1 ? c->block : &c->smem;
+    if (slots[0]) return perr(x, line, "launch: %s given twice", launch_keys[k]);
+    char *items[3] = {val, NULL, NULL};
+    int nitems = 1;
+    size_t vl = strlen(val);
+    if (k < 2 && val[0] == '(' && vl > 1 && val[vl - 1] == ')' && is_tuple(val, vl) &&
+        split_tuple(x, k, val, vl, items, &nitems, line))
+        return -1;
+    for (int i = 0; i < nitems; i++) {
+        int col = 0;
+        struct kg_err ee;
+        char *it = trim(items[i]);
+        slots[i] = kg_expr_parse(it, strlen(it), lookup_sym, c, &col, &ee);
+        if (!slots[i])
+            return perr(x, line, "launch: %s '%s': %s%s", launch_keys[k], it, ee.msg,
+                        strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+    }
     return 0;
 }
 
@@ -337,93 +460,65 @@ static int parse_args(struct ctx *x, char *v, int line)
 static int parse_launch(struct ctx *x, char *v, int line)
 {
     struct kg_contract *c = x->c;
-    static const char *const names[] = {"grid", "block", "smem"};
     char *p = v;
     while (*p) {
         while (isspace((unsigned char)*p) || *p == ',') p++;
         if (!*p) break;
-        int k;
         size_t n = strcspn(p, " \t=");
-        for (k = 0; k < 3; k++)
-            if (strlen(names[k]) == n && !strncmp(p, names[k], n)) break;
+        int k = launch_key(p, n);
         if (k == 3) return perr(x, line, "launch: expected grid=, block= or smem=, got '%.*s'", (int)n, p);
         p += n;
         while (isspace((unsigned char)*p)) p++;
-        if (*p != '=') return perr(x, line, "launch: expected '=' after %s", names[k]);
+        if (*p != '=') return perr(x, line, "launch: expected '=' after %s", launch_keys[k]);
         p++;
         while (isspace((unsigned char)*p)) p++;
-        /* the value runs to the next "name=" at depth 0 */
         char *start = p;
-        int depth = 0;
-        while (*p) {
-            if (*p == '(') depth++;
-            if (*p == ')') depth--;
-            if (depth == 0 && isspace((unsigned char)*p)) {
-                char *q = p;
-                while (isspace((unsigned char)*q)) q++;
-                size_t m = strcspn(q, " \t=");
-                char *r = q + m;
-                while (isspace((unsigned char)*r)) r++;
-                int is_key = 0;
-                for (int j = 0; j < 3; j++)
-                    if (strlen(names[j]) == m && !strncmp(q, names[j], m) && *r == '=') is_key = 1;
-                if (is_key) break;
-            }
-            p++;
-        }
+        p = launch_value_end(p);
         char save = *p;
         *p = 0;
-        char *val = trim(start);
-        struct kg_expr **slots = k == 0 ? c->grid : k == 1 ? c->block : &c->smem;
-        if (slots[0]) return perr(x, line, "launch: %s given twice", names[k]);
-        /* a tuple "(a, b, c)" for grid and block */
-        char *items[3] = {val, NULL, NULL};
-        int nitems = 1;
-        size_t vl = strlen(val);
-        if (k < 2 && val[0] == '(' && vl > 1 && val[vl - 1] == ')') {
-            /* is the outer paren a tuple? look for a depth-1 comma */
-            int d = 0, tuple = 0;
-            for (size_t i = 0; i < vl; i++) {
-                if (val[i] == '(') d++;
-                if (val[i] == ')') {
-                    d--;
-                    if (d == 0 && i != vl - 1) break; /* "(a)+(b)": not a tuple */
-                }
-                if (val[i] == ',' && d == 1) tuple = 1;
-            }
-            if (tuple) {
-                val[vl - 1] = 0;
-                char *q = val + 1;
-                nitems = 0;
-                d = 0;
-                char *st = q;
-                for (;; q++) {
-                    if (*q == '(') d++;
-                    if (*q == ')') d--;
-                    if ((*q == ',' && d == 0) || !*q) {
-                        char sv = *q;
-                        *q = 0;
-                        if (nitems == 3) return perr(x, line, "launch: %s has more than 3 dims", names[k]);
-                        items[nitems++] = st;
-                        if (!sv) break;
-                        st = q + 1;
-                    }
-                }
-            }
-        }
-        for (int i = 0; i < nitems; i++) {
-            int col = 0;
-            struct kg_err ee;
-            char *it = trim(items[i]);
-            slots[i] = kg_expr_parse(it, strlen(it), lookup_sym, c, &col, &ee);
-            if (!slots[i])
-                return perr(x, line, "launch: %s '%s': %s%s", names[k], it, ee.msg,
-                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
-        }
+        if (launch_value(x, k, trim(start), line)) return -1;
         *p = save;
     }
     if (!c->grid[0] || !c->block[0]) return perr(x, line, "launch: grid= and block= are both required");
     c->has_launch = true;
+    return 0;
+}
+
+/* DIST of one `NAME=DIST` of inputs: normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows;
+ * missing parameters take the defaults. */
+static int parse_dist(struct ctx *x, struct kg_arg *a, const char *d, int line)
+{
+    const char *name = a->name;
+    double p1 = 0, p2 = 0;
+    int np = 0;
+    char fname[32];
+    size_t fl = strcspn(d, "(");
+    if (fl >= sizeof fname) fl = sizeof fname - 1;
+    memcpy(fname, d, fl);
+    fname[fl] = 0;
+    if (d[fl] == '(') {
+        np = sscanf(d + fl, "(%lf,%lf)", &p1, &p2);
+        if (np < 1 || !strchr(d + fl, ')')) return perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
+    }
+    if (!strcmp(fname, "normal")) {
+        a->dist = KG_AD_NORMAL;
+        a->dist_a = np >= 1 ? p1 : 0;
+        a->dist_b = np >= 2 ? p2 : 1;
+    } else if (!strcmp(fname, "uniform")) {
+        a->dist = KG_AD_UNIFORM;
+        a->dist_a = np >= 1 ? p1 : -1;
+        a->dist_b = np >= 2 ? p2 : 1;
+        if (!(a->dist_a < a->dist_b)) return perr(x, line, "inputs: %s: uniform(lo,hi) needs lo < hi", name);
+    } else if (!strcmp(fname, "int")) {
+        a->dist = KG_AD_INT;
+        a->dist_a = np >= 1 ? p1 : 0;
+        a->dist_b = np >= 2 ? p2 : 10;
+        if (!(a->dist_a <= a->dist_b)) return perr(x, line, "inputs: %s: int(lo,hi) needs lo <= hi", name);
+    } else if (!strcmp(fname, "unitrows")) {
+        a->dist = KG_AD_UNITROWS;
+    } else {
+        return perr(x, line, "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)", name, fname);
+    }
     return 0;
 }
 
@@ -440,36 +535,7 @@ static int parse_inputs(struct ctx *x, char *v, int line)
         if (i < 0) return perr(x, line, "inputs: no arg named '%s'", name);
         struct kg_arg *a = &c->args[i];
         if (!kg_arg_is_input(a)) return perr(x, line, "inputs: '%s' is not an input tensor", name);
-        double p1 = 0, p2 = 0;
-        int np = 0;
-        char fname[32];
-        size_t fl = strcspn(d, "(");
-        if (fl >= sizeof fname) fl = sizeof fname - 1;
-        memcpy(fname, d, fl);
-        fname[fl] = 0;
-        if (d[fl] == '(') {
-            np = sscanf(d + fl, "(%lf,%lf)", &p1, &p2);
-            if (np < 1 || !strchr(d + fl, ')')) return perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
-        }
-        if (!strcmp(fname, "normal")) {
-            a->dist = KG_AD_NORMAL;
-            a->dist_a = np >= 1 ? p1 : 0;
-            a->dist_b = np >= 2 ? p2 : 1;
-        } else if (!strcmp(fname, "uniform")) {
-            a->dist = KG_AD_UNIFORM;
-            a->dist_a = np >= 1 ? p1 : -1;
-            a->dist_b = np >= 2 ? p2 : 1;
-            if (!(a->dist_a < a->dist_b)) return perr(x, line, "inputs: %s: uniform(lo,hi) needs lo < hi", name);
-        } else if (!strcmp(fname, "int")) {
-            a->dist = KG_AD_INT;
-            a->dist_a = np >= 1 ? p1 : 0;
-            a->dist_b = np >= 2 ? p2 : 10;
-            if (!(a->dist_a <= a->dist_b)) return perr(x, line, "inputs: %s: int(lo,hi) needs lo <= hi", name);
-        } else if (!strcmp(fname, "unitrows")) {
-            a->dist = KG_AD_UNITROWS;
-        } else {
-            return perr(x, line, "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)", name, fname);
-        }
+        if (parse_dist(x, a, d, line)) return -1;
     }
     return 0;
 }
@@ -508,31 +574,30 @@ static int line_of(const char *base, const char *p)
     return line;
 }
 
-/* Finds the definition of the entry and checks its parameter count, names and kinds. A
- * definition that cannot be found (generated by macros) is left for the compile step. */
-static int check_signature(struct ctx *x)
+static int is_word(char ch)
 {
-    struct kg_contract *c = x->c;
-    char *code = strdup(c->source);
-    if (!code) return perr(x, 0, "out of memory");
-    strip_comments(code);
-    size_t n = strlen(c->entry);
-    char *found = NULL, *params = NULL;
-    for (char *p = code; (p = strstr(p, c->entry)); p += n) {
-        if (p > code && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+    return isalnum((unsigned char)ch) || ch == '_';
+}
+
+/* The entry's definition in code (comments blanked): the name as a whole word, followed by its
+ * parameter list and '{', preceded by a type, '*' or ')' (launch bounds) but not `return` (a
+ * call). Cuts the list at its ')' and sets *params to its inside; *returns_int says whether the
+ * word before the name is `int`. NULL when there is none. */
+static char *find_definition(char *code, const char *entry, char **params, bool *returns_int)
+{
+    size_t n = strlen(entry);
+    for (char *p = code; (p = strstr(p, entry)); p += n) {
+        if (p > code && is_word(p[-1])) continue;
         char *q = p + n;
-        if (isalnum((unsigned char)*q) || *q == '_') continue;
+        if (is_word(*q)) continue;
         while (isspace((unsigned char)*q)) q++;
         if (*q != '(') continue;
-        /* a definition or declaration: preceded by a type, '*' or ')' (launch bounds) */
         char *b = p - 1;
         while (b >= code && isspace((unsigned char)*b)) b--;
-        if (b < code || !(isalnum((unsigned char)*b) || *b == '_' || *b == '*' || *b == ')')) continue;
-        /* the word before must not be 'return' (a call) */
+        if (b < code || !(is_word(*b) || *b == '*' || *b == ')')) continue;
         char *w = b;
-        while (w > code && (isalnum((unsigned char)w[-1]) || w[-1] == '_')) w--;
+        while (w > code && is_word(w[-1])) w--;
         if (b - w + 1 == 6 && !strncmp(w, "return", 6)) continue;
-        /* matching ')' then '{' or ';' */
         int depth = 0;
         char *r = q;
         for (; *r; r++) {
@@ -543,20 +608,18 @@ static int check_signature(struct ctx *x)
         char *after = r + 1;
         while (isspace((unsigned char)*after)) after++;
         if (*after != '{') continue; /* only definitions */
-        found = p;
-        c->entry_returns_int = b - w + 1 == 3 && !strncmp(w, "int", 3);
+        *returns_int = b - w + 1 == 3 && !strncmp(w, "int", 3);
         *r = 0;
-        params = q + 1;
-        break;
+        *params = q + 1;
+        return p;
     }
-    if (!found) {
-        free(code);
-        return 0;
-    }
-    int line = line_of(code, found);
-    c->line_entry_def = line;
-    /* split params on depth-0 commas */
-    char *items[KG_MAX_ARGS + 1];
+    return NULL;
+}
+
+/* Splits a parameter list on depth-0 commas into items, leaving out `void`. Stops at
+ * KG_MAX_ARGS + 1 items: one more than any args: can declare. */
+static int split_params(char *params, char **items)
+{
     int np = 0, depth = 0;
     char *st = params;
     for (char *p = params;; p++) {
@@ -574,36 +637,52 @@ static int check_signature(struct ctx *x)
             st = p + 1;
         }
     }
-    int rc = 0;
-    if (np != c->nargs) {
-        rc = perr(x, c->line_args, "args: %d declared, but %s (line %d) takes %d parameter%s", c->nargs,
-                  c->entry, line, np, np == 1 ? "" : "s");
-        goto out;
-    }
+    return np;
+}
+
+/* The parameters (items, np) of the definition on `line` against args: count, names (the last
+ * identifier outside brackets) and kinds (a pointer or array is a tensor). */
+static int match_params(struct ctx *x, char **items, int np, int line)
+{
+    struct kg_contract *c = x->c;
+    if (np != c->nargs)
+        return perr(x, c->line_args, "args: %d declared, but %s (line %d) takes %d parameter%s", c->nargs, c->entry,
+                    line, np, np == 1 ? "" : "s");
     for (int i = 0; i < np; i++) {
         char *t = items[i];
         int is_ptr = strchr(t, '*') || strchr(t, '[');
-        /* the name: last identifier outside brackets */
         char *lb = strchr(t, '[');
         if (lb) *lb = 0;
         char *e = t + strlen(t);
-        while (e > t && !(isalnum((unsigned char)e[-1]) || e[-1] == '_')) e--;
+        while (e > t && !is_word(e[-1])) e--;
         char *s = e;
-        while (s > t && (isalnum((unsigned char)s[-1]) || s[-1] == '_')) s--;
+        while (s > t && is_word(s[-1])) s--;
         const struct kg_arg *a = &c->args[i];
-        if ((size_t)(e - s) != strlen(a->name) || strncmp(s, a->name, (size_t)(e - s)) != 0) {
-            rc = perr(x, c->line_args, "args: arg %d is '%s', but parameter %d of %s (line %d) is named '%.*s'",
-                      i + 1, a->name, i + 1, c->entry, line, (int)(e - s), s);
-            goto out;
-        }
-        if (is_ptr != (a->kind == KG_ARG_TENSOR)) {
-            rc = perr(x, c->line_args, "args: '%s' is declared a %s, but %s (line %d) takes it as a %s", a->name,
-                      a->kind == KG_ARG_TENSOR ? "tensor" : "scalar", c->entry, line,
-                      is_ptr ? "pointer" : "scalar");
-            goto out;
-        }
+        if ((size_t)(e - s) != strlen(a->name) || strncmp(s, a->name, (size_t)(e - s)) != 0)
+            return perr(x, c->line_args, "args: arg %d is '%s', but parameter %d of %s (line %d) is named '%.*s'",
+                        i + 1, a->name, i + 1, c->entry, line, (int)(e - s), s);
+        if (is_ptr != (a->kind == KG_ARG_TENSOR))
+            return perr(x, c->line_args, "args: '%s' is declared a %s, but %s (line %d) takes it as a %s", a->name,
+                        a->kind == KG_ARG_TENSOR ? "tensor" : "scalar", c->entry, line, is_ptr ? "pointer" : "scalar");
     }
-out:
+    return 0;
+}
+
+/* Finds the definition of the entry and checks its parameter count, names and kinds. A
+ * definition that cannot be found (generated by macros) is left for the compile step. */
+static int check_signature(struct ctx *x)
+{
+    struct kg_contract *c = x->c;
+    char *code = strdup(c->source);
+    if (!code) return perr(x, 0, "out of memory");
+    strip_comments(code);
+    char *params, *items[KG_MAX_ARGS + 1];
+    char *found = find_definition(code, c->entry, &params, &c->entry_returns_int);
+    int rc = 0;
+    if (found) {
+        c->line_entry_def = line_of(code, found);
+        rc = match_params(x, items, split_params(params, items), c->line_entry_def);
+    }
     free(code);
     return rc;
 }
