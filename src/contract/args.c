@@ -1,0 +1,399 @@
+/* args.c: the keys about the entry's parameters: shape: (the symbols), args: (tensors with
+ * dims over the symbols, and scalars), sweep:, launch: (grid, block and smem expressions), alias:
+ * and inputs:. Each parser takes the key's value and line; contract.c calls them in order. */
+#include "contract/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- shape: and sweep:, the symbols ------------------------------------------------------ */
+
+int kg_parse_shape(struct kg_parse *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = kg_next_item(&cur, " \t,"))) {
+        char *eq = strchr(item, '=');
+        if (!eq) return kg_perr(x, line, "shape: expected SYMBOL=VALUE, got '%s'", item);
+        *eq = 0;
+        char *name = kg_trim(item), *val = kg_trim(eq + 1);
+        if (!kg_valid_ident(name, strlen(name))) return kg_perr(x, line, "shape: '%s' is not a valid symbol name", name);
+        if (kg_lookup_sym(c, name, strlen(name)) >= 0) return kg_perr(x, line, "shape: symbol '%s' given twice", name);
+        if (c->nsyms == KG_MAX_SYMS) return kg_perr(x, line, "shape: more than %d symbols", KG_MAX_SYMS);
+        int64_t n;
+        if (kg_parse_int64(val, &n) || n < 0)
+            return kg_perr(x, line, "shape: %s=%s: expected a non-negative integer", name, val);
+        kg_strlcpy(c->sym[c->nsyms], name, KG_NAME_MAX);
+        c->nominal[c->nsyms++] = n;
+    }
+    return 0;
+}
+
+int kg_parse_sweep(struct kg_parse *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = kg_next_item(&cur, " \t"))) {
+        char *eq = strchr(item, '=');
+        if (!eq) return kg_perr(x, line, "sweep: expected SYMBOL=V1,V2,..., got '%s'", item);
+        *eq = 0;
+        char *name = kg_trim(item);
+        int k = kg_lookup_sym(c, name, strlen(name));
+        if (k < 0) return kg_perr(x, line, "sweep: undefined symbol '%s' (declare it in shape:)", name);
+        char *vc = eq + 1, *val;
+        while ((val = kg_next_item(&vc, ","))) {
+            int64_t n;
+            if (kg_parse_int64(val, &n) || n < 0)
+                return kg_perr(x, line, "sweep: %s: '%s' is not a non-negative integer", name, val);
+            if (c->nsweep[k] == KG_MAX_SWEEP) return kg_perr(x, line, "sweep: more than %d values for %s", KG_MAX_SWEEP, name);
+            c->sweep[k][c->nsweep[k]++] = n;
+        }
+    }
+    return 0;
+}
+
+/* ---- args: ------------------------------------------------------------------------------- */
+
+static const char *const dtype_list = "f64 f32 f16 bf16 i32 i64 u8 bool, or T with dtypes:";
+
+/* A tensor's dims: expressions over the shape symbols, split on commas at paren depth 0. */
+static int parse_dims(struct kg_parse *x, struct kg_arg *a, char *dims, int line)
+{
+    int depth = 0;
+    char *start = dims;
+    for (char *p = dims;; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if ((*p == ',' && depth == 0) || *p == 0) {
+            char save = *p;
+            *p = 0;
+            char *d = kg_trim(start);
+            if (!*d) return kg_perr(x, line, "args: '%s': empty dim", a->name);
+            if (a->rank == KG_MAX_RANK) return kg_perr(x, line, "args: '%s': more than %d dims", a->name, KG_MAX_RANK);
+            int col = 0;
+            struct kg_err ee;
+            a->dims[a->rank] = kg_expr_parse(d, strlen(d), kg_lookup_sym, x->c, &col, &ee);
+            if (!a->dims[a->rank])
+                return kg_perr(x, line, "args: '%s' dim %d '%s': %s%s", a->name, a->rank, d, ee.msg,
+                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+            a->rank++;
+            if (save == 0) break;
+            start = p + 1;
+        }
+    }
+    return 0;
+}
+
+static int parse_tensor(struct kg_parse *x, struct kg_arg *a, char *spec, int line)
+{
+    /* spec: "in f32[M,N]" */
+    char *s = kg_trim(spec);
+    size_t n = strcspn(s, " \t");
+    if (n == 2 && !strncmp(s, "in", 2))
+        a->io = KG_IN;
+    else if (n == 3 && !strncmp(s, "out", 3))
+        a->io = KG_OUT;
+    else if (n == 5 && !strncmp(s, "inout", 5))
+        a->io = KG_INOUT;
+    else if (n == 7 && !strncmp(s, "scratch", 7))
+        a->io = KG_SCRATCH;
+    else
+        return kg_perr(x, line, "args: '%s': expected in, out, inout or scratch before the dtype", a->name);
+    s = kg_trim(s + n);
+    char *lb = strchr(s, '[');
+    size_t tn = lb ? (size_t)(lb - s) : strlen(s);
+    while (tn && isspace((unsigned char)s[tn - 1])) tn--;
+    if (kg_dtype_parse(s, tn, &a->dtype))
+        return kg_perr(x, line, "args: '%s': unknown dtype '%.*s' (expected %s)", a->name, (int)tn, s, dtype_list);
+    a->kind = KG_ARG_TENSOR;
+    if (!lb) {
+        a->rank = 0; /* a 0-d tensor: one element */
+        return 0;
+    }
+    char *rb = strrchr(lb, ']');
+    if (!rb || *kg_trim(rb + 1)) return kg_perr(x, line, "args: '%s': expected ']' to close the dims", a->name);
+    *rb = 0;
+    return parse_dims(x, a, lb + 1, line);
+}
+
+/* Whether the n-character word at spec is a scalar type; sets *kind when it is. */
+static int scalar_kind(const char *spec, size_t n, enum kg_argkind *kind)
+{
+    static const struct { const char *w; enum kg_argkind k; } scalars[] = {
+        {"int", KG_ARG_INT}, {"long", KG_ARG_LONG}, {"float", KG_ARG_FLOAT}, {"double", KG_ARG_DOUBLE}};
+    for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
+        if (strlen(scalars[i].w) == n && !strncmp(spec, scalars[i].w, n)) {
+            *kind = scalars[i].k;
+            return 1;
+        }
+    return 0;
+}
+
+/* A scalar after its n-character type: `= VALUE` is a constant; without it the scalar takes
+ * the shape symbol of its own name. */
+static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t n, int line)
+{
+    const char *name = a->name;
+    char *rest = kg_trim(spec + n);
+    if (*rest == '=') {
+        char *num = kg_trim(rest + 1), *end;
+        errno = 0;
+        a->value = strtod(num, &end);
+        if (errno || end == num || *kg_trim(end)) return kg_perr(x, line, "args: '%s': '%s' is not a number", name, num);
+        if ((a->kind == KG_ARG_INT || a->kind == KG_ARG_LONG) && a->value != floor(a->value))
+            return kg_perr(x, line, "args: '%s' is an integer but its value %s is not", name, num);
+        return 0;
+    }
+    if (*rest) return kg_perr(x, line, "args: '%s': unexpected '%s' after the type", name, rest);
+    a->sym = kg_lookup_sym(x->c, name, strlen(name));
+    if (a->sym < 0)
+        return kg_perr(x, line, "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or write '%s: %.*s = VALUE')",
+                    name, name, name, (int)n, spec);
+    return 0;
+}
+
+/* One `NAME: SPEC` item of args:, into the next free arg (the caller counts it). */
+static int parse_arg(struct kg_parse *x, char *item, int line)
+{
+    struct kg_contract *c = x->c;
+    char *colon = strchr(item, ':');
+    if (!colon) return kg_perr(x, line, "args: expected 'NAME: in|out|inout DTYPE[DIMS]' or 'NAME: int|long|float|double', got '%s'", item);
+    *colon = 0;
+    char *name = kg_trim(item), *spec = kg_trim(colon + 1);
+    if (!kg_valid_ident(name, strlen(name))) return kg_perr(x, line, "args: '%s' is not a valid name", name);
+    if (kg_contract_arg(c, name) >= 0) return kg_perr(x, line, "args: '%s' declared twice", name);
+    if (c->nargs == KG_MAX_ARGS) return kg_perr(x, line, "args: more than %d args", KG_MAX_ARGS);
+    struct kg_arg *a = &c->args[c->nargs];
+    memset(a, 0, sizeof *a);
+    kg_strlcpy(a->name, name, KG_NAME_MAX);
+    a->sym = -1;
+    size_t n = strcspn(spec, " \t=");
+    if (scalar_kind(spec, n, &a->kind)) return parse_scalar(x, a, spec, n, line);
+    return parse_tensor(x, a, spec, line);
+}
+
+int kg_parse_args(struct kg_parse *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = kg_next_item(&cur, ";"))) {
+        if (parse_arg(x, item, line)) return -1;
+        c->nargs++;
+    }
+    if (c->nargs == 0) return kg_perr(x, line, "args: no arguments declared");
+    return 0;
+}
+
+/* ---- launch: ----------------------------------------------------------------------------- */
+
+static const char *const launch_keys[] = {"grid", "block", "smem"};
+
+/* Index in launch_keys of the n-character word at p, or 3 when it is none of them. */
+static int launch_key(const char *p, size_t n)
+{
+    int k;
+    for (k = 0; k < 3; k++)
+        if (strlen(launch_keys[k]) == n && !strncmp(p, launch_keys[k], n)) break;
+    return k;
+}
+
+/* Where the launch value starting at p ends: at the white space before the next "name=" at
+ * paren depth 0, or at the end. */
+static char *launch_value_end(char *p)
+{
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if (depth == 0 && isspace((unsigned char)*p)) {
+            char *q = p;
+            while (isspace((unsigned char)*q)) q++;
+            size_t m = strcspn(q, " \t=");
+            char *r = q + m;
+            while (isspace((unsigned char)*r)) r++;
+            if (launch_key(q, m) < 3 && *r == '=') break;
+        }
+    }
+    return p;
+}
+
+/* Whether val (vl characters, in parens) is a tuple "(a, b)": it has a comma at depth 1 before
+ * its first paren closes. "(a)+(b)" is not one. */
+static int is_tuple(const char *val, size_t vl)
+{
+    int d = 0, tuple = 0;
+    for (size_t i = 0; i < vl; i++) {
+        if (val[i] == '(') d++;
+        if (val[i] == ')') {
+            d--;
+            if (d == 0 && i != vl - 1) break;
+        }
+        if (val[i] == ',' && d == 1) tuple = 1;
+    }
+    return tuple;
+}
+
+/* Splits the tuple val (vl characters) on its depth-0 commas into at most 3 items. */
+static int split_tuple(struct kg_parse *x, int k, char *val, size_t vl, char **items, int *nitems, int line)
+{
+    val[vl - 1] = 0;
+    char *q = val + 1, *st = q;
+    int d = 0;
+    *nitems = 0;
+    for (;; q++) {
+        if (*q == '(') d++;
+        if (*q == ')') d--;
+        if ((*q == ',' && d == 0) || !*q) {
+            char sv = *q;
+            *q = 0;
+            if (*nitems == 3) return kg_perr(x, line, "launch: %s has more than 3 dims", launch_keys[k]);
+            items[(*nitems)++] = st;
+            if (!sv) break;
+            st = q + 1;
+        }
+    }
+    return 0;
+}
+
+/* The value of launch key k: one expression, or for grid and block a tuple of up to 3. */
+static int launch_value(struct kg_parse *x, int k, char *val, int line)
+{
+    struct kg_contract *c = x->c;
+    struct kg_expr **slots = k == 0 ? c->grid : k == 1 ? c->block : &c->smem;
+    if (slots[0]) return kg_perr(x, line, "launch: %s given twice", launch_keys[k]);
+    char *items[3] = {val, NULL, NULL};
+    int nitems = 1;
+    size_t vl = strlen(val);
+    if (k < 2 && val[0] == '(' && vl > 1 && val[vl - 1] == ')' && is_tuple(val, vl) &&
+        split_tuple(x, k, val, vl, items, &nitems, line))
+        return -1;
+    for (int i = 0; i < nitems; i++) {
+        int col = 0;
+        struct kg_err ee;
+        char *it = kg_trim(items[i]);
+        slots[i] = kg_expr_parse(it, strlen(it), kg_lookup_sym, c, &col, &ee);
+        if (!slots[i])
+            return kg_perr(x, line, "launch: %s '%s': %s%s", launch_keys[k], it, ee.msg,
+                        strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+    }
+    return 0;
+}
+
+/* Parses "grid=(cdiv(N,256),M) block=256 smem=0". */
+int kg_parse_launch(struct kg_parse *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *p = v;
+    while (*p) {
+        while (isspace((unsigned char)*p) || *p == ',') p++;
+        if (!*p) break;
+        size_t n = strcspn(p, " \t=");
+        int k = launch_key(p, n);
+        if (k == 3) return kg_perr(x, line, "launch: expected grid=, block= or smem=, got '%.*s'", (int)n, p);
+        p += n;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p != '=') return kg_perr(x, line, "launch: expected '=' after %s", launch_keys[k]);
+        p++;
+        while (isspace((unsigned char)*p)) p++;
+        char *start = p;
+        p = launch_value_end(p);
+        char save = *p;
+        *p = 0;
+        if (launch_value(x, k, kg_trim(start), line)) return -1;
+        *p = save;
+    }
+    if (!c->grid[0] || !c->block[0]) return kg_perr(x, line, "launch: grid= and block= are both required");
+    c->has_launch = true;
+    return 0;
+}
+
+/* ---- inputs: and alias: ------------------------------------------------------------------ */
+
+/* DIST of one `NAME=DIST` of inputs: normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows;
+ * missing parameters take the defaults. */
+static int parse_dist(struct kg_parse *x, struct kg_arg *a, const char *d, int line)
+{
+    const char *name = a->name;
+    double p1 = 0, p2 = 0;
+    int np = 0;
+    char fname[32];
+    size_t fl = strcspn(d, "(");
+    if (fl >= sizeof fname) fl = sizeof fname - 1;
+    memcpy(fname, d, fl);
+    fname[fl] = 0;
+    if (d[fl] == '(') {
+        np = sscanf(d + fl, "(%lf,%lf)", &p1, &p2);
+        if (np < 1 || !strchr(d + fl, ')')) return kg_perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
+    }
+    if (!strcmp(fname, "normal")) {
+        a->dist = KG_AD_NORMAL;
+        a->dist_a = np >= 1 ? p1 : 0;
+        a->dist_b = np >= 2 ? p2 : 1;
+    } else if (!strcmp(fname, "uniform")) {
+        a->dist = KG_AD_UNIFORM;
+        a->dist_a = np >= 1 ? p1 : -1;
+        a->dist_b = np >= 2 ? p2 : 1;
+        if (!(a->dist_a < a->dist_b)) return kg_perr(x, line, "inputs: %s: uniform(lo,hi) needs lo < hi", name);
+    } else if (!strcmp(fname, "int")) {
+        a->dist = KG_AD_INT;
+        a->dist_a = np >= 1 ? p1 : 0;
+        a->dist_b = np >= 2 ? p2 : 10;
+        if (!(a->dist_a <= a->dist_b)) return kg_perr(x, line, "inputs: %s: int(lo,hi) needs lo <= hi", name);
+    } else if (!strcmp(fname, "unitrows")) {
+        a->dist = KG_AD_UNITROWS;
+    } else {
+        return kg_perr(x, line, "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)", name, fname);
+    }
+    return 0;
+}
+
+int kg_parse_inputs(struct kg_parse *x, char *v, int line)
+{
+    struct kg_contract *c = x->c;
+    char *cur = v, *item;
+    while ((item = kg_next_item(&cur, " \t;"))) {
+        char *eq = strchr(item, '=');
+        if (!eq) return kg_perr(x, line, "inputs: expected NAME=DIST, got '%s'", item);
+        *eq = 0;
+        char *name = kg_trim(item), *d = kg_trim(eq + 1);
+        int i = kg_contract_arg(c, name);
+        if (i < 0) return kg_perr(x, line, "inputs: no arg named '%s'", name);
+        struct kg_arg *a = &c->args[i];
+        if (!kg_arg_is_input(a)) return kg_perr(x, line, "inputs: '%s' is not an input tensor", name);
+        if (parse_dist(x, a, d, line)) return -1;
+    }
+    return 0;
+}
+
+/* One `alias:` pair: an out tensor that shares its buffer with an in tensor of the same type. */
+static int alias_pair(struct kg_parse *x, char *item, int line)
+{
+    struct kg_contract *c = x->c;
+    char *eq = strchr(item, '=');
+    if (!eq) return kg_perr(x, line, "alias: expected OUT=IN, got '%s'", item);
+    *eq = 0;
+    int o = kg_contract_arg(c, kg_trim(item)), i = kg_contract_arg(c, kg_trim(eq + 1));
+    if (o < 0 || i < 0) return kg_perr(x, line, "alias: no arg named '%s'", o < 0 ? kg_trim(item) : kg_trim(eq + 1));
+    const struct kg_arg *ao = &c->args[o], *ai = &c->args[i];
+    if (ao->kind != KG_ARG_TENSOR || ao->io != KG_OUT || ai->kind != KG_ARG_TENSOR || ai->io != KG_IN)
+        return kg_perr(x, line, "alias: %s=%s must name an out tensor and an in tensor", ao->name, ai->name);
+    if (ao->dtype != ai->dtype || ao->rank != ai->rank)
+        return kg_perr(x, line, "alias: %s and %s must have the same dtype and shape", ao->name, ai->name);
+    for (int d = 0; d < ao->rank; d++)
+        if (strcmp(kg_expr_text(ao->dims[d]), kg_expr_text(ai->dims[d])))
+            return kg_perr(x, line, "alias: %s and %s must have the same dims", ao->name, ai->name);
+    c->alias_of[o] = i;
+    return 0;
+}
+
+int kg_parse_alias(struct kg_parse *x, char *v, int line)
+{
+    char *cur = v, *item;
+    while ((item = kg_next_item(&cur, " \t,")))
+        if (alias_pair(x, item, line)) return -1;
+    return 0;
+}
