@@ -159,6 +159,33 @@ static void test_malformed_headers_name_file_and_line(void **state)
     expect_error(".txt", "int x;\n", 0, "unknown kernel language");
 }
 
+/* With several keys wrong, the first reported is the first in the order keys are interpreted
+ * (contract.c's key table), not the first in the file. */
+static void test_errors_are_reported_in_key_table_order(void **state)
+{
+    const char *args = "args: x: in f32[N]; y: out f32[N]; N: int\n";
+    char text[512];
+    expect_error(".c", HDR("args: x: in f31[N]; y: out f32[N]; N: int\nshape: N=four\n"), 6, "non-negative integer");
+    snprintf(text, sizeof text, HDR("%sshape: N=4\nlaunch: grid=N\nsweep: M=1\n"), args);
+    expect_error(".cu", text, 8, "undefined symbol 'M'");
+    snprintf(text, sizeof text, HDR("%sshape: N=4\nlaunch: grid=N\noracle: ref\n"), args);
+    expect_error(".cu", text, 7, "both required");
+    snprintf(text, sizeof text, "/*@kgate\nop: nope\noracle: ref\nentry: f\n%sshape: N=4\n*/\n", args);
+    expect_error(".c", text, 3, "give either 'op:'");
+    snprintf(text, sizeof text, HDR("%sshape: N=4\ndeterministic: maybe\ntolerance: k=0.5\n"), args);
+    expect_error(".c", text, 8, "k must be a number >= 1");
+    snprintf(text, sizeof text, HDR("%sshape: N=4\nalias: y=z\ndtypes: f32\n"), args);
+    expect_error(".c", text, 8, "no arg has dtype T");
+    snprintf(text, sizeof text, HDR("%sshape: N=4\ninputs: x=gaussian\nalias: y=z\n"), args);
+    expect_error(".c", text, 8, "alias: no arg named 'z'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\ninputs: x=gaussian\n"), 7,
+                 "unknown distribution");
+    expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\n*/\n"
+                       "void f(const float *a) {}\n", 4, "no out or inout tensor");
+    snprintf(text, sizeof text, "/*@kgate\nname: \nop: relu\n%sshape: N=4\n*/\n", args);
+    expect_error(".c", text, 1, "missing 'entry:'");
+}
+
 static void test_signature_is_checked_against_args(void **state)
 {
     expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
@@ -233,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_the_issue_example_parses),
         cmocka_unit_test(test_optional_keys_tuples_and_continuations),
         cmocka_unit_test(test_malformed_headers_name_file_and_line),
+        cmocka_unit_test(test_errors_are_reported_in_key_table_order),
         cmocka_unit_test(test_signature_is_checked_against_args),
         cmocka_unit_test(test_expressions),
     };
