@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,8 @@ static int parse_tolerance(struct kg_parse *x, char *v, int line)
     if (!kk) return kg_perr(x, line, "tolerance: expected k=NUMBER (threshold = k x reference error + floor)");
     errno = 0;
     c->tol_k = strtod(kk + 2, &end);
-    if (errno || end == kk + 2 || *kg_trim(end) || !(c->tol_k >= 1))
+    /* k=inf would make every calibrated threshold infinite: a kernel that passes anything */
+    if (errno || end == kk + 2 || *kg_trim(end) || !(isfinite(c->tol_k) && c->tol_k >= 1))
         return kg_perr(x, line, "tolerance: k must be a number >= 1, got '%s'", kk + 2);
     return 0;
 }

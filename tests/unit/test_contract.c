@@ -186,6 +186,15 @@ static void test_errors_are_reported_in_key_table_order(void **state)
     expect_error(".c", text, 1, "missing 'entry:'");
 }
 
+/* An infinite k makes every calibrated threshold infinite, so a wrong kernel would pass. */
+static void test_tolerance_k_must_be_finite(void **state)
+{
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=inf\n"), 7,
+                 "k must be a number >= 1, got 'inf'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=Infinity\n"), 7,
+                 "k must be a number >= 1");
+}
+
 static void test_signature_is_checked_against_args(void **state)
 {
     expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
@@ -261,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_optional_keys_tuples_and_continuations),
         cmocka_unit_test(test_malformed_headers_name_file_and_line),
         cmocka_unit_test(test_errors_are_reported_in_key_table_order),
+        cmocka_unit_test(test_tolerance_k_must_be_finite),
         cmocka_unit_test(test_signature_is_checked_against_args),
         cmocka_unit_test(test_expressions),
     };
