@@ -420,222 +420,329 @@ static void progress(int done, int total, int viol, int running, int compiling, 
     fflush(stderr);
 }
 
-int kg_audit(const struct audit_opts *o, struct kg_err *e)
+/* ---- the corpus ------------------------------------------------------------------------------ */
+
+static int read_dir(const struct audit_opts *o, struct rows *r, struct kg_err *e)
 {
-    struct rows r = {0};
-    char cache[2048];
-    if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
-    int rc = 0;
-    if (o->jsonl) rc = read_jsonl(o->jsonl, cache, &r, e);
-    if (!rc && o->dir) {
-        if (!o->problems) {
-            rows_free(&r);
-            kg_errf(e, "--dir needs --problems KERNELBENCH_ROOT (with level1/, level2/...)");
-            return KG_EXIT_USAGE;
-        }
-        regex_t re;
-        regcomp(&re, "level_?([0-9]+).*problem_?([0-9]+)", REG_EXTENDED | REG_ICASE);
-        int unmatched = 0;
-        rc = scan_dir(o->dir, o->problems, "", &r, &re, &unmatched, e);
-        regfree(&re);
-        if (unmatched) fprintf(stderr, "kgate audit: %d .py files under %s not matched to a problem\n", unmatched, o->dir);
-    }
-    for (int i = 0; !rc && i < o->npairs; i++) {
-        char *dup = strdup(o->pairs[i]), *colon = dup ? strchr(dup, ':') : NULL;
-        if (!colon) {
-            free(dup);
-            rows_free(&r);
-            kg_errf(e, "--pair: expected PROBLEM.py:CANDIDATE.py, got '%s'", o->pairs[i]);
-            return KG_EXIT_USAGE;
-        }
-        *colon = 0;
-        rc = push(&r, colon + 1, dup, colon + 1, NULL) ? kg_errf(e, "out of memory") : 0;
+    if (!o->problems) return kg_errf(e, "--dir needs --problems KERNELBENCH_ROOT (with level1/, level2/...)");
+    regex_t re;
+    regcomp(&re, "level_?([0-9]+).*problem_?([0-9]+)", REG_EXTENDED | REG_ICASE);
+    int unmatched = 0;
+    int rc = scan_dir(o->dir, o->problems, "", r, &re, &unmatched, e);
+    regfree(&re);
+    if (unmatched) fprintf(stderr, "kgate audit: %d .py files under %s not matched to a problem\n", unmatched, o->dir);
+    return rc;
+}
+
+/* --pair PROBLEM.py:CANDIDATE.py; the candidate's path is the row's id. */
+static int read_pair(const char *pair, struct rows *r, struct kg_err *e)
+{
+    char *dup = strdup(pair), *colon = dup ? strchr(dup, ':') : NULL;
+    if (!colon) {
         free(dup);
+        return kg_errf(e, "--pair: expected PROBLEM.py:CANDIDATE.py, got '%s'", pair);
     }
-    if (rc) {
-        rows_free(&r);
-        return KG_EXIT_USAGE;
-    }
-    qsort(r.v, (size_t)r.n, sizeof *r.v, cmp_rows);
-    /* the shard, and what the store already holds */
+    *colon = 0;
+    int rc = push(r, colon + 1, dup, colon + 1, NULL) ? kg_errf(e, "out of memory") : 0;
+    free(dup);
+    return rc;
+}
+
+/* Every pair of --jsonl, --dir and --pair, sorted by id (the order shards are cut in). */
+static int read_corpus(const struct audit_opts *o, const char *cache, struct rows *r, struct kg_err *e)
+{
+    int rc = o->jsonl ? read_jsonl(o->jsonl, cache, r, e) : 0;
+    if (!rc && o->dir) rc = read_dir(o, r, e);
+    for (int i = 0; !rc && i < o->npairs; i++) rc = read_pair(o->pairs[i], r, e);
+    if (rc) return KG_EXIT_USAGE;
+    qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_rows);
+    return 0;
+}
+
+/* ---- one audit run --------------------------------------------------------------------------- */
+
+enum build { NO_BUILD, TO_BUILD, BUILDING, BUILT };
+
+/* An audit in progress: the pairs it does, its slots (o->jobs check slots, then
+ * o->compile_jobs compile slots), and the counts the progress line and the summary show. */
+struct audit_run {
+    const struct audit_opts *o;
+    struct rows r;
+    int *todo, ntodo, skipped; /* indexes into r.v: this shard's pairs not yet in the store */
+    int fd;                    /* the store */
+    char exe[KG_PATH_MAX];     /* this kgate: every check runs it */
+    char tmpdir[2200];         /* the checks' reports, until they are in the store */
+    struct kg_worker zyg;
+    struct job *jobs;
+    int nslots;
+    enum build *bs; /* per todo entry */
+    bool *started;  /* per todo entry: its check has started */
+    int finished, viol, nochk, running, compiling;
+    double t0;
+    bool interactive;
+};
+
+static void run_free(struct audit_run *a)
+{
+    if (a->fd >= 0) close(a->fd);
+    free(a->jobs);
+    free(a->bs);
+    free(a->started);
+    free(a->todo);
+    rows_free(&a->r);
+}
+
+/* This shard's pairs, less those the store holds with --resume; then the store, opened for
+ * appending (a store that exists is only continued with --resume). */
+static int open_store(struct audit_run *a, struct kg_err *e)
+{
+    const struct audit_opts *o = a->o;
     int ndone = 0;
     char **done = o->resume ? done_ids(o->store, &ndone) : NULL;
-    int *todo = calloc((size_t)(r.n ? r.n : 1), sizeof *todo), ntodo = 0, skipped = 0;
-    for (int i = 0; i < r.n; i++) {
+    a->todo = calloc((size_t)(a->r.n ? a->r.n : 1), sizeof *a->todo);
+    if (!a->todo) {
+        kg_errf(e, "out of memory");
+        return KG_EXIT_INTERNAL;
+    }
+    for (int i = 0; i < a->r.n; i++) {
         if (o->shard_n > 1 && i % o->shard_n != o->shard_i) continue;
-        if (in_sorted(done, ndone, r.v[i].id)) {
-            skipped++;
+        if (in_sorted(done, ndone, a->r.v[i].id)) {
+            a->skipped++;
             continue;
         }
-        todo[ntodo++] = i;
+        a->todo[a->ntodo++] = i;
     }
     for (int i = 0; i < ndone; i++) free(done[i]);
     free(done);
-    if (!o->resume && access(o->store, F_OK) == 0 && ntodo) {
-        free(todo);
-        rows_free(&r);
+    if (!o->resume && access(o->store, F_OK) == 0 && a->ntodo) {
         kg_errf(e, "%s exists: --resume to continue it, or choose another store", o->store);
         return KG_EXIT_USAGE;
     }
-    int fd = open(o->store, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        free(todo);
-        rows_free(&r);
+    a->fd = open(o->store, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (a->fd < 0) {
         kg_errf(e, "%s: cannot open: %s", o->store, strerror(errno));
         return KG_EXIT_INTERNAL;
     }
-    char exe[4096];
-    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[el > 0 ? el : 0] = 0;
-    char tmpdir[2200];
-    snprintf(tmpdir, sizeof tmpdir, "%s/audit-%d", cache, (int)getpid());
-    kg_mkdirs(tmpdir);
+    return 0;
+}
+
+/* One PyTorch fork server for every check: a worker is a fork of an interpreter that has
+ * imported PyTorch, not a new interpreter (KGATE_ZYGOTE=0: each check starts python itself). */
+static void start_zygote(struct audit_run *a, const char *cache)
+{
+    const char *zenv = getenv("KGATE_ZYGOTE");
+    if (!a->ntodo || (zenv && *zenv)) return;
+    char runner[2300], zname[96];
+    const char *py = a->o->python ? a->o->python : getenv("KGATE_PYTHON");
+    struct kg_err ze;
+    if (kg_torch_runner_path(cache, runner, sizeof runner, &ze) == 0 &&
+        kg_torch_zygote(&a->zyg, py && *py ? py : "python3", runner, zname, sizeof zname, &ze) == 0)
+        setenv("KGATE_ZYGOTE", zname, 1);
+    else
+        fprintf(stderr, "kgate audit: note: %s; each check starts its own python\n", ze.msg);
+}
+
+/* Each check runs ~3 torch workers at a time; PyTorch would give each of them a thread per
+ * core for its CPU-side copies and conversions, and spinning OpenMP threads of dozens of
+ * processes take the cores the checks and builds need. */
+static void share_threads(int jobs)
+{
+    if (getenv("KGATE_TORCH_THREADS")) return;
+    long ncpu = kg_ncpu();
+    long share = ncpu / (3L * jobs);
+    char v[24];
+    snprintf(v, sizeof v, "%ld", share > 1 ? share : 1);
+    setenv("KGATE_TORCH_THREADS", v, 1);
+}
+
+/* Everything the checks need before the first starts: the executable, a directory for their
+ * reports, the fork server, the slots and which pairs have a build step. */
+static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
+{
+    const struct audit_opts *o = a->o;
+    ssize_t el = readlink("/proc/self/exe", a->exe, sizeof a->exe - 1);
+    a->exe[el > 0 ? el : 0] = 0;
+    snprintf(a->tmpdir, sizeof a->tmpdir, "%s/audit-%d", cache, (int)getpid());
+    kg_mkdirs(a->tmpdir);
     char on[32] = "";
     if (o->gpus) snprintf(on, sizeof on, " on %d GPU%s", o->gpus, o->gpus > 1 ? "s" : "");
     fprintf(stderr, "kgate audit: %d pairs (%d in the store already, shard %d/%d), %d checking at once%s, %d compiling ahead\n",
-            ntodo, skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, on, o->compile_jobs);
+            a->ntodo, a->skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, on, o->compile_jobs);
     signal(SIGPIPE, SIG_IGN);
-    /* one PyTorch fork server for every check: a worker is a fork of an interpreter that has
-     * imported PyTorch, not a new interpreter (KGATE_ZYGOTE=0: each check starts python itself) */
-    struct kg_worker zyg = {.pid = -1, .fd = -1, .log_fd = -1};
-    const char *zenv = getenv("KGATE_ZYGOTE");
-    if (ntodo && !(zenv && *zenv)) {
-        char runner[2300], zname[96];
-        const char *py = o->python ? o->python : getenv("KGATE_PYTHON");
-        struct kg_err ze;
-        if (kg_torch_runner_path(cache, runner, sizeof runner, &ze) == 0 &&
-            kg_torch_zygote(&zyg, py && *py ? py : "python3", runner, zname, sizeof zname, &ze) == 0)
-            setenv("KGATE_ZYGOTE", zname, 1);
-        else
-            fprintf(stderr, "kgate audit: note: %s; each check starts its own python\n", ze.msg);
+    start_zygote(a, cache);
+    share_threads(o->jobs);
+    a->nslots = o->jobs + o->compile_jobs;
+    a->jobs = calloc((size_t)a->nslots, sizeof *a->jobs);
+    a->bs = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->bs);
+    a->started = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->started);
+    if ((a->nslots && !a->jobs) || !a->bs || !a->started) {
+        kg_errf(e, "out of memory");
+        return KG_EXIT_INTERNAL;
     }
-    /* each check runs ~3 torch workers at a time; PyTorch would give each of them a thread per
-     * core for its CPU-side copies and conversions, and spinning OpenMP threads of dozens of
-     * processes take the cores the checks and builds need */
-    if (!getenv("KGATE_TORCH_THREADS")) {
-        long ncpu = kg_ncpu();
-        long share = ncpu / (3L * o->jobs);
-        char v[24];
-        snprintf(v, sizeof v, "%ld", share > 1 ? share : 1);
-        setenv("KGATE_TORCH_THREADS", v, 1);
-    }
-    int nslots = o->jobs + o->compile_jobs;
-    struct job *jobs = calloc((size_t)nslots, sizeof *jobs);
-    /* Candidates with a build step (load_inline: ~1 minute of compiler each) are built first, on
-     * the compile slots, while the check slots take whatever is ready: a candidate without a
-     * build, or one whose build is done. A check never waits on a build while other work is
-     * ready, and the audit does not end on a long tail of builds. */
-    enum { NO_BUILD, TO_BUILD, BUILDING, BUILT } *bs = calloc((size_t)(ntodo ? ntodo : 1), sizeof *bs);
-    bool *started = calloc((size_t)(ntodo ? ntodo : 1), sizeof *started);
-    for (int i = 0; i < ntodo && o->compile_jobs > 0; i++) bs[i] = needs_build(r.v[todo[i]].candidate) ? TO_BUILD : NO_BUILD;
-    int nstarted = 0, finished = 0, viol = 0, nochk = 0, running = 0, compiling = 0;
-    double t0 = kg_now();
-    bool interactive = isatty(2);
-    while (finished < ntodo) {
-        /* start checks on free check slots, builds on free compile slots */
-        for (int sl = 0; sl < nslots; sl++) {
-            struct job *j = &jobs[sl];
-            if (j->pid > 0) continue;
-            bool check_slot = sl < o->jobs;
-            int row = -1;
-            for (int i = 0; i < ntodo && row < 0; i++)
-                if (!started[i] && (check_slot ? bs[i] == NO_BUILD || bs[i] == BUILT : bs[i] == TO_BUILD)) row = i;
-            if (row < 0) continue;
-            j->row = row;
-            j->compile_only = !check_slot;
-            j->start = kg_now();
-            if (check_slot) {
-                started[row] = true;
-                nstarted++;
-                j->slot = o->gpus ? sl % o->gpus : -1;
-                snprintf(j->out, sizeof j->out, "%s/%d.json", tmpdir, j->row);
-                j->pid = spawn(exe, o, &r.v[todo[j->row]], j->out, false, j->slot);
-                running++;
-            } else {
-                bs[row] = BUILDING;
-                j->slot = -1;
-                j->pid = spawn(exe, o, &r.v[todo[j->row]], NULL, true, -1);
-                compiling++;
-            }
+    for (int i = 0; i < a->ntodo && o->compile_jobs > 0; i++)
+        a->bs[i] = needs_build(a->r.v[a->todo[i]].candidate) ? TO_BUILD : NO_BUILD;
+    return 0;
+}
+
+/* ---- the scheduler loop ------------------------------------------------------------------------ */
+
+/* Candidates with a build step (load_inline: ~1 minute of compiler each) are built first, on
+ * the compile slots, while the check slots take whatever is ready: a candidate without a
+ * build, or one whose build is done. A check never waits on a build while other work is
+ * ready, and the audit does not end on a long tail of builds. */
+static int next_row(const struct audit_run *a, bool check_slot)
+{
+    for (int i = 0; i < a->ntodo; i++)
+        if (!a->started[i] && (check_slot ? a->bs[i] == NO_BUILD || a->bs[i] == BUILT : a->bs[i] == TO_BUILD)) return i;
+    return -1;
+}
+
+/* Starts checks on free check slots, builds on free compile slots. */
+static void start_jobs(struct audit_run *a)
+{
+    const struct audit_opts *o = a->o;
+    for (int sl = 0; sl < a->nslots; sl++) {
+        struct job *j = &a->jobs[sl];
+        if (j->pid > 0) continue;
+        bool check_slot = sl < o->jobs;
+        int row = next_row(a, check_slot);
+        if (row < 0) continue;
+        j->row = row;
+        j->compile_only = !check_slot;
+        j->start = kg_now();
+        if (check_slot) {
+            a->started[row] = true;
+            j->slot = o->gpus ? sl % o->gpus : -1;
+            snprintf(j->out, sizeof j->out, "%s/%d.json", a->tmpdir, j->row);
+            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, false, j->slot);
+            a->running++;
+        } else {
+            a->bs[row] = BUILDING;
+            j->slot = -1;
+            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], NULL, true, -1);
+            a->compiling++;
         }
-        if (interactive) progress(finished, ntodo, viol, running, compiling, t0);
-        /* reap, and enforce the per-kernel limit */
+    }
+}
+
+/* A finished (or killed) check's record, counted and appended to the store. */
+static void store_record(struct audit_run *a, const struct job *j, int status, bool timed_out)
+{
+    json_t *rec = finish(j, &a->r.v[a->todo[j->row]], status, timed_out, a->o->limit);
+    a->viol += violated(rec);
+    a->nochk += unchecked(rec);
+    if (append(a->fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", a->o->store, strerror(errno));
+    json_decref(rec);
+}
+
+static void kill_job(const struct job *j, int *status)
+{
+    kill(-j->pid, SIGKILL);
+    kill(j->pid, SIGKILL);
+    waitpid(j->pid, status, 0);
+}
+
+/* The per-kernel limit: a build past it is dropped (its check will say why), a check past it
+ * is killed and recorded as such. */
+static void enforce_limit(struct audit_run *a)
+{
+    const struct audit_opts *o = a->o;
+    double now = kg_now();
+    for (int sl = o->jobs; sl < a->nslots; sl++) {
+        struct job *j = &a->jobs[sl];
+        if (j->pid > 0 && now - j->start > o->limit) {
+            kill_job(j, NULL);
+            a->bs[j->row] = BUILT;
+            j->pid = 0;
+            a->compiling--;
+        }
+    }
+    for (int sl = 0; sl < o->jobs; sl++) {
+        struct job *j = &a->jobs[sl];
+        if (j->pid > 0 && !j->compile_only && now - j->start > o->limit) {
+            int status;
+            kill_job(j, &status);
+            store_record(a, j, status, true);
+            j->pid = 0;
+            a->running--;
+            a->finished++;
+        }
+    }
+}
+
+/* A child that ended: a build (built, or failed: the check reports a build error itself) frees
+ * its pair for a check; a check's report goes into the store. */
+static void reaped(struct audit_run *a, pid_t pid, int status)
+{
+    for (int sl = 0; sl < a->nslots; sl++) {
+        struct job *j = &a->jobs[sl];
+        if (j->pid != pid) continue;
+        j->pid = 0;
+        if (j->compile_only) {
+            a->bs[j->row] = BUILT;
+            a->compiling--;
+            return;
+        }
+        a->running--;
+        store_record(a, j, status, false);
+        a->finished++;
+        if (!a->interactive) fprintf(stderr, "[%d/%d] %s\n", a->finished, a->ntodo, a->r.v[a->todo[j->row]].id);
+        return;
+    }
+}
+
+static void schedule(struct audit_run *a)
+{
+    a->t0 = kg_now();
+    a->interactive = isatty(2);
+    while (a->finished < a->ntodo) {
+        start_jobs(a);
+        if (a->interactive) progress(a->finished, a->ntodo, a->viol, a->running, a->compiling, a->t0);
         int status;
         pid_t pid = waitpid(-1, &status, WNOHANG);
-        if (pid <= 0) {
-            double now = kg_now();
-            for (int sl = o->jobs; sl < nslots; sl++) { /* a build past the limit: its check will say why */
-                struct job *j = &jobs[sl];
-                if (j->pid > 0 && now - j->start > o->limit) {
-                    kill(-j->pid, SIGKILL);
-                    kill(j->pid, SIGKILL);
-                    waitpid(j->pid, NULL, 0);
-                    bs[j->row] = BUILT;
-                    j->pid = 0;
-                    compiling--;
-                }
-            }
-            for (int sl = 0; sl < o->jobs; sl++) {
-                struct job *j = &jobs[sl];
-                if (j->pid > 0 && !j->compile_only && now - j->start > o->limit) {
-                    kill(-j->pid, SIGKILL);
-                    kill(j->pid, SIGKILL);
-                    waitpid(j->pid, &status, 0);
-                    json_t *rec = finish(j, &r.v[todo[j->row]], status, true, o->limit);
-                    viol += violated(rec);
-                    nochk += unchecked(rec);
-                    if (append(fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", o->store, strerror(errno));
-                    json_decref(rec);
-                    j->pid = 0;
-                    running--;
-                    finished++;
-                }
-            }
-            usleep(50000);
+        if (pid > 0) {
+            reaped(a, pid, status);
             continue;
         }
-        for (int sl = 0; sl < nslots; sl++) {
-            struct job *j = &jobs[sl];
-            if (j->pid != pid) continue;
-            j->pid = 0;
-            if (j->compile_only) { /* built, or failed: the check reports a build error itself */
-                bs[j->row] = BUILT;
-                compiling--;
-                break;
-            }
-            running--;
-            json_t *rec = finish(j, &r.v[todo[j->row]], status, false, o->limit);
-            viol += violated(rec);
-            nochk += unchecked(rec);
-            if (append(fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", o->store, strerror(errno));
-            json_decref(rec);
-            finished++;
-            if (!interactive)
-                fprintf(stderr, "[%d/%d] %s\n", finished, ntodo, r.v[todo[j->row]].id);
-            break;
-        }
+        enforce_limit(a);
+        usleep(50000);
     }
     /* compile-ahead children still running are not needed any more */
-    for (int sl = 0; sl < nslots; sl++)
-        if (jobs[sl].pid > 0) {
-            kill(-jobs[sl].pid, SIGKILL);
-            waitpid(jobs[sl].pid, NULL, 0);
+    for (int sl = 0; sl < a->nslots; sl++)
+        if (a->jobs[sl].pid > 0) {
+            kill(-a->jobs[sl].pid, SIGKILL);
+            waitpid(a->jobs[sl].pid, NULL, 0);
         }
-    kg_worker_stop(&zyg);
-    double el_s = kg_now() - t0;
-    if (interactive) progress(finished, ntodo, viol, 0, 0, t0);
-    fprintf(stderr, "\nkgate audit: %d pairs in %.1f s (%.0f per hour), %d with a violation", finished, el_s,
-            el_s > 0 ? finished / el_s * 3600 : 0, viol);
-    if (nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", nochk);
-    fprintf(stderr, "; store %s\n", o->store);
-    close(fd);
-    rmdir(tmpdir);
-    free(jobs);
-    free(bs);
-    free(started);
-    free(todo);
-    rows_free(&r);
-    return KG_EXIT_OK;
+}
+
+static void summary(const struct audit_run *a)
+{
+    double el_s = kg_now() - a->t0;
+    if (a->interactive) progress(a->finished, a->ntodo, a->viol, 0, 0, a->t0);
+    fprintf(stderr, "\nkgate audit: %d pairs in %.1f s (%.0f per hour), %d with a violation", a->finished, el_s,
+            el_s > 0 ? a->finished / el_s * 3600 : 0, a->viol);
+    if (a->nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", a->nochk);
+    fprintf(stderr, "; store %s\n", a->o->store);
+}
+
+int kg_audit(const struct audit_opts *o, struct kg_err *e)
+{
+    struct audit_run a = {.o = o, .fd = -1, .zyg = {.pid = -1, .fd = -1, .log_fd = -1}};
+    char cache[KG_DIR_MAX];
+    if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
+    int rc = read_corpus(o, cache, &a.r, e);
+    if (!rc) rc = open_store(&a, e);
+    if (!rc) rc = prepare(&a, cache, e);
+    if (!rc) schedule(&a);
+    kg_worker_stop(&a.zyg); /* started in prepare; a no-op where it was not */
+    if (!rc) {
+        summary(&a);
+        close(a.fd);
+        a.fd = -1;
+        rmdir(a.tmpdir);
+    }
+    run_free(&a);
+    return rc;
 }
 
 int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
