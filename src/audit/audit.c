@@ -1,25 +1,20 @@
-/* audit.c: `kgate audit` judges a corpus of KernelBench-format pairs. Each pair is checked by a
- * child `kgate check --ref` (its own workers, its own crash domain, a time limit), a pool of
- * children builds the candidates that need a build (load_inline) first, on the CPU cores, while
- * the checks take what is ready; every finished pair is
- * appended to a JSONL store with fsync, so `--resume` after a kill -9 loses only the pairs
- * that were in flight. `kgate audit-merge` joins the stores of shards. */
+/* audit.c: `kgate audit` judges a corpus of KernelBench-format pairs (read by corpus.c). Each
+ * pair is checked by a child `kgate check --ref` (its own workers, its own crash domain, a time
+ * limit), a pool of children builds the candidates that need a build (load_inline) first, on the
+ * CPU cores, while the checks take what is ready; every finished pair is appended to a JSONL
+ * store with fsync, so `--resume` after a kill -9 loses only the pairs that were in flight.
+ * `kgate audit-merge` joins the stores of shards. */
 #include "audit/audit.h"
+#include "audit/corpus.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
-#include <libgen.h>
-#include <poll.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,191 +22,6 @@
 #include "base/cache.h"
 #include "engine/session.h"
 #include "engine/torch.h"
-
-struct row {
-    char *id, *problem, *candidate, *label;
-};
-
-struct rows {
-    struct row *v;
-    int n, cap;
-};
-
-static int push(struct rows *r, const char *id, const char *problem, const char *candidate, const char *label)
-{
-    if (r->n == r->cap) {
-        int cap = r->cap ? r->cap * 2 : 64;
-        struct row *nv = realloc(r->v, (size_t)cap * sizeof *nv);
-        if (!nv) return -1;
-        r->v = nv;
-        r->cap = cap;
-    }
-    struct row *x = &r->v[r->n];
-    x->id = strdup(id);
-    x->problem = strdup(problem);
-    x->candidate = strdup(candidate);
-    x->label = label ? strdup(label) : NULL;
-    if (!x->id || !x->problem || !x->candidate) return -1;
-    r->n++;
-    return 0;
-}
-
-static void rows_free(struct rows *r)
-{
-    for (int i = 0; i < r->n; i++) {
-        free(r->v[i].id);
-        free(r->v[i].problem);
-        free(r->v[i].candidate);
-        free(r->v[i].label);
-    }
-    free(r->v);
-}
-
-/* Inline source (from a JSONL row) written once into the cache, named by its hash. */
-static int materialise(const char *cache, const char *src, char *path, size_t n, struct kg_err *e)
-{
-    char dir[2200];
-    snprintf(dir, sizeof dir, "%s/audit-src", cache);
-    if (kg_mkdirs(dir)) return kg_errf(e, "cannot create %s", dir);
-    snprintf(path, n, "%s/%016llx.py", dir, (unsigned long long)kg_hash64(src, strlen(src), 0));
-    if (access(path, R_OK) == 0) return 0;
-    char tmp[2400];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return kg_errf(e, "cannot write %s", tmp);
-    int bad = fputs(src, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        unlink(tmp);
-        return kg_errf(e, "cannot write %s", path);
-    }
-    return 0;
-}
-
-static bool is_inline(const char *s)
-{
-    return strchr(s, '\n') != NULL;
-}
-
-static int read_jsonl(const char *file, const char *cache, struct rows *r, struct kg_err *e)
-{
-    FILE *f = fopen(file, "r");
-    if (!f) return kg_errf(e, "%s: cannot open: %s", file, strerror(errno));
-    char *dup = strdup(file), *dir = dirname(dup);
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0, rc = 0;
-    while (getline(&line, &cap, f) > 0) {
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_error_t je;
-        json_t *o = json_loads(line, 0, &je);
-        const char *id = json_string_value(json_object_get(o, "id"));
-        const char *pr = json_string_value(json_object_get(o, "problem"));
-        const char *ca = json_string_value(json_object_get(o, "candidate"));
-        json_t *lab = json_object_get(o, "label");
-        if (!o || !pr || !ca) {
-            rc = kg_errf(e, "%s:%d: expected {\"id\", \"problem\", \"candidate\", \"label\"}%s%s", file, lineno,
-                         o ? "" : ": ", o ? "" : je.text);
-            json_decref(o);
-            break;
-        }
-        char idbuf[32], pp[2600], cp[2600];
-        if (!id) {
-            snprintf(idbuf, sizeof idbuf, "row-%d", lineno);
-            id = idbuf;
-        }
-        if (is_inline(pr) ? materialise(cache, pr, pp, sizeof pp, e) : 0) {
-            rc = -1;
-            json_decref(o);
-            break;
-        }
-        if (!is_inline(pr)) snprintf(pp, sizeof pp, pr[0] == '/' ? "%s" : "%s/%s", pr[0] == '/' ? pr : dir, pr);
-        if (is_inline(ca) ? materialise(cache, ca, cp, sizeof cp, e) : 0) {
-            rc = -1;
-            json_decref(o);
-            break;
-        }
-        if (!is_inline(ca)) snprintf(cp, sizeof cp, ca[0] == '/' ? "%s" : "%s/%s", ca[0] == '/' ? ca : dir, ca);
-        char labbuf[64] = "";
-        if (json_is_string(lab))
-            kg_strlcpy(labbuf, json_string_value(lab), sizeof labbuf);
-        else if (json_is_boolean(lab))
-            kg_strlcpy(labbuf, json_is_true(lab) ? "pass" : "fail", sizeof labbuf);
-        if (push(r, id, pp, cp, labbuf[0] ? labbuf : NULL)) rc = kg_errf(e, "out of memory");
-        json_decref(o);
-        if (rc) break;
-    }
-    free(line);
-    free(dup);
-    fclose(f);
-    return rc;
-}
-
-/* KernelBench runs: candidates named ...level_<L>..._problem_<P>... matched with the problem
- * <root>/level<L>/<P>_<Name>.py. */
-static int find_problem(const char *root, long level, long pid, char *out, size_t n)
-{
-    char dir[2200];
-    snprintf(dir, sizeof dir, "%s/level%ld", root, level);
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    struct dirent *de;
-    int rc = -1;
-    while ((de = readdir(d))) {
-        char *end;
-        long p = strtol(de->d_name, &end, 10);
-        if (end != de->d_name && *end == '_' && p == pid && strstr(de->d_name, ".py")) {
-            snprintf(out, n, "%s/%s", dir, de->d_name);
-            rc = 0;
-            break;
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-static int scan_dir(const char *dir, const char *root, const char *prefix, struct rows *r, regex_t *re, int *unmatched,
-                    struct kg_err *e)
-{
-    DIR *d = opendir(dir);
-    if (!d) return kg_errf(e, "%s: cannot open: %s", dir, strerror(errno));
-    struct dirent *de;
-    int rc = 0;
-    while (!rc && (de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        char path[4096], rel[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
-        struct stat st;
-        if (stat(path, &st)) continue;
-        if (S_ISDIR(st.st_mode)) {
-            rc = scan_dir(path, root, rel, r, re, unmatched, e);
-            continue;
-        }
-        size_t l = strlen(de->d_name);
-        if (l < 4 || strcmp(de->d_name + l - 3, ".py")) continue;
-        regmatch_t m[3];
-        if (regexec(re, de->d_name, 3, m, 0)) {
-            (*unmatched)++;
-            continue;
-        }
-        long level = strtol(de->d_name + m[1].rm_so, NULL, 10), pid = strtol(de->d_name + m[2].rm_so, NULL, 10);
-        char prob[4096];
-        if (find_problem(root, level, pid, prob, sizeof prob)) {
-            (*unmatched)++;
-            continue;
-        }
-        if (push(r, rel, prob, path, NULL)) rc = kg_errf(e, "out of memory");
-    }
-    closedir(d);
-    return rc;
-}
-
-static int cmp_rows(const void *a, const void *b)
-{
-    return strcmp(((const struct row *)a)->id, ((const struct row *)b)->id);
-}
 
 /* ---- the store ------------------------------------------------------------------------------ */
 
@@ -291,7 +101,7 @@ struct job {
     int slot; /* GPU index, or -1 */
 };
 
-static pid_t spawn(const char *exe, const struct audit_opts *o, const struct row *r, const char *out, bool compile_only,
+static pid_t spawn(const char *exe, const struct audit_opts *o, const struct audit_row *r, const char *out, bool compile_only,
                    int gpu)
 {
     pid_t pid = fork();
@@ -350,7 +160,7 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct row
     _exit(127);
 }
 
-static json_t *finish(const struct job *j, const struct row *r, int status, bool timed_out, double limit)
+static json_t *finish(const struct job *j, const struct audit_row *r, int status, bool timed_out, double limit)
 {
     json_error_t je;
     json_t *rec = NULL;
@@ -420,45 +230,6 @@ static void progress(int done, int total, int viol, int running, int compiling, 
     fflush(stderr);
 }
 
-/* ---- the corpus ------------------------------------------------------------------------------ */
-
-static int read_dir(const struct audit_opts *o, struct rows *r, struct kg_err *e)
-{
-    if (!o->problems) return kg_errf(e, "--dir needs --problems KERNELBENCH_ROOT (with level1/, level2/...)");
-    regex_t re;
-    regcomp(&re, "level_?([0-9]+).*problem_?([0-9]+)", REG_EXTENDED | REG_ICASE);
-    int unmatched = 0;
-    int rc = scan_dir(o->dir, o->problems, "", r, &re, &unmatched, e);
-    regfree(&re);
-    if (unmatched) fprintf(stderr, "kgate audit: %d .py files under %s not matched to a problem\n", unmatched, o->dir);
-    return rc;
-}
-
-/* --pair PROBLEM.py:CANDIDATE.py; the candidate's path is the row's id. */
-static int read_pair(const char *pair, struct rows *r, struct kg_err *e)
-{
-    char *dup = strdup(pair), *colon = dup ? strchr(dup, ':') : NULL;
-    if (!colon) {
-        free(dup);
-        return kg_errf(e, "--pair: expected PROBLEM.py:CANDIDATE.py, got '%s'", pair);
-    }
-    *colon = 0;
-    int rc = push(r, colon + 1, dup, colon + 1, NULL) ? kg_errf(e, "out of memory") : 0;
-    free(dup);
-    return rc;
-}
-
-/* Every pair of --jsonl, --dir and --pair, sorted by id (the order shards are cut in). */
-static int read_corpus(const struct audit_opts *o, const char *cache, struct rows *r, struct kg_err *e)
-{
-    int rc = o->jsonl ? read_jsonl(o->jsonl, cache, r, e) : 0;
-    if (!rc && o->dir) rc = read_dir(o, r, e);
-    for (int i = 0; !rc && i < o->npairs; i++) rc = read_pair(o->pairs[i], r, e);
-    if (rc) return KG_EXIT_USAGE;
-    qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_rows);
-    return 0;
-}
-
 /* ---- one audit run --------------------------------------------------------------------------- */
 
 enum build { NO_BUILD, TO_BUILD, BUILDING, BUILT };
@@ -467,7 +238,7 @@ enum build { NO_BUILD, TO_BUILD, BUILDING, BUILT };
  * o->compile_jobs compile slots), and the counts the progress line and the summary show. */
 struct audit_run {
     const struct audit_opts *o;
-    struct rows r;
+    struct audit_rows r;
     int *todo, ntodo, skipped; /* indexes into r.v: this shard's pairs not yet in the store */
     int fd;                    /* the store */
     char exe[KG_PATH_MAX];     /* this kgate: every check runs it */
@@ -489,7 +260,7 @@ static void run_free(struct audit_run *a)
     free(a->bs);
     free(a->started);
     free(a->todo);
-    rows_free(&a->r);
+    kg_audit_rows_free(&a->r);
 }
 
 /* This shard's pairs, less those the store holds with --resume; then the store, opened for
@@ -730,7 +501,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     struct audit_run a = {.o = o, .fd = -1, .zyg = {.pid = -1, .fd = -1, .log_fd = -1}};
     char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
-    int rc = read_corpus(o, cache, &a.r, e);
+    int rc = kg_audit_corpus(o, cache, &a.r, e);
     if (!rc) rc = open_store(&a, e);
     if (!rc) rc = prepare(&a, cache, e);
     if (!rc) schedule(&a);
