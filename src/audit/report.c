@@ -1,4 +1,4 @@
-/* audit_report.c: `kgate report STORE`: the figures that defend an audit, in Markdown and JSON,
+/* report.c: `kgate report STORE`: the figures that defend an audit, in Markdown and JSON,
  * with plots drawn by gnuplot: the share of kernels with a violation, the share failing a
  * tolerance-free gate, the rate per gate, the confusion table against the standard test, a
  * calibration sweep over k (calibrated gates re-judged from the errors the store recorded;
@@ -16,7 +16,6 @@
 #include "gates/gate.h"
 #include "base/rng.h"
 
-#define NGATES 12
 static const double ks[] = {1, 2, 4, 8, 16, 64, 256};
 #define NK (int)(sizeof ks / sizeof *ks)
 
@@ -26,6 +25,20 @@ struct gate_stat {
     int pass, fail, error, skip, refused;
     int fail_at_k[NK], judged_at_k;
 };
+
+/* What the report says, counted over the store's records; gs[] in the registry's order. */
+struct report {
+    json_t *recs;
+    int n, torn; /* records, and lines that did not parse */
+    struct gate_stat gs[KG_MAX_GATES];
+    int checked, errors, any_viol, tf_viol, decoys, decoy_checked;
+    int conf[2][2]; /* [kgate accepts][standard test accepts] */
+    int no_baseline, viol_at_k[NK];
+    bool plotted;
+    char gnuplot_why[256];
+};
+
+/* ---- reading the store ---------------------------------------------------------------------- */
 
 static double num(json_t *v)
 {
@@ -78,6 +91,121 @@ static const char *status_of(json_t *rec, const char *gate_id, json_t **gate_out
     return NULL;
 }
 
+/* Every record of the store; a torn line (an audit killed mid-write) is counted, not fatal. */
+static int read_store(const char *store, struct report *rp, struct kg_err *e)
+{
+    FILE *f = fopen(store, "r");
+    if (!f) return kg_errf(e, "%s: cannot open: %s", store, strerror(errno));
+    rp->recs = json_array();
+    char *line = NULL;
+    size_t lc = 0;
+    while (getline(&line, &lc, f) > 0) {
+        if (line[strspn(line, " \t\r\n")] == 0) continue;
+        json_t *r = json_loads(line, 0, NULL);
+        if (r)
+            json_array_append_new(rp->recs, r);
+        else
+            rp->torn++;
+    }
+    free(line);
+    fclose(f);
+    rp->n = (int)json_array_size(rp->recs);
+    return 0;
+}
+
+/* ---- counting ------------------------------------------------------------------------------- */
+
+/* The share's denominator: the kernels a gate judged (skips and errors are not judgements). */
+static int judged(const struct gate_stat *g)
+{
+    return g->pass + g->fail + g->refused;
+}
+
+/* Kernels failing gate g at the k-th calibration factor (a tolerance-free gate: at every k). */
+static int fail_at_k(const struct gate_stat *g, int k)
+{
+    return g->tf ? g->fail : g->fail_at_k[k];
+}
+
+/* One gate's status in one record; true when it failed. viol_k[k] is set where the gate fails
+ * at the k-th calibration factor. */
+static bool count_gate(struct gate_stat *g, json_t *gate, const char *st, bool *viol_k)
+{
+    if (!strcmp(st, "pass")) g->pass++;
+    if (!strcmp(st, "fail")) g->fail++;
+    if (!strcmp(st, "error")) g->error++;
+    if (!strcmp(st, "skip")) g->skip++;
+    if (!strcmp(st, "refused")) g->refused++;
+    bool failed = !strcmp(st, "fail");
+    if (g->tf) {
+        for (int k = 0; k < NK; k++) viol_k[k] |= failed;
+        return failed;
+    }
+    bool recorded = false;
+    for (int k = 0; k < NK; k++) {
+        int fk = fails_at(gate, ks[k]);
+        /* a failure the recorded cases do not explain (a crash, a launch error) stays a failure */
+        if (fk < 0) fk = failed;
+        else recorded = true;
+        g->fail_at_k[k] += fk;
+        viol_k[k] |= fk;
+    }
+    g->judged_at_k += recorded || failed || !strcmp(st, "pass");
+    return failed;
+}
+
+/* One checked record: its gates, its standard-test result and its decoy check. */
+static void count_record(struct report *rp, json_t *rec)
+{
+    bool viol = false, tfv = false, viol_k[NK] = {0};
+    for (int g = 0; g < kg_ngates; g++) {
+        json_t *gate;
+        const char *st = status_of(rec, rp->gs[g].id, &gate);
+        if (!st) continue;
+        bool failed = count_gate(&rp->gs[g], gate, st, viol_k);
+        viol |= failed;
+        tfv |= failed && rp->gs[g].tf;
+    }
+    rp->any_viol += viol;
+    rp->tf_viol += tfv;
+    for (int k = 0; k < NK; k++) rp->viol_at_k[k] += viol_k[k];
+    const char *verdict = json_string_value(json_object_get(rec, "verdict"));
+    const char *bl = json_string_value(json_object_get(json_object_get(rec, "baseline"), "kernelbench"));
+    if (bl && strcmp(bl, "error")) {
+        bool kg_ok = verdict && !strcmp(verdict, "pass"), kb_ok = !strcmp(bl, "pass");
+        rp->conf[kg_ok][kb_ok]++;
+    } else {
+        rp->no_baseline++;
+    }
+    json_t *d = json_object_get(rec, "decoy");
+    if (json_is_true(json_object_get(d, "checked"))) {
+        rp->decoy_checked++;
+        rp->decoys += json_is_true(json_object_get(d, "decoy"));
+    }
+}
+
+static void count(struct report *rp)
+{
+    for (int g = 0; g < kg_ngates; g++) {
+        memset(&rp->gs[g], 0, sizeof rp->gs[g]);
+        rp->gs[g].id = kg_gates[g]->id;
+        rp->gs[g].tf = kg_gates[g]->tolerance_free;
+    }
+    size_t ri;
+    json_t *rec;
+    json_array_foreach(rp->recs, ri, rec)
+    {
+        if (!json_object_get(rec, "gates")) {
+            rp->errors++;
+            continue;
+        }
+        rp->checked++;
+        count_record(rp, rec);
+    }
+}
+
+/* ---- plots ---------------------------------------------------------------------------------- */
+
 static int plot(const char *gnuplot, const char *script, char *why, size_t n)
 {
     FILE *p = popen(gnuplot, "w");
@@ -94,210 +222,171 @@ static int plot(const char *gnuplot, const char *script, char *why, size_t n)
     return 0;
 }
 
-int kg_audit_report(const struct report_opts *o, struct kg_err *e)
+/* gates.svg: the fail rate of each gate, as a histogram. */
+static void plot_gates(const struct report *rp, const char *dir, char *script, size_t n, size_t *sl)
 {
-    FILE *f = fopen(o->store, "r");
-    if (!f) return kg_errf(e, "%s: cannot open: %s", o->store, strerror(errno));
-    json_t *recs = json_array();
-    char *line = NULL;
-    size_t lc = 0;
-    int torn = 0;
-    while (getline(&line, &lc, f) > 0) {
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_t *r = json_loads(line, 0, NULL);
-        if (r)
-            json_array_append_new(recs, r);
-        else
-            torn++;
-    }
-    free(line);
-    fclose(f);
-    if (kg_mkdirs(o->out_dir)) {
-        json_decref(recs);
-        return kg_errf(e, "cannot create %s", o->out_dir);
-    }
-    struct gate_stat gs[NGATES];
-    for (int g = 0; g < NGATES; g++) {
-        memset(&gs[g], 0, sizeof gs[g]);
-        gs[g].id = kg_gates[g]->id;
-        gs[g].tf = kg_gates[g]->tolerance_free;
-    }
-    int n = (int)json_array_size(recs), checked = 0, errors = 0, any_viol = 0, tf_viol = 0, decoys = 0, decoy_checked = 0;
-    int conf[2][2] = {{0}}; /* [kgate accepts][standard test accepts] */
-    int no_baseline = 0, viol_at_k[NK] = {0};
-    size_t ri;
-    json_t *rec;
-    json_array_foreach(recs, ri, rec)
-    {
-        const char *verdict = json_string_value(json_object_get(rec, "verdict"));
-        if (!json_object_get(rec, "gates")) {
-            errors++;
-            continue;
-        }
-        checked++;
-        bool viol = false, tfv = false, viol_k[NK] = {0};
-        for (int g = 0; g < NGATES; g++) {
-            json_t *gate;
-            const char *st = status_of(rec, gs[g].id, &gate);
-            if (!st) continue;
-            if (!strcmp(st, "pass")) gs[g].pass++;
-            if (!strcmp(st, "fail")) gs[g].fail++;
-            if (!strcmp(st, "error")) gs[g].error++;
-            if (!strcmp(st, "skip")) gs[g].skip++;
-            if (!strcmp(st, "refused")) gs[g].refused++;
-            bool failed = !strcmp(st, "fail");
-            viol |= failed;
-            tfv |= failed && gs[g].tf;
-            if (gs[g].tf) {
-                for (int k = 0; k < NK; k++) viol_k[k] |= failed;
-                continue;
-            }
-            bool judged = false;
-            for (int k = 0; k < NK; k++) {
-                int fk = fails_at(gate, ks[k]);
-                /* a failure the recorded cases do not explain (a crash, a launch error) stays a failure */
-                if (fk < 0) fk = failed;
-                else judged = true;
-                gs[g].fail_at_k[k] += fk;
-                viol_k[k] |= fk;
-            }
-            gs[g].judged_at_k += judged || failed || !strcmp(st, "pass");
-        }
-        any_viol += viol;
-        tf_viol += tfv;
-        for (int k = 0; k < NK; k++) viol_at_k[k] += viol_k[k];
-        const char *bl = json_string_value(json_object_get(json_object_get(rec, "baseline"), "kernelbench"));
-        if (bl && strcmp(bl, "error")) {
-            bool kg_ok = verdict && !strcmp(verdict, "pass"), kb_ok = !strcmp(bl, "pass");
-            conf[kg_ok][kb_ok]++;
-        } else {
-            no_baseline++;
-        }
-        json_t *d = json_object_get(rec, "decoy");
-        if (json_is_true(json_object_get(d, "checked"))) {
-            decoy_checked++;
-            decoys += json_is_true(json_object_get(d, "decoy"));
-        }
-    }
-    /* ---- plots ---- */
-    char gnuplot_why[256] = "";
-    const char *gp = o->gnuplot ? o->gnuplot : "gnuplot";
-    size_t sl = 0;
-    char script[16384];
-    script[0] = 0;
-    kg_appendf(script, sizeof script, &sl,
+    kg_appendf(script, n, sl,
                "set terminal svg size 900,420 font 'sans,11'\nset output '%s/gates.svg'\n"
                "set title 'Share of checked kernels failing each gate (%d kernels)'\nset style data histograms\n"
                "set style fill solid 0.8\nset boxwidth 0.8\nset yrange [0:*]\nset ylabel 'fail rate'\n"
                "set xtics rotate by -35\nset key off\nplot '-' using 2:xtic(1) lc rgb '#c0392b'\n",
-               o->out_dir, checked);
-    for (int g = 0; g < NGATES; g++) {
-        int den = gs[g].pass + gs[g].fail + gs[g].refused;
-        kg_appendf(script, sizeof script, &sl, "%s%s %g\n", gs[g].id, gs[g].tf ? "*" : "", den ? (double)gs[g].fail / den : 0);
+               dir, rp->checked);
+    for (int g = 0; g < kg_ngates; g++) {
+        const struct gate_stat *s = &rp->gs[g];
+        int den = judged(s);
+        kg_appendf(script, n, sl, "%s%s %g\n", s->id, s->tf ? "*" : "", den ? (double)s->fail / den : 0);
     }
-    kg_appendf(script, sizeof script, &sl,
+}
+
+/* calibration.svg: each gate's fail rate against k, and any gate's. */
+static void plot_sweep(const struct report *rp, const char *dir, char *script, size_t n, size_t *sl)
+{
+    kg_appendf(script, n, sl,
                "e\nset output '%s/calibration.svg'\nset title 'Fail rate vs calibration factor k (threshold = k x ref error + floor)'\n"
                "set logscale x 2\nset xrange [0.8:320]\nset xlabel 'k'\nset ylabel 'fail rate'\nset key outside right\n"
                "unset xtics\nset xtics (1,2,4,8,16,64,256)\nset style data linespoints\nplot ",
-               o->out_dir);
-    int series = 0;
-    for (int g = 0; g < NGATES; g++) kg_appendf(script, sizeof script, &sl, "%s'-' title '%s%s'", series++ ? ", " : "", gs[g].id, gs[g].tf ? " (tf)" : "");
-    kg_appendf(script, sizeof script, &sl, ", '-' title 'any gate' lw 3\n");
-    for (int g = 0; g < NGATES; g++) {
-        int den = gs[g].pass + gs[g].fail + gs[g].refused;
+               dir);
+    for (int g = 0; g < kg_ngates; g++)
+        kg_appendf(script, n, sl, "%s'-' title '%s%s'", g ? ", " : "", rp->gs[g].id, rp->gs[g].tf ? " (tf)" : "");
+    kg_appendf(script, n, sl, ", '-' title 'any gate' lw 3\n");
+    for (int g = 0; g < kg_ngates; g++) {
+        int den = judged(&rp->gs[g]);
         for (int k = 0; k < NK; k++) {
-            double rate = den ? (double)(gs[g].tf ? gs[g].fail : gs[g].fail_at_k[k]) / den : 0;
-            kg_appendf(script, sizeof script, &sl, "%g %g\n", ks[k], rate);
+            double rate = den ? (double)fail_at_k(&rp->gs[g], k) / den : 0;
+            kg_appendf(script, n, sl, "%g %g\n", ks[k], rate);
         }
-        kg_appendf(script, sizeof script, &sl, "e\n");
+        kg_appendf(script, n, sl, "e\n");
     }
-    for (int k = 0; k < NK; k++) kg_appendf(script, sizeof script, &sl, "%g %g\n", ks[k], checked ? (double)viol_at_k[k] / checked : 0);
-    kg_appendf(script, sizeof script, &sl, "e\n");
-    bool plotted = plot(gp, script, gnuplot_why, sizeof gnuplot_why) == 0;
-    /* ---- markdown ---- */
-    char path[2400];
-    snprintf(path, sizeof path, "%s/report.md", o->out_dir);
-    FILE *md = fopen(path, "w");
-    if (!md) {
-        json_decref(recs);
-        return kg_errf(e, "cannot write %s", path);
-    }
-    double pct = checked ? 100.0 / checked : 0;
-    fprintf(md, "# kgate audit: %s\n\n", o->store);
-    fprintf(md, "%d kernels in the store; %d checked, %d could not be checked (load or compile errors, timeouts)%s.\n\n", n,
-            checked, errors, torn ? "; torn lines skipped" : "");
+    for (int k = 0; k < NK; k++)
+        kg_appendf(script, n, sl, "%g %g\n", ks[k], rp->checked ? (double)rp->viol_at_k[k] / rp->checked : 0);
+    kg_appendf(script, n, sl, "e\n");
+}
+
+/* Both plots in one gnuplot run; rp->plotted, or rp->gnuplot_why says why not. */
+static void plots(struct report *rp, const struct report_opts *o)
+{
+    size_t sl = 0;
+    char script[16384];
+    script[0] = 0;
+    plot_gates(rp, o->out_dir, script, sizeof script, &sl);
+    plot_sweep(rp, o->out_dir, script, sizeof script, &sl);
+    rp->gnuplot_why[0] = 0;
+    rp->plotted = plot(o->gnuplot ? o->gnuplot : "gnuplot", script, rp->gnuplot_why, sizeof rp->gnuplot_why) == 0;
+}
+
+/* ---- report.md ------------------------------------------------------------------------------ */
+
+static void md_figures(FILE *md, const struct report *rp, const char *store)
+{
+    double pct = rp->checked ? 100.0 / rp->checked : 0;
+    fprintf(md, "# kgate audit: %s\n\n", store);
+    fprintf(md, "%d kernels in the store; %d checked, %d could not be checked (load or compile errors, timeouts)%s.\n\n", rp->n,
+            rp->checked, rp->errors, rp->torn ? "; torn lines skipped" : "");
     fprintf(md, "| figure | kernels | share of checked |\n|---|---|---|\n");
-    fprintf(md, "| at least one violation | %d | %.1f%% |\n", any_viol, any_viol * pct);
-    fprintf(md, "| failing a tolerance-free gate | %d | %.1f%% |\n", tf_viol, tf_viol * pct);
-    if (decoy_checked) fprintf(md, "| decoys (own kernels never launched) | %d | %.1f%% of %d profiled |\n", decoys, 100.0 * decoys / decoy_checked, decoy_checked);
+    fprintf(md, "| at least one violation | %d | %.1f%% |\n", rp->any_viol, rp->any_viol * pct);
+    fprintf(md, "| failing a tolerance-free gate | %d | %.1f%% |\n", rp->tf_viol, rp->tf_viol * pct);
+    if (rp->decoy_checked)
+        fprintf(md, "| decoys (own kernels never launched) | %d | %.1f%% of %d profiled |\n", rp->decoys,
+                100.0 * rp->decoys / rp->decoy_checked, rp->decoy_checked);
     fprintf(md, "\n## Rate per gate\n\n| gate | tolerance-free | fail | pass | refused | error | skip | fail rate |\n|---|---|---|---|---|---|---|---|\n");
-    for (int g = 0; g < NGATES; g++) {
-        int den = gs[g].pass + gs[g].fail + gs[g].refused;
-        fprintf(md, "| %s | %s | %d | %d | %d | %d | %d | %.1f%% |\n", gs[g].id, gs[g].tf ? "yes" : "no", gs[g].fail,
-                gs[g].pass, gs[g].refused, gs[g].error, gs[g].skip, den ? 100.0 * gs[g].fail / den : 0);
+    for (int g = 0; g < kg_ngates; g++) {
+        const struct gate_stat *s = &rp->gs[g];
+        int den = judged(s);
+        fprintf(md, "| %s | %s | %d | %d | %d | %d | %d | %.1f%% |\n", s->id, s->tf ? "yes" : "no", s->fail, s->pass,
+                s->refused, s->error, s->skip, den ? 100.0 * s->fail / den : 0);
     }
-    if (plotted) fprintf(md, "\n![fail rate per gate](gates.svg)\n");
+    if (rp->plotted) fprintf(md, "\n![fail rate per gate](gates.svg)\n");
+}
+
+static void md_confusion(FILE *md, const struct report *rp)
+{
+    const int(*conf)[2] = rp->conf;
     fprintf(md, "\n## kgate against the standard test (KernelBench allclose, atol = rtol = 1e-2)\n\n");
     fprintf(md, "| | standard test accepts | standard test rejects |\n|---|---|---|\n");
     fprintf(md, "| kgate accepts | %d | %d |\n| kgate rejects | %d | %d |\n", conf[1][1], conf[1][0], conf[0][1], conf[0][0]);
     fprintf(md, "\nAccepted by the standard test but rejected by kgate: **%d**; the reverse: **%d**%s.\n", conf[0][1],
-            conf[1][0], no_baseline ? " (kernels without a standard-test result are left out)" : "");
+            conf[1][0], rp->no_baseline ? " (kernels without a standard-test result are left out)" : "");
+}
+
+static void md_sweep(FILE *md, const struct report *rp)
+{
+    double pct = rp->checked ? 100.0 / rp->checked : 0;
     fprintf(md, "\n## Calibration sweep\n\nCalibrated gates re-judged from the recorded errors at threshold = k x ref error + floor; "
                 "tolerance-free gates do not depend on k.\n\n| gate |");
     for (int k = 0; k < NK; k++) fprintf(md, " k=%g |", ks[k]);
     fprintf(md, "\n|---|");
     for (int k = 0; k < NK; k++) fprintf(md, "---|");
     fprintf(md, "\n");
-    for (int g = 0; g < NGATES; g++) {
-        int den = gs[g].pass + gs[g].fail + gs[g].refused;
-        fprintf(md, "| %s%s |", gs[g].id, gs[g].tf ? " (tf)" : "");
-        for (int k = 0; k < NK; k++)
-            fprintf(md, " %.1f%% |", den ? 100.0 * (gs[g].tf ? gs[g].fail : gs[g].fail_at_k[k]) / den : 0);
+    for (int g = 0; g < kg_ngates; g++) {
+        const struct gate_stat *s = &rp->gs[g];
+        int den = judged(s);
+        fprintf(md, "| %s%s |", s->id, s->tf ? " (tf)" : "");
+        for (int k = 0; k < NK; k++) fprintf(md, " %.1f%% |", den ? 100.0 * fail_at_k(s, k) / den : 0);
         fprintf(md, "\n");
     }
     fprintf(md, "| **any gate** |");
-    for (int k = 0; k < NK; k++) fprintf(md, " %.1f%% |", viol_at_k[k] * pct);
+    for (int k = 0; k < NK; k++) fprintf(md, " %.1f%% |", rp->viol_at_k[k] * pct);
     fprintf(md, "\n");
-    if (plotted)
+    if (rp->plotted)
         fprintf(md, "\n![calibration sweep](calibration.svg)\n");
     else
-        fprintf(md, "\n(plots not drawn: %s)\n", gnuplot_why);
-    /* stratified random sample for hand audit */
+        fprintf(md, "\n(plots not drawn: %s)\n", rp->gnuplot_why);
+}
+
+/* Up to o->sample of gate g's failing records, drawn with a seeded Fisher-Yates shuffle; listed
+ * in md and returned as a JSON array. */
+static json_t *sample_gate(FILE *md, const struct report *rp, const struct report_opts *o, int g)
+{
+    const char *gid = rp->gs[g].id;
+    int nf = 0, *idx = calloc((size_t)(rp->n ? rp->n : 1), sizeof *idx);
+    size_t ri;
+    json_t *rec;
+    json_array_foreach(rp->recs, ri, rec)
+    {
+        const char *st = status_of(rec, gid, NULL);
+        if (st && !strcmp(st, "fail")) idx[nf++] = (int)ri;
+    }
+    for (int i = nf - 1; i > 0; i--) {
+        int j = (int)kg_rng_below(o->seed, (uint64_t)g, (uint64_t)i, (uint64_t)i + 1);
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    json_t *list = json_array();
+    if (nf) fprintf(md, "\n### %s (%d failing)\n\n", gid, nf);
+    for (int i = 0; i < nf && i < o->sample; i++) {
+        json_t *r = json_array_get(rp->recs, (size_t)idx[i]), *gate;
+        status_of(r, gid, &gate);
+        const char *id = json_string_value(json_object_get(r, "id")) ?: "?";
+        const char *summary = json_string_value(json_object_get(gate, "summary")) ?: "";
+        const char *replay = json_string_value(json_object_get(gate, "replay")) ?: "";
+        fprintf(md, "- `%s`: %s\n  `%s`\n", id, summary, replay);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "id", id, "summary", summary, "replay", replay));
+    }
+    free(idx);
+    return list;
+}
+
+/* The stratified random sample for hand audit, as {gate: [...]}. */
+static json_t *md_sample(FILE *md, const struct report *rp, const struct report_opts *o)
+{
     fprintf(md, "\n## Sample for hand audit\n\nUp to %d failing kernels per gate, drawn with seed %llu; each with the command that replays it.\n",
             o->sample, (unsigned long long)o->seed);
     json_t *sample = json_object();
-    for (int g = 0; g < NGATES; g++) {
-        int nf = 0, *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
-        json_array_foreach(recs, ri, rec)
-        {
-            const char *st = status_of(rec, gs[g].id, NULL);
-            if (st && !strcmp(st, "fail")) idx[nf++] = (int)ri;
-        }
-        for (int i = nf - 1; i > 0; i--) { /* seeded Fisher-Yates */
-            int j = (int)kg_rng_below(o->seed, (uint64_t)g, (uint64_t)i, (uint64_t)i + 1);
-            int t = idx[i];
-            idx[i] = idx[j];
-            idx[j] = t;
-        }
-        json_t *list = json_array();
-        if (nf) fprintf(md, "\n### %s (%d failing)\n\n", gs[g].id, nf);
-        for (int i = 0; i < nf && i < o->sample; i++) {
-            json_t *r = json_array_get(recs, (size_t)idx[i]), *gate;
-            status_of(r, gs[g].id, &gate);
-            const char *id = json_string_value(json_object_get(r, "id")) ?: "?";
-            const char *summary = json_string_value(json_object_get(gate, "summary")) ?: "";
-            const char *replay = json_string_value(json_object_get(gate, "replay")) ?: "";
-            fprintf(md, "- `%s`: %s\n  `%s`\n", id, summary, replay);
-            json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "id", id, "summary", summary, "replay", replay));
-        }
-        json_object_set_new(sample, gs[g].id, list);
-        free(idx);
-    }
-    /* the pairs with no report, and why: an audit that could not check 5% of a corpus must say
-     * which 5% (build errors, a malformed problem, GPU candidates on a host without one) */
+    for (int g = 0; g < kg_ngates; g++) json_object_set_new(sample, rp->gs[g].id, sample_gate(md, rp, o, g));
+    return sample;
+}
+
+/* The pairs with no report, and why: an audit that could not check 5% of a corpus must say
+ * which 5% (build errors, a malformed problem, GPU candidates on a host without one). The
+ * table shows the first 100; the JSON array holds them all. */
+static json_t *md_unchecked(FILE *md, const struct report *rp)
+{
     json_t *unchecked = json_array();
-    if (errors) fprintf(md, "\n## Not checked (%d)\n\n| kernel | why |\n|---|---|\n", errors);
-    json_array_foreach(recs, ri, rec)
+    if (rp->errors) fprintf(md, "\n## Not checked (%d)\n\n| kernel | why |\n|---|---|\n", rp->errors);
+    size_t ri;
+    json_t *rec;
+    json_array_foreach(rp->recs, ri, rec)
     {
         if (json_object_get(rec, "gates")) continue;
         const char *id = json_string_value(json_object_get(rec, "id")) ?: "?";
@@ -310,36 +399,92 @@ int kg_audit_report(const struct report_opts *o, struct kg_err *e)
     }
     if (json_array_size(unchecked) > 100)
         fprintf(md, "\n(and %zu more: the store's records say why)\n", json_array_size(unchecked) - 100);
+    return unchecked;
+}
+
+/* report.md; *sample and *unchecked get the JSON of the last two sections. */
+static int write_md(const struct report *rp, const struct report_opts *o, json_t **sample, json_t **unchecked,
+                    struct kg_err *e)
+{
+    char path[KG_PATH_MAX];
+    snprintf(path, sizeof path, "%s/report.md", o->out_dir);
+    FILE *md = fopen(path, "w");
+    if (!md) return kg_errf(e, "cannot write %s", path);
+    md_figures(md, rp, o->store);
+    md_confusion(md, rp);
+    md_sweep(md, rp);
+    *sample = md_sample(md, rp, o);
+    *unchecked = md_unchecked(md, rp);
     fclose(md);
-    /* ---- json ---- */
+    return 0;
+}
+
+/* ---- report.json ---------------------------------------------------------------------------- */
+
+static json_t *gates_json(const struct report *rp)
+{
     json_t *gates = json_array();
-    for (int g = 0; g < NGATES; g++) {
+    for (int g = 0; g < kg_ngates; g++) {
+        const struct gate_stat *s = &rp->gs[g];
         json_t *sweep = json_array();
-        for (int k = 0; k < NK; k++) json_array_append_new(sweep, json_integer(gs[g].tf ? gs[g].fail : gs[g].fail_at_k[k]));
-        json_array_append_new(gates, json_pack("{s:s,s:b,s:i,s:i,s:i,s:i,s:i,s:o}", "id", gs[g].id, "tolerance_free", gs[g].tf,
-                                               "fail", gs[g].fail, "pass", gs[g].pass, "refused", gs[g].refused, "error",
-                                               gs[g].error, "skip", gs[g].skip, "fail_at_k", sweep));
+        for (int k = 0; k < NK; k++) json_array_append_new(sweep, json_integer(fail_at_k(s, k)));
+        json_array_append_new(gates, json_pack("{s:s,s:b,s:i,s:i,s:i,s:i,s:i,s:o}", "id", s->id, "tolerance_free", s->tf,
+                                               "fail", s->fail, "pass", s->pass, "refused", s->refused, "error",
+                                               s->error, "skip", s->skip, "fail_at_k", sweep));
     }
+    return gates;
+}
+
+/* report.json; takes the references to sample and unchecked. */
+static int write_json(const struct report *rp, const struct report_opts *o, json_t *sample, json_t *unchecked,
+                      struct kg_err *e)
+{
     json_t *kv = json_array(), *vk = json_array();
     for (int k = 0; k < NK; k++) {
         json_array_append_new(kv, json_real(ks[k]));
-        json_array_append_new(vk, json_integer(viol_at_k[k]));
+        json_array_append_new(vk, json_integer(rp->viol_at_k[k]));
     }
+    const int(*conf)[2] = rp->conf;
     json_t *doc = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:o,s:{s:i,s:i,s:i,s:i},s:o,s:o,s:o,s:{s:i,s:i}}", "store",
-                            o->store, "kernels", n, "checked", checked, "unchecked", errors, "with_violation", any_viol,
-                            "failing_tolerance_free", tf_viol, "gates", gates, "confusion", "both_accept", conf[1][1],
-                            "kgate_rejects_standard_accepts", conf[0][1], "kgate_accepts_standard_rejects", conf[1][0],
-                            "both_reject", conf[0][0], "k", kv, "with_violation_at_k", vk, "sample", sample, "decoys",
-                            "profiled", decoy_checked, "decoy", decoys);
+                            o->store, "kernels", rp->n, "checked", rp->checked, "unchecked", rp->errors,
+                            "with_violation", rp->any_viol, "failing_tolerance_free", rp->tf_viol, "gates",
+                            gates_json(rp), "confusion", "both_accept", conf[1][1], "kgate_rejects_standard_accepts",
+                            conf[0][1], "kgate_accepts_standard_rejects", conf[1][0], "both_reject", conf[0][0], "k",
+                            kv, "with_violation_at_k", vk, "sample", sample, "decoys", "profiled", rp->decoy_checked,
+                            "decoy", rp->decoys);
     json_object_set_new(doc, "not_checked", unchecked);
+    char path[KG_PATH_MAX];
     snprintf(path, sizeof path, "%s/report.json", o->out_dir);
     int bad = json_dump_file(doc, path, JSON_INDENT(2));
     json_decref(doc);
-    json_decref(recs);
     if (bad) return kg_errf(e, "cannot write %s", path);
+    return 0;
+}
+
+/* ---- the report ----------------------------------------------------------------------------- */
+
+static int report(struct report *rp, const struct report_opts *o, struct kg_err *e)
+{
+    if (read_store(o->store, rp, e)) return -1;
+    if (kg_mkdirs(o->out_dir)) return kg_errf(e, "cannot create %s", o->out_dir);
+    count(rp);
+    plots(rp, o);
+    json_t *sample = NULL, *unchecked = NULL;
+    if (write_md(rp, o, &sample, &unchecked, e)) return -1;
+    if (write_json(rp, o, sample, unchecked, e)) return -1;
+    double pct = rp->checked ? 100.0 / rp->checked : 0;
     printf("%d kernels: %d checked, %d with a violation (%.1f%%), %d failing a tolerance-free gate; "
            "standard test accepts %d that kgate rejects. Report: %s/report.md%s\n",
-           n, checked, any_viol, any_viol * pct, tf_viol, conf[0][1], o->out_dir, plotted ? " (+ gates.svg, calibration.svg)" : "");
-    if (!plotted) fprintf(stderr, "kgate report: plots not drawn: %s\n", gnuplot_why);
+           rp->n, rp->checked, rp->any_viol, rp->any_viol * pct, rp->tf_viol, rp->conf[0][1], o->out_dir,
+           rp->plotted ? " (+ gates.svg, calibration.svg)" : "");
+    if (!rp->plotted) fprintf(stderr, "kgate report: plots not drawn: %s\n", rp->gnuplot_why);
     return 0;
+}
+
+int kg_audit_report(const struct report_opts *o, struct kg_err *e)
+{
+    struct report rp = {0};
+    int rc = report(&rp, o, e);
+    json_decref(rp.recs);
+    return rc;
 }
