@@ -46,8 +46,9 @@ static const struct kg_cli_opt opts[] = {
 };
 #define NOPTS (int)(sizeof opts / sizeof *opts)
 
-/* A phase's answer when the command goes on; anything else is the exit status to return. */
-enum { GO_ON = -1 };
+/* A phase's answer when the command goes on; anything else is the exit status to return, passed
+ * through as the library gave it (so GO_ON is outside what an exit status or an error can be). */
+enum { GO_ON = 256 };
 
 void kg_cli_usage(FILE *f)
 {
