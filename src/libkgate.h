@@ -1,5 +1,5 @@
 /* libkgate.h: the library every face of kgate calls (`kgate check`, the inspector, `kgate
- * audit`), in one include.
+ * audit`), in one include; src/cli/ includes only this.
  *
  * Ownership, stated once: a function that fills a caller's struct (kg_exec, kg_session_inputs,
  * kg_session_expect, kg_inspect_run, kg_inspect_replay, kg_verdict after a gate) transfers what
@@ -12,16 +12,17 @@
 #define LIBKGATE_H
 
 #include "audit/audit.h"
+#include "base/sandbox.h"
 #include "contract/builtin.h"
 #include "contract/case.h"
-#include "engine/compare.h"
 #include "contract/contract.h"
-#include "gates/gate.h"
-#include "contract/inputs.h"
+#include "engine/engine.h"
 #include "engine/inspect.h"
 #include "engine/occupancy.h"
 #include "engine/report.h"
-#include "engine/session.h"
 #include "engine/torch.h"
+#include "gates/gate.h"
+#include "runners/runner.h"
+#include "worker/worker.h"
 
 #endif

@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit/audit.h"
 #include "cli/cli.h"
-#include "engine/engine.h"
 
 /* ---- kgate audit ---------------------------------------------------------------------------- */
 

@@ -9,11 +9,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "contract/builtin.h"
-#include "contract/contract.h"
-#include "engine/inspect.h"
-#include "engine/report.h"
-#include "gates/gate.h"
 
 enum {
     O_GATES = 'g', O_SEED = 's', O_JSON = 'j', O_RUNNER = 'r', O_HELP = 'h', O_VERSION = 'V', O_VERBOSE = 'v',
@@ -383,7 +378,7 @@ static void run_check(struct kg_session *s, struct check_args *a, struct check_r
     r->decoy_why[0] = 0;
     if (a->ref) {
         struct kg_err de;
-        if (kg_session_decoy(s, &r->decoy, &de)) snprintf(r->decoy_why, sizeof r->decoy_why, "%s", de.msg);
+        if (kg_session_decoy(s, &r->decoy, &de)) kg_strlcpy(r->decoy_why, de.msg, sizeof r->decoy_why);
     }
 }
 

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "libkgate.h"
+
 /* One option of a command: its getopt_long entry and its line in --help, kept together so that
  * the help cannot drift from what is parsed. */
 struct kg_cli_opt {

@@ -8,11 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/sandbox.h"
 #include "cli/cli.h"
-#include "gates/gate.h"
-#include "runners/runner.h"
-#include "worker/worker.h"
 #ifdef KG_HAVE_TUI
 #include "tui/tui.h"
 #endif
