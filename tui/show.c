@@ -42,7 +42,7 @@ int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
     }
     struct kg_case k;
     if (kg_insp_current_case(in, &k, out)) return -1;
-    char id[512];
+    char id[KG_CASE_ID_MAX];
     kg_case_id(&k, id, sizeof id);
     fprintf(out, "current case: %s\n", id);
     print_args(&k, out);
@@ -69,7 +69,7 @@ static void case_changed(struct kg_insp *in, FILE *out)
     kg_insp_drop_views(in);
     struct kg_case k;
     if (kg_insp_current_case(in, &k, out)) return;
-    char id[512];
+    char id[KG_CASE_ID_MAX];
     kg_case_id(&k, id, sizeof id);
     fprintf(out, "current case: %s\n", id);
     fprintf(out, "gates run from now on use it; verdicts shown were made before (run them again)\n");

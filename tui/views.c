@@ -34,7 +34,7 @@ static int ensure_inspection(struct kg_insp *in, FILE *out)
     }
     in->have_insp = true;
     if (in->insp.status != KG_WS_OK) {
-        char id[512];
+        char id[KG_CASE_ID_MAX];
         kg_case_id(&k, id, sizeof id);
         fprintf(out, "the run of %s did not finish: %s: %s\n", id, kg_wstatus_name((enum kg_wstatus)in->insp.status),
                 in->insp.msg);
@@ -84,7 +84,7 @@ static void heatmap_summary(const struct kg_insp *in, const struct kg_inspect_ou
     int64_t above = 0;
     for (int64_t i = 0; i < o->numel; i++)
         if (kg_hm_level(o->err[i], o->threshold) >= KG_HM_FAIL_LEVEL) above++;
-    char id[512];
+    char id[KG_CASE_ID_MAX];
     kg_case_id(&in->insp.k, id, sizeof id);
     fprintf(out, "heatmap of %s: one run of %s (%s)\n", o->name, id, in->have_view_case ? in->view_origin : "current case");
     fprintf(out, "%s: %s; %lld of %lld elements above the threshold %.3g, %lld non-finite mismatches\n", o->name,

@@ -97,7 +97,7 @@ struct job {
     int row;
     double start;
     bool compile_only;
-    char out[2400];
+    char out[KG_DIR_MAX + 2 * KG_PATH_SLACK]; /* TMPDIR/ROW.json */
     int slot; /* GPU index, or -1 */
 };
 
@@ -115,7 +115,7 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct aud
         dup2(devnull, 2);
     }
     if (out) { /* the check's own message (FILE:LINE: why) goes into the record if it has no report */
-        char err[2500];
+        char err[KG_DIR_MAX + 3 * KG_PATH_SLACK];
         snprintf(err, sizeof err, "%s.err", out);
         int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd >= 0) dup2(fd, 2);
@@ -164,7 +164,7 @@ static json_t *finish(const struct job *j, const struct audit_row *r, int status
 {
     json_error_t je;
     json_t *rec = NULL;
-    char errpath[2500]; /* the check's stderr (see spawn) */
+    char errpath[KG_DIR_MAX + 3 * KG_PATH_SLACK]; /* the check's stderr (see spawn) */
     snprintf(errpath, sizeof errpath, "%s.err", j->out);
     if (!timed_out) rec = json_load_file(j->out, 0, &je);
     if (!rec) {
@@ -242,7 +242,7 @@ struct audit_run {
     int *todo, ntodo, skipped; /* indexes into r.v: this shard's pairs not yet in the store */
     int fd;                    /* the store */
     char exe[KG_PATH_MAX];     /* this kgate: every check runs it */
-    char tmpdir[2200];         /* the checks' reports, until they are in the store */
+    char tmpdir[KG_DIR_MAX + KG_PATH_SLACK]; /* the checks' reports, until they are in the store */
     struct kg_worker zyg;
     struct job *jobs;
     int nslots;
@@ -303,7 +303,7 @@ static void start_zygote(struct audit_run *a, const char *cache)
 {
     const char *zenv = getenv("KGATE_ZYGOTE");
     if (!a->ntodo || (zenv && *zenv)) return;
-    char runner[2300], zname[96];
+    char runner[KG_PATH_MAX], zname[96];
     const char *py = a->o->python ? a->o->python : getenv("KGATE_PYTHON");
     struct kg_err ze;
     if (kg_torch_runner_path(cache, runner, sizeof runner, &ze) == 0 &&

@@ -54,12 +54,12 @@ void kg_audit_rows_free(struct audit_rows *r)
 /* Inline source (from a JSONL row) written once into the cache, named by its hash. */
 static int materialise(const char *cache, const char *src, char *path, size_t n, struct kg_err *e)
 {
-    char dir[2200];
+    char dir[KG_DIR_MAX + KG_PATH_SLACK];
     snprintf(dir, sizeof dir, "%s/audit-src", cache);
     if (kg_mkdirs(dir)) return kg_errf(e, "cannot create %s", dir);
     snprintf(path, n, "%s/%016llx.py", dir, (unsigned long long)kg_hash64(src, strlen(src), 0));
     if (access(path, R_OK) == 0) return 0;
-    char tmp[2400];
+    char tmp[KG_PATH_MAX + KG_PATH_SLACK];
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return kg_errf(e, "cannot write %s", tmp);
@@ -100,7 +100,7 @@ static int read_jsonl(const char *file, const char *cache, struct audit_rows *r,
             json_decref(o);
             break;
         }
-        char idbuf[32], pp[2600], cp[2600];
+        char idbuf[32], pp[KG_PATH_MAX], cp[KG_PATH_MAX];
         if (!id) {
             snprintf(idbuf, sizeof idbuf, "row-%d", lineno);
             id = idbuf;
@@ -136,7 +136,7 @@ static int read_jsonl(const char *file, const char *cache, struct audit_rows *r,
  * <root>/level<L>/<P>_<Name>.py. */
 static int find_problem(const char *root, long level, long pid, char *out, size_t n)
 {
-    char dir[2200];
+    char dir[KG_DIR_MAX + KG_PATH_SLACK];
     snprintf(dir, sizeof dir, "%s/level%ld", root, level);
     DIR *d = opendir(dir);
     if (!d) return -1;
@@ -164,7 +164,7 @@ static int scan_dir(const char *dir, const char *root, const char *prefix, struc
     int rc = 0;
     while (!rc && (de = readdir(d))) {
         if (de->d_name[0] == '.') continue;
-        char path[4096], rel[4096];
+        char path[KG_PATH_MAX], rel[KG_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         snprintf(rel, sizeof rel, "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
         struct stat st;
@@ -181,7 +181,7 @@ static int scan_dir(const char *dir, const char *root, const char *prefix, struc
             continue;
         }
         long level = strtol(de->d_name + m[1].rm_so, NULL, 10), pid = strtol(de->d_name + m[2].rm_so, NULL, 10);
-        char prob[4096];
+        char prob[KG_PATH_MAX];
         if (find_problem(root, level, pid, prob, sizeof prob)) {
             (*unmatched)++;
             continue;

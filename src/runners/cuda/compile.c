@@ -43,7 +43,7 @@ static uint64_t hash_includes(const char *file, const char *src, const char *kdi
                               uint64_t h)
 {
     if (depth > 32) return h;
-    char fdir[1024];
+    char fdir[KG_REQ_PATH_MAX];
     dir_of(file, fdir, sizeof fdir);
     for (const char *p = src; *p; p++) {
         if (*p != '#' || (p > src && p[-1] != '\n' && p[-1] != ' ' && p[-1] != '\t')) continue;
@@ -59,7 +59,7 @@ static uint64_t hash_includes(const char *file, const char *src, const char *kdi
         if (*q != close || q == name || q - name > 512) continue;
         const char *dirs[2] = {fdir, kdir};
         for (int d = 0; d < 2; d++) {
-            char path[1600];
+            char path[KG_REQ_PATH_MAX + 3 * KG_PATH_SLACK];
             snprintf(path, sizeof path, "%s/%.*s", dirs[d], (int)(q - name), name);
             struct stat sb;
             if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
@@ -325,7 +325,7 @@ static int cache_get(const char *file, struct build *b)
 
 static void cache_put(const char *file, const struct build *b)
 {
-    char tmp[1400];
+    char tmp[KG_REQ_PATH_MAX + 2 * KG_PATH_SLACK];
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", file, (int)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) return;
@@ -347,7 +347,7 @@ static int compile(struct cuda *c, const struct kg_req_load *l, const char *home
                    const char *const *opts, int nopts, const char *defs[2], uint64_t key, const char *tmpdir,
                    struct build *b, struct kg_reply *rep)
 {
-    char kdir[1024];
+    char kdir[KG_REQ_PATH_MAX];
     dir_of(l->path, kdir, sizeof kdir);
     struct rtc_out o1 = {NVRTC_SUCCESS, NULL}, o2 = {NVRTC_SUCCESS, NULL};
     char rtc_fail[300] = "";
@@ -413,7 +413,7 @@ static int compile(struct cuda *c, const struct kg_req_load *l, const char *home
 /* NVRTC's options. The kernel's directory comes first, as nvcc searches -I before the
  * toolkit; <home>/include/cccl is where CUDA 13 keeps libcu++ (<cuda/std/...>). */
 struct copts {
-    char arch[64], inc_dir[1100], inc_home[600], inc_cccl[620], kt[64], dt[64];
+    char arch[64], inc_dir[KG_REQ_PATH_MAX + KG_PATH_SLACK], inc_home[600], inc_cccl[620], kt[64], dt[64];
     const char *v[10];
     int n;
 };
@@ -487,14 +487,14 @@ int kg_cuda_get_binary(struct cuda *c, const struct kg_req_load *l, const char *
     }
     struct arch a;
     pick_arch(c, &a);
-    char kdir[1024];
+    char kdir[KG_REQ_PATH_MAX];
     dir_of(l->path, kdir, sizeof kdir);
     struct copts o;
     make_opts(&o, home, kdir, &a, l->dtype);
     const char *defs[2] = {o.kt, o.dt};
     uint64_t key = cache_key(c, l, home, src, srclen, kdir, &a, &o);
 
-    char cfile[1100] = "";
+    char cfile[KG_REQ_PATH_MAX + KG_PATH_SLACK] = "";
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !*tmpdir) tmpdir = "/tmp";
     if (l->cache_dir[0] && kg_mkdirs(l->cache_dir) == 0) {
@@ -515,7 +515,9 @@ int kg_cuda_get_binary(struct cuda *c, const struct kg_req_load *l, const char *
     }
     free(src);
     rep->compile_seconds = kg_now() - t0;
-    snprintf(rep->compiler, sizeof rep->compiler, "%s%s", b->compiler, cached ? " (cached)" : "");
+    size_t cl = 0; /* a name too long for the field loses its end, then gets "(cached)" back below */
+    rep->compiler[0] = 0;
+    kg_appendf(rep->compiler, sizeof rep->compiler, &cl, "%s%s", b->compiler, cached ? " (cached)" : "");
     if (cached && strlen(b->compiler) + 9 >= sizeof rep->compiler) /* keep "(cached)" visible */
         snprintf(rep->compiler + sizeof rep->compiler - 10, 10, " (cached)");
     return s;
