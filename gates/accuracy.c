@@ -47,9 +47,10 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
     v->ncases = ncases;
     if (worst_margin > 1 || isnan(worst_margin)) {
-        kg_verdict_detail(v, "threshold = k x (error of the working-precision reference vs fp64) + floor(dtype), "
-                             "k = %g; the reference accumulates sequentially in the working precision, the least "
-                             "accurate legitimate order.",
+        kg_verdict_detail(v,
+                          "threshold = k x (error of the working-precision reference vs fp64) + floor(dtype), "
+                          "k = %g; the reference accumulates sequentially in the working precision, the least "
+                          "accurate legitimate order.",
                           c->tol_k);
     } else {
         char dl[64] = "";
@@ -73,16 +74,14 @@ const struct kg_gate kg_gate_accuracy = {
     .id = "accuracy",
     .title = "error vs fp64 oracle at the nominal shape",
     .tolerance_free = false,
-    .explain =
-        "Runs the nominal shape with 3 seeds of N(0,1) inputs (every instance dtype) and measures each\n"
-        "element's error against the fp64 oracle: |got - exp| / (|exp| + rms(exp)). The threshold is\n"
-        "calibrated, not guessed: k (default 2) times the error of the working-precision reference (the\n"
-        "same op computed with inputs rounded to the dtype and sequential fp32 accumulation, the least\n"
-        "accurate legitimate kernel) plus a floor of 8 units of roundoff of the output dtype.\n"
-        "Catches: wrong formulas, wrong indexing, TF32 or fp16 shortcuts that hurt at this shape, fast-math\n"
-        "approximations. Not tolerance-free: the threshold depends on k; the ratio err/ref is reported.",
-    .explain_python =
-        "KernelBench format: the reference Model run in float64 is the oracle; the same Model in the\n"
-        "problem's dtype is the working-precision reference that calibrates the threshold.",
+    .explain = "Runs the nominal shape with 3 seeds of N(0,1) inputs (every instance dtype) and measures each\n"
+               "element's error against the fp64 oracle: |got - exp| / (|exp| + rms(exp)). The threshold is\n"
+               "calibrated, not guessed: k (default 2) times the error of the working-precision reference (the\n"
+               "same op computed with inputs rounded to the dtype and sequential fp32 accumulation, the least\n"
+               "accurate legitimate kernel) plus a floor of 8 units of roundoff of the output dtype.\n"
+               "Catches: wrong formulas, wrong indexing, TF32 or fp16 shortcuts that hurt at this shape, fast-math\n"
+               "approximations. Not tolerance-free: the threshold depends on k; the ratio err/ref is reported.",
+    .explain_python = "KernelBench format: the reference Model run in float64 is the oracle; the same Model in the\n"
+                      "problem's dtype is the working-precision reference that calibrates the threshold.",
     .run = run,
 };

@@ -62,7 +62,8 @@ static bool input_changed(struct kg_session *s, const struct kg_case *k, const s
         if (!changed) continue;
         char idx[KG_INDEX_MAX];
         kg_tensor_index_str(&x->after[i], first, idx, sizeof idx);
-        kg_verdict_set(v, KG_FAIL, "input %s was modified by the kernel: %lld of %lld elements changed (first %s%s: %.9g -> %.9g)",
+        kg_verdict_set(v, KG_FAIL,
+                       "input %s was modified by the kernel: %lld of %lld elements changed (first %s%s: %.9g -> %.9g)",
                        a->name, (long long)changed, (long long)k->numel[i], a->name, idx,
                        kg_load(k->adtype[i], b, first), kg_load(k->adtype[i], af, first));
         kg_verdict_detail(v, "An `in` tensor must be bit-identical after the call. A kernel that uses its input "
@@ -113,8 +114,11 @@ static bool reads_prior(struct kg_session *s, const struct kg_case *k, const str
         const char *name = k->c->args[arg].name;
         char ix[KG_INDEX_MAX];
         kg_tensor_index_str(&x[r].after[arg], idx, ix, sizeof ix);
-        kg_verdict_set(v, KG_FAIL, "output %s depends on its prior contents: prefilled with %s instead of zeros, %lld elements differ (first %s%s: %.9g vs %.9g)",
-                       name, fill_names[r], (long long)count, name, ix, kg_load(k->adtype[arg], x[r].after[arg].data, idx),
+        kg_verdict_set(v, KG_FAIL,
+                       "output %s depends on its prior contents: prefilled with %s instead of zeros, %lld elements "
+                       "differ (first %s%s: %.9g vs %.9g)",
+                       name, fill_names[r], (long long)count, name, ix,
+                       kg_load(k->adtype[arg], x[r].after[arg].data, idx),
                        kg_load(k->adtype[arg], x[0].after[arg].data, idx));
         kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
                              "assuming zeros, or leaves part of it to whatever was there.");
@@ -178,7 +182,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
     } else if (!input_changed(s, &k, &x[0], v) && !reads_prior(s, &k, x, fill_names, &deterministic, v) &&
                !wrong_in_place(s, &k, &x[0], &has_alias, v)) {
-        kg_verdict_set(v, KG_PASS, "inputs unchanged; outputs independent of their prior contents (zeros, garbage, NaN)%s%s",
+        kg_verdict_set(v, KG_PASS,
+                       "inputs unchanged; outputs independent of their prior contents (zeros, garbage, NaN)%s%s",
                        has_alias ? "; correct in place as declared" : "",
                        deterministic ? "" : " (judged by threshold: the kernel is not bit-reproducible)");
     }
@@ -191,13 +196,12 @@ const struct kg_gate kg_gate_aliasing = {
     .id = "aliasing",
     .title = "inputs untouched, outputs not read, aliasing as declared",
     .tolerance_free = true,
-    .explain =
-        "Runs the nominal case with the outputs prefilled with zeros (twice), garbage and NaN. Inputs\n"
-        "(`in` tensors) must be bit-identical after the call; the outputs must not depend on the prefill\n"
-        "(bitwise, or within the accuracy threshold for a kernel that is not bit-reproducible); with\n"
-        "`alias: y=x` the kernel runs in place and must still be right. Catches: inputs used as scratch or\n"
-        "zeroed, `y +=` accumulation that assumes a zeroed output, in-place updates that were not declared.\n"
-        "Tolerance-free: a changed input or a prefill-dependent output is a bit-level fact.",
+    .explain = "Runs the nominal case with the outputs prefilled with zeros (twice), garbage and NaN. Inputs\n"
+               "(`in` tensors) must be bit-identical after the call; the outputs must not depend on the prefill\n"
+               "(bitwise, or within the accuracy threshold for a kernel that is not bit-reproducible); with\n"
+               "`alias: y=x` the kernel runs in place and must still be right. Catches: inputs used as scratch or\n"
+               "zeroed, `y +=` accumulation that assumes a zeroed output, in-place updates that were not declared.\n"
+               "Tolerance-free: a changed input or a prefill-dependent output is a bit-level fact.",
     .explain_python =
         "KernelBench format: inputs must be bit-identical after the call, and no output may share storage\n"
         "with an input.",

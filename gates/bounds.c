@@ -65,27 +65,32 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             size_t es = kg_dtype_size(k->adtype[i]);
             int64_t bytes = k->numel[i] * (int64_t)es, f = x[r].guard_first[i], l = x[r].guard_last[i];
             if (f < 0 && l >= bytes)
-                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written outside the buffer, both before (from %lld) and after it (to +%lld past the end)",
+                kg_verdict_set(v, KG_FAIL,
+                               "%s: %lld bytes written outside the buffer, both before (from %lld) and after it (to "
+                               "+%lld past the end)",
                                a->name, (long long)x[r].guard_bad[i], (long long)f, (long long)(l - bytes));
             else if (f < 0)
-                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written before the start of the buffer (offsets %lld..%lld)", a->name,
-                               (long long)x[r].guard_bad[i], (long long)f, (long long)l);
+                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written before the start of the buffer (offsets %lld..%lld)",
+                               a->name, (long long)x[r].guard_bad[i], (long long)f, (long long)l);
             else
-                kg_verdict_set(v, KG_FAIL, "%s: %lld bytes written past the end (element %lld onwards; the buffer has %lld elements)",
-                               a->name, (long long)x[r].guard_bad[i], (long long)((f - bytes) / (int64_t)es + k->numel[i]),
-                               (long long)k->numel[i]);
-            kg_verdict_detail(v, "Every buffer is surrounded by guard bytes; these changed. Out-of-bounds writes corrupt "
-                                 "neighbouring allocations: results elsewhere go wrong long after this kernel returns. "
-                                 "Usual causes: a missing `if (i < n)` tail check, a grid rounded up, a vectorised "
-                                 "store past the last row.");
+                kg_verdict_set(
+                    v, KG_FAIL,
+                    "%s: %lld bytes written past the end (element %lld onwards; the buffer has %lld elements)", a->name,
+                    (long long)x[r].guard_bad[i], (long long)((f - bytes) / (int64_t)es + k->numel[i]),
+                    (long long)k->numel[i]);
+            kg_verdict_detail(v,
+                              "Every buffer is surrounded by guard bytes; these changed. Out-of-bounds writes corrupt "
+                              "neighbouring allocations: results elsewhere go wrong long after this kernel returns. "
+                              "Usual causes: a missing `if (i < n)` tail check, a grid rounded up, a vectorised "
+                              "store past the last row.");
             v->ev.valid = true;
             kg_strlcpy(v->ev.output, a->name, sizeof v->ev.output);
             snprintf(v->ev.index, sizeof v->ev.index, "byte %+lld", (long long)(f < 0 ? f : f - bytes));
             kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
             kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
-            json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "case", id, "buffer", a->name, "bytes_changed",
-                                                  (json_int_t)x[r].guard_bad[i], "first_offset", (json_int_t)f,
-                                                  "last_offset", (json_int_t)l));
+            json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "case", id, "buffer", a->name,
+                                                  "bytes_changed", (json_int_t)x[r].guard_bad[i], "first_offset",
+                                                  (json_int_t)f, "last_offset", (json_int_t)l));
             rc = 1;
             goto out;
         }
@@ -110,7 +115,9 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
     if (outputs_equal(k, &x[0], &x[2], &arg, &idx) && !outputs_equal(k, &x[0], &x[1], &arg, &idx)) {
         char ix[96];
         kg_tensor_index_str(&x[0].after[arg], idx, ix, sizeof ix);
-        kg_verdict_set(v, KG_FAIL, "%s%s changes with the bytes around the buffers (%.9g with 0xA5 guards, %.9g with 0xFF): a read outside a buffer",
+        kg_verdict_set(v, KG_FAIL,
+                       "%s%s changes with the bytes around the buffers (%.9g with 0xA5 guards, %.9g with 0xFF): a read "
+                       "outside a buffer",
                        k->c->args[arg].name, ix, kg_load(k->adtype[arg], x[0].after[arg].data, idx),
                        kg_load(k->adtype[arg], x[1].after[arg].data, idx));
         kg_verdict_detail(v, "Only the guard bytes differed between the two runs, so the kernel read memory outside "
@@ -162,7 +169,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_set(v, KG_REFUSED, "the kernel refused every shape this gate tried");
         return;
     }
-    kg_verdict_set(v, KG_PASS, "no byte written outside any buffer, no output depends on bytes outside (%d shape%s, 3 guard fills)",
+    kg_verdict_set(v, KG_PASS,
+                   "no byte written outside any buffer, no output depends on bytes outside (%d shape%s, 3 guard fills)",
                    ncases, ncases == 1 ? "" : "s");
 }
 
@@ -170,13 +178,12 @@ const struct kg_gate kg_gate_bounds = {
     .id = "bounds",
     .title = "no reads or writes outside the buffers",
     .tolerance_free = true,
-    .explain =
-        "Surrounds every buffer with guard bytes (4 KiB on the host, 64 KiB on the GPU; on the host an\n"
-        "inaccessible page beyond that) and runs the nominal shape and a ragged one (every symbol + 1)\n"
-        "three times with guards of 0xA5, 0xFF, 0xA5. A changed guard byte is an out-of-bounds write; an\n"
-        "output that differs between the 0xA5 and 0xFF runs while the two 0xA5 runs agree is an\n"
-        "out-of-bounds read. Catches missing tail checks, rounded-up grids, vectorised loads past the end.\n"
-        "Tolerance-free: bytes changed or they did not.",
+    .explain = "Surrounds every buffer with guard bytes (4 KiB on the host, 64 KiB on the GPU; on the host an\n"
+               "inaccessible page beyond that) and runs the nominal shape and a ragged one (every symbol + 1)\n"
+               "three times with guards of 0xA5, 0xFF, 0xA5. A changed guard byte is an out-of-bounds write; an\n"
+               "output that differs between the 0xA5 and 0xFF runs while the two 0xA5 runs agree is an\n"
+               "out-of-bounds read. Catches missing tail checks, rounded-up grids, vectorised loads past the end.\n"
+               "Tolerance-free: bytes changed or they did not.",
     .explain_python =
         "KernelBench format: inputs are views inside larger guarded allocations; writes outside the view\n"
         "show in the guard region. Outputs are allocated by the candidate, so on the GPU every free block\n"

@@ -76,12 +76,14 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         memcpy(sh.dims, k.shape[worst_arg].dims, sizeof sh.dims);
         kg_tensor_index_str(&sh, worst_idx, idx, sizeof idx);
         enum kg_status st = c->deterministic ? KG_FAIL : KG_PASS;
-        kg_verdict_set(v, st, "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: %.9g vs %.9g (run %d)",
-                       c->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
-                       (long long)worst_count, k.c->args[worst_arg].name, idx, worst_b, worst_a, worst_run + 1);
-        kg_verdict_detail(v, "Identical inputs gave different bits. Usual causes: floating-point atomics "
-                             "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "
-                             "reads of uninitialised memory, races. `replay 1 %d` in the inspector shows where.",
+        kg_verdict_set(
+            v, st, "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: %.9g vs %.9g (run %d)",
+            c->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
+            (long long)worst_count, k.c->args[worst_arg].name, idx, worst_b, worst_a, worst_run + 1);
+        kg_verdict_detail(v,
+                          "Identical inputs gave different bits. Usual causes: floating-point atomics "
+                          "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "
+                          "reads of uninitialised memory, races. `replay 1 %d` in the inspector shows where.",
                           worst_run + 1);
         v->ev.valid = true;
         kg_strlcpy(v->ev.output, k.c->args[worst_arg].name, sizeof v->ev.output);
@@ -102,13 +104,12 @@ const struct kg_gate kg_gate_determinism = {
     .id = "determinism",
     .title = "bit-identical on repeated runs",
     .tolerance_free = true,
-    .explain =
-        "Runs the nominal case 6 times on identical inputs, with fresh buffers each time and the last run\n"
-        "in a newly started worker process, and requires bit-identical outputs. The runs are recorded:\n"
-        "the inspector's `replay N M` shows which positions differ. Catches: atomicAdd reductions, split-K\n"
-        "with unordered accumulation, races between blocks, reads of uninitialised shared or global memory.\n"
-        "A contract that says `deterministic: no` gets the same report without a failure. Tolerance-free:\n"
-        "bits are equal or they are not.",
+    .explain = "Runs the nominal case 6 times on identical inputs, with fresh buffers each time and the last run\n"
+               "in a newly started worker process, and requires bit-identical outputs. The runs are recorded:\n"
+               "the inspector's `replay N M` shows which positions differ. Catches: atomicAdd reductions, split-K\n"
+               "with unordered accumulation, races between blocks, reads of uninitialised shared or global memory.\n"
+               "A contract that says `deterministic: no` gets the same report without a failure. Tolerance-free:\n"
+               "bits are equal or they are not.",
     .explain_python = "KernelBench format: ModelNew called repeatedly on clones of the same inputs.",
     .run = run,
 };

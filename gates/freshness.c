@@ -10,7 +10,7 @@
 
 struct scenario {
     const char *what;
-    int inputs;      /* 0: X1, 1: X2 */
+    int inputs; /* 0: X1, 1: X2 */
     uint32_t flags;
     enum kg_fill fill;
     const char *meaning;
@@ -54,8 +54,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         v->ncases++;
         struct kg_judgement j;
         kg_judge(&k[w], &x, false, &ex[w], &j);
-        json_array_append_new(runs, json_pack("{s:s,s:b,s:f}", "run", sc->what, "pass", j.pass, "error",
-                                              j.cmp[j.worst].max_err));
+        json_array_append_new(
+            runs, json_pack("{s:s,s:b,s:f}", "run", sc->what, "pass", j.pass, "error", j.cmp[j.worst].max_err));
         if (!j.pass) {
             char desc[KG_DESCRIBE_MAX];
             kg_describe_worst(&k[w], &ex[w], &j, desc, sizeof desc);
@@ -77,7 +77,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
         kg_exec_free(&x);
     }
-    kg_verdict_set(v, KG_PASS, "correct after new values in the same buffers, same values in new buffers, and poisoned outputs");
+    kg_verdict_set(v, KG_PASS,
+                   "correct after new values in the same buffers, same values in new buffers, and poisoned outputs");
 out:
     for (int i = 0; i < ready; i++) {
         kg_expect_free(&ex[i]);
@@ -89,13 +90,12 @@ const struct kg_gate kg_gate_freshness = {
     .id = "freshness",
     .title = "no caching or result reuse between calls",
     .tolerance_free = true,
-    .explain =
-        "Four calls in one worker: inputs X1 in new buffers; X2 written into the same buffers; X1 again in\n"
-        "new buffers; X1 in the same buffers with the outputs overwritten by garbage first. Each must match\n"
-        "the oracle for its own inputs. Catches: results cached by pointer or shape, static state carried\n"
-        "between calls, 'skip if already computed' shortcuts, and answers that survive only because the\n"
-        "output memory still held the previous result. Tolerance-free in what it decides (a stale answer\n"
-        "is off by far more than any threshold); the accuracy threshold only separates right from stale.",
+    .explain = "Four calls in one worker: inputs X1 in new buffers; X2 written into the same buffers; X1 again in\n"
+               "new buffers; X1 in the same buffers with the outputs overwritten by garbage first. Each must match\n"
+               "the oracle for its own inputs. Catches: results cached by pointer or shape, static state carried\n"
+               "between calls, 'skip if already computed' shortcuts, and answers that survive only because the\n"
+               "output memory still held the previous result. Tolerance-free in what it decides (a stale answer\n"
+               "is off by far more than any threshold); the accuracy threshold only separates right from stale.",
     .explain_python =
         "KernelBench format: the candidate runs first in a fresh process, then again after the reference\n"
         "(result reuse of freed memory), with the same input storage rewritten with new values, and with\n"

@@ -4,13 +4,22 @@
 #include "gates/gate.h"
 
 extern const struct kg_gate kg_gate_structure, kg_gate_accuracy, kg_gate_nonfinite, kg_gate_determinism,
-    kg_gate_freshness, kg_gate_aliasing, kg_gate_placement, kg_gate_shapes, kg_gate_precision,
-    kg_gate_reduction_order, kg_gate_bounds, kg_gate_limits;
+    kg_gate_freshness, kg_gate_aliasing, kg_gate_placement, kg_gate_shapes, kg_gate_precision, kg_gate_reduction_order,
+    kg_gate_bounds, kg_gate_limits;
 
 const struct kg_gate *const kg_gates[] = {
-    &kg_gate_structure, &kg_gate_accuracy, &kg_gate_nonfinite, &kg_gate_determinism,
-    &kg_gate_freshness, &kg_gate_aliasing, &kg_gate_placement, &kg_gate_shapes,
-    &kg_gate_precision, &kg_gate_reduction_order, &kg_gate_bounds, &kg_gate_limits,
+    &kg_gate_structure,
+    &kg_gate_accuracy,
+    &kg_gate_nonfinite,
+    &kg_gate_determinism,
+    &kg_gate_freshness,
+    &kg_gate_aliasing,
+    &kg_gate_placement,
+    &kg_gate_shapes,
+    &kg_gate_precision,
+    &kg_gate_reduction_order,
+    &kg_gate_bounds,
+    &kg_gate_limits,
     NULL,
 };
 

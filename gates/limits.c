@@ -21,31 +21,38 @@ static const char *launch_problem(const struct kg_case *k, const struct kg_dev_i
     int64_t threads = 1;
     for (int i = 0; i < 3; i++) {
         if (k->block[i] < 1) return snprintf(buf, n, "block.%c = %lld", axis[i], (long long)k->block[i]), buf;
-        if (k->grid[i] < 1) return snprintf(buf, n, "grid.%c = %lld (an empty grid cannot launch)", axis[i], (long long)k->grid[i]), buf;
+        if (k->grid[i] < 1)
+            return snprintf(buf, n, "grid.%c = %lld (an empty grid cannot launch)", axis[i], (long long)k->grid[i]),
+                   buf;
         if (k->block[i] > d->max_block[i])
             return snprintf(buf, n, "block.%c = %lld exceeds the device limit %lld", axis[i], (long long)k->block[i],
-                            (long long)d->max_block[i]), buf;
+                            (long long)d->max_block[i]),
+                   buf;
         if (k->grid[i] > d->max_grid[i])
             return snprintf(buf, n, "grid.%c = %lld exceeds the device limit %lld", axis[i], (long long)k->grid[i],
-                            (long long)d->max_grid[i]), buf;
+                            (long long)d->max_grid[i]),
+                   buf;
         threads *= k->block[i];
     }
     if (threads > d->max_threads_per_block)
         return snprintf(buf, n, "%lld threads per block exceed the device limit %lld", (long long)threads,
-                        (long long)d->max_threads_per_block), buf;
+                        (long long)d->max_threads_per_block),
+               buf;
     if (f->valid && threads > f->max_threads)
         return snprintf(buf, n, "%lld threads per block exceed this kernel's limit %d (%d registers per thread)",
-                        (long long)threads, f->max_threads, f->regs), buf;
+                        (long long)threads, f->max_threads, f->regs),
+               buf;
     int64_t smem = k->smem + (f->valid ? f->smem_static : 0);
     if (smem > d->max_smem_optin)
         return snprintf(buf, n, "%lld bytes of shared memory per block exceed the device's %lld", (long long)smem,
-                        (long long)d->max_smem_optin), buf;
+                        (long long)d->max_smem_optin),
+               buf;
     return NULL;
 }
 
 /* ---- KernelBench pairs: indexing past 2^31 elements -------------------------------------------- */
 
-#define BIG ((int64_t)1 << 31)
+#define BIG           ((int64_t)1 << 31)
 #define MAX_BIG_BYTES ((int64_t)24 << 30) /* a GPU shared by several checks keeps room for the others */
 
 /* The most elements of any tensor of k. */
@@ -138,7 +145,9 @@ static int sample_indices(int64_t n, uint64_t seed, int64_t *idx)
         if (i >= 0 && i < n) idx[m++] = i;
     for (int64_t i = n - 1024; i < n; i++)
         if (i >= 0) idx[m++] = i;
-    for (int i = 0; i < 2048; i++) idx[m++] = (int64_t)((double)n * i / 2048) + (int64_t)kg_rng_below(seed, 77, (uint64_t)i, (uint64_t)(n / 2048 > 0 ? n / 2048 : 1));
+    for (int i = 0; i < 2048; i++)
+        idx[m++] = (int64_t)((double)n * i / 2048) +
+                   (int64_t)kg_rng_below(seed, 77, (uint64_t)i, (uint64_t)(n / 2048 > 0 ? n / 2048 : 1));
     for (int i = 0; i < m; i++)
         if (idx[i] >= n) idx[i] = n - 1;
     qsort(idx, (size_t)m, sizeof *idx, cmp_i64);
@@ -164,7 +173,8 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
     int64_t big = max_numel(&k), bytes = total_bytes(&k);
     v->extra = json_pack("{s:s,s:I,s:I}", "case", id, "elements", (json_int_t)big, "bytes", (json_int_t)bytes);
     if (bytes > MAX_BIG_BYTES) {
-        kg_verdict_set(v, KG_SKIP, "the smallest case past 2^31 elements (%s) needs %.1f GB of tensors", sh, bytes / 1e9);
+        kg_verdict_set(v, KG_SKIP, "the smallest case past 2^31 elements (%s) needs %.1f GB of tensors", sh,
+                       bytes / 1e9);
         return;
     }
     int nout = 0;
@@ -190,12 +200,14 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
     lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
     if (kg_session_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
-        kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big, e.msg);
+        kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big,
+                       e.msg);
         goto out;
     }
     if (kg_session_sample(s, true, &k, idx, n, nout, got, &rp, &e)) {
         if (strstr(e.msg, "out of memory")) {
-            kg_verdict_set(v, KG_SKIP, "the candidate ran out of device memory at %s (%lld elements)", sh, (long long)big);
+            kg_verdict_set(v, KG_SKIP, "the candidate ran out of device memory at %s (%lld elements)", sh,
+                           (long long)big);
             goto out;
         }
         kg_verdict_set(v, KG_FAIL, "at %s (%lld elements) the candidate failed: %s: %.300s", sh, (long long)big,
@@ -229,14 +241,16 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
     }
     if (nbad) {
         int a = oarg[bj];
-        kg_verdict_set(v, KG_FAIL, "at %s (%lld elements): %s flat index %lld = %.9g, the reference %.9g; %d of %d sampled "
+        kg_verdict_set(v, KG_FAIL,
+                       "at %s (%lld elements): %s flat index %lld = %.9g, the reference %.9g; %d of %d sampled "
                        "positions wrong, %d of them at or past 2^31",
-                       sh, (long long)big, c->args[a].name, (long long)idx[bi], got[bj * n + bi], ref[bj * n + bi], nbad,
-                       n * nout, beyond);
-        kg_verdict_detail(v, "Outputs were compared at the start, around flat index 2^31, at the end and at a spread of "
-                             "positions (the case is too large to compare whole). Wrong values only past 2^31 are the "
-                             "mark of int32 index arithmetic: the index wraps, so those elements are never written "
-                             "(or written elsewhere). Index with int64_t (or size_t) from blockIdx.x * blockDim.x on.");
+                       sh, (long long)big, c->args[a].name, (long long)idx[bi], got[bj * n + bi], ref[bj * n + bi],
+                       nbad, n * nout, beyond);
+        kg_verdict_detail(v,
+                          "Outputs were compared at the start, around flat index 2^31, at the end and at a spread of "
+                          "positions (the case is too large to compare whole). Wrong values only past 2^31 are the "
+                          "mark of int32 index arithmetic: the index wraps, so those elements are never written "
+                          "(or written elsewhere). Index with int64_t (or size_t) from blockIdx.x * blockDim.x on.");
         v->ev.valid = true;
         kg_strlcpy(v->ev.output, c->args[a].name, sizeof v->ev.output);
         snprintf(v->ev.index, sizeof v->ev.index, "[flat %lld]", (long long)idx[bi]);
@@ -248,8 +262,8 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
         goto out;
     }
     v->ncases = 1;
-    kg_verdict_set(v, KG_PASS, "correct past 2^31 elements: %d sampled positions at %s (%lld elements, %.1f GB)", n * nout,
-                   sh, (long long)big, bytes / 1e9);
+    kg_verdict_set(v, KG_PASS, "correct past 2^31 elements: %d sampled positions at %s (%lld elements, %.1f GB)",
+                   n * nout, sh, (long long)big, bytes / 1e9);
 out:
     if (lock_fd >= 0) close(lock_fd); /* releases the lock */
     free(ref);
@@ -324,8 +338,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                         json_pack("{s:i,s:i,s:i,s:i,s:i}", "registers", f->regs, "static_smem", f->smem_static,
                                   "local_bytes", f->local_bytes, "max_threads", f->max_threads, "tmem_cols",
                                   f->tmem_cols));
-    kg_verdict_set(v, KG_PASS, "%d claimed launch configurations fit %s; %d registers, %d B static shared, %d B local%s",
-                   nc, d->name, f->regs, f->smem_static, f->local_bytes, f->local_bytes ? " (spills or stack)" : "");
+    kg_verdict_set(v, KG_PASS,
+                   "%d claimed launch configurations fit %s; %d registers, %d B static shared, %d B local%s", nc,
+                   d->name, f->regs, f->smem_static, f->local_bytes, f->local_bytes ? " (spills or stack)" : "");
     kg_verdict_detail(v, "Not yet tested: indexing beyond 2^31 elements (needs a sampled oracle; see the notes).");
 }
 
@@ -334,14 +349,13 @@ const struct kg_gate kg_gate_limits = {
     .title = "launches fit the device; resources read back",
     .tolerance_free = true,
     .needs_gpu = true,
-    .explain =
-        "CUDA only. Evaluates the contract's launch line at every shape it claims (nominal, each declared\n"
-        "sweep value, 16x each symbol) against the device's limits and this kernel's own (threads per\n"
-        "block allowed by its register use, grid dims, static + dynamic shared memory), launches the\n"
-        "nominal case with its errors checked, and reports registers, shared memory and local memory\n"
-        "(spills) read back from the driver. Catches: block = N kernels that break past 1024, grid.y > 65535,\n"
-        "shared-memory tiles too large for the device, launch errors that would go unnoticed. Skips on the\n"
-        "host runner. Tolerance-free.",
+    .explain = "CUDA only. Evaluates the contract's launch line at every shape it claims (nominal, each declared\n"
+               "sweep value, 16x each symbol) against the device's limits and this kernel's own (threads per\n"
+               "block allowed by its register use, grid dims, static + dynamic shared memory), launches the\n"
+               "nominal case with its errors checked, and reports registers, shared memory and local memory\n"
+               "(spills) read back from the driver. Catches: block = N kernels that break past 1024, grid.y > 65535,\n"
+               "shared-memory tiles too large for the device, launch errors that would go unnoticed. Skips on the\n"
+               "host runner. Tolerance-free.",
     .explain_python =
         "KernelBench format (GPU): indexing past 2^31 elements. One module constant is grown just enough\n"
         "that a tensor has more than 2^31 + 2^22 elements (the constant needing the least memory; skipped\n"

@@ -25,8 +25,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     bool any_float_in = false;
     for (int i = 0; i < c->nargs; i++)
         if (kg_arg_is_input(&c->args[i]) &&
-            kg_dtype_is_float(kg_arg_dtype(&c->args[i], kg_contract_default_dtype(c))) &&
-            c->args[i].dist != KG_AD_INT)
+            kg_dtype_is_float(kg_arg_dtype(&c->args[i], kg_contract_default_dtype(c))) && c->args[i].dist != KG_AD_INT)
             any_float_in = true;
     if (!any_float_in) {
         kg_verdict_set(v, KG_SKIP, "no floating-point input to inject special values into");
@@ -52,8 +51,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_tensor_index_str(&in.t[in.special[q].arg], in.special[q].index, idx, sizeof idx);
             char val[32];
             snprintf(val, sizeof val, "%g", in.special[q].value);
-            json_array_append_new(inj, json_pack("{s:s,s:s,s:s}", "input", c->args[in.special[q].arg].name, "index",
-                                                 idx, "value", val));
+            json_array_append_new(
+                inj, json_pack("{s:s,s:s,s:s}", "input", c->args[in.special[q].arg].name, "index", idx, "value", val));
         }
         struct kg_exec x;
         struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
@@ -80,7 +79,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             for (int64_t i = 0; i < got->numel; i++) {
                 double g = kg_load(got->dtype, got->data, i);
                 bool bad = ex.int_out || !kg_dtype_is_float(got->dtype) ? !(g == exp[i]) && !(isnan(g) && isnan(exp[i]))
-                                                                         : cls(g) != cls(exp[i]);
+                                                                        : cls(g) != cls(exp[i]);
                 /* an op with two legitimate algorithms: either's pattern is right */
                 if (bad && alt && cls(g) == cls(alt[i])) bad = false;
                 if (cls(exp[i])) oracle_nonfinite++;
@@ -100,9 +99,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     kg_verdict_set(v, KG_FAIL, "%s%s = %.17g, expected %.17g with special inputs (%lld of %lld differ)",
                                    name, idx, g, exp[first], (long long)mism, (long long)got->numel);
                 else
-                    kg_verdict_set(v, KG_FAIL, "%s%s is %s (%g), the oracle gives %s (%g): %lld of %lld positions differ",
-                                   name, idx, cls_name(g), g, cls_name(exp[first]), exp[first], (long long)mism,
-                                   (long long)got->numel);
+                    kg_verdict_set(
+                        v, KG_FAIL, "%s%s is %s (%g), the oracle gives %s (%g): %lld of %lld positions differ", name,
+                        idx, cls_name(g), g, cls_name(exp[first]), exp[first], (long long)mism, (long long)got->numel);
                 kg_verdict_detail(v, "Special values were injected into the inputs (see evidence.injected). A NaN "
                                      "that disappears was swallowed (fmaxf, a comparison that drops NaN, a "
                                      "clamp); an Inf that turns finite or NaN shows an unsafe formula.");
@@ -124,7 +123,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_inputs_free(&in);
     }
     if (!failed && v->ncases == 2)
-        kg_verdict_set(v, KG_PASS, "NaN, +-Inf, -0, subnormals injected: non-finite outputs match the oracle at all %lld positions (%lld non-finite), 2 seeds",
+        kg_verdict_set(v, KG_PASS,
+                       "NaN, +-Inf, -0, subnormals injected: non-finite outputs match the oracle at all %lld positions "
+                       "(%lld non-finite), 2 seeds",
                        (long long)positions, (long long)oracle_nonfinite);
     v->extra = json_pack("{s:o,s:I}", "injected", inj, "oracle_nonfinite", (json_int_t)oracle_nonfinite);
 }
@@ -133,14 +134,13 @@ const struct kg_gate kg_gate_nonfinite = {
     .id = "nonfinite",
     .title = "NaN and Inf propagate as in the oracle",
     .tolerance_free = true,
-    .explain =
-        "Injects one NaN, one +Inf, one -Inf, two -0 and two subnormals into every floating input at\n"
-        "recorded positions (2 seeds), then requires that each output element is finite, NaN, +Inf or -Inf\n"
-        "exactly when the fp64 oracle's is (the oracle follows PyTorch: relu(NaN) = NaN, max over a row\n"
-        "with a NaN is NaN, argmax points at the first NaN). Catches: NaN swallowed by fmaxf or by a\n"
-        "`x > 0 ? x : 0` that happens to be written the other way round, clamps, softmax without the max\n"
-        "subtraction producing Inf/Inf, masks that turn -Inf into a finite value. Tolerance-free: only the\n"
-        "class of each value is compared.",
+    .explain = "Injects one NaN, one +Inf, one -Inf, two -0 and two subnormals into every floating input at\n"
+               "recorded positions (2 seeds), then requires that each output element is finite, NaN, +Inf or -Inf\n"
+               "exactly when the fp64 oracle's is (the oracle follows PyTorch: relu(NaN) = NaN, max over a row\n"
+               "with a NaN is NaN, argmax points at the first NaN). Catches: NaN swallowed by fmaxf or by a\n"
+               "`x > 0 ? x : 0` that happens to be written the other way round, clamps, softmax without the max\n"
+               "subtraction producing Inf/Inf, masks that turn -Inf into a finite value. Tolerance-free: only the\n"
+               "class of each value is compared.",
     .explain_python = "KernelBench format: the same injections into the tensors get_inputs() returns.",
     .run = run,
 };

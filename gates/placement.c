@@ -18,8 +18,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     }
     struct kg_exec x;
     struct kg_judgement j;
-    struct kg_exec_opts side = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5,
-                                .flags = KG_RUN_SIDE_STREAM | KG_RUN_BUSY_DEFAULT};
+    struct kg_exec_opts side = {
+        .fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_SIDE_STREAM | KG_RUN_BUSY_DEFAULT};
     kg_exec(s, &k[0], &in[0], &side, &x);
     if (x.status != KG_WS_OK) {
         kg_verdict_from_exec(v, &k[0], &x);
@@ -40,8 +40,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_set(v, KG_PASS, "correct under a non-default current stream while the default stream is busy");
         goto out;
     }
-    struct kg_exec_opts pair = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_PAIR,
-                                .in2 = &in[1]};
+    struct kg_exec_opts pair = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_PAIR, .in2 = &in[1]};
     kg_exec(s, &k[0], &in[0], &pair, &x);
     if (x.status != KG_WS_OK) {
         kg_verdict_from_exec(v, &k[0], &x);
@@ -65,7 +64,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     kg_exec_free(&x);
     const struct kg_dev_info *dev = kg_session_device(s);
     int ndev = dev ? dev->device_count : 1;
-    kg_verdict_set(v, KG_PASS, "correct on a side stream with the default stream busy, and as two concurrent launches%s",
+    kg_verdict_set(v, KG_PASS,
+                   "correct on a side stream with the default stream busy, and as two concurrent launches%s",
                    ndev > 1 ? "" : "; one device, so no second-device run");
 out:
     for (int i = 0; i < ready; i++) {
@@ -79,13 +79,12 @@ const struct kg_gate kg_gate_placement = {
     .title = "right stream, concurrent launches, right device",
     .tolerance_free = true,
     .needs_gpu = true,
-    .explain =
-        "CUDA only. Launches the nominal case on a non-blocking stream while a spin kernel keeps the legacy\n"
-        "default stream busy, then two launches with different inputs at once on two streams (both wait at a\n"
-        "start gate that opens once both are queued, so a slow host cannot serialise them); every output\n"
-        "must match the oracle for its own inputs. Catches: kernels that keep scratch data or counters in\n"
-        "__device__ globals (concurrent launches corrupt each other), and work that silently depends on\n"
-        "default-stream ordering. Skips on the host runner. Tolerance-free in what it decides.",
+    .explain = "CUDA only. Launches the nominal case on a non-blocking stream while a spin kernel keeps the legacy\n"
+               "default stream busy, then two launches with different inputs at once on two streams (both wait at a\n"
+               "start gate that opens once both are queued, so a slow host cannot serialise them); every output\n"
+               "must match the oracle for its own inputs. Catches: kernels that keep scratch data or counters in\n"
+               "__device__ globals (concurrent launches corrupt each other), and work that silently depends on\n"
+               "default-stream ordering. Skips on the host runner. Tolerance-free in what it decides.",
     .explain_python =
         "KernelBench format: ModelNew runs under a non-default current stream while the default stream is\n"
         "busy, and its inputs are produced late on that current stream (~12 ms of GPU sleep, then the\n"

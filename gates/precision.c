@@ -89,7 +89,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         }
     if (v->status == KG_FAIL) return;
     if (rs >= 0 && long_len)
-        kg_verdict_set(v, KG_PASS, "large-mean inputs and a long reduction (%s=%lld) within threshold (worst at %.2g of it)",
+        kg_verdict_set(v, KG_PASS,
+                       "large-mean inputs and a long reduction (%s=%lld) within threshold (worst at %.2g of it)",
                        c->sym[rs], (long long)long_len, worst);
     else
         kg_verdict_set(v, KG_PASS, "large-mean inputs within threshold (worst at %.2g of it)%s", worst,
@@ -100,12 +101,11 @@ const struct kg_gate kg_gate_precision = {
     .id = "precision",
     .title = "no low-precision accumulation",
     .tolerance_free = false,
-    .explain =
-        "Two cases per instance dtype: inputs 1e3 + N(0,1) at the nominal shape, and the op's reduction axis\n"
-        "(the K of a matmul, the reduced dim of a sum or softmax) lengthened to 8x nominal or 16384 with\n"
-        "positive U[0,1) inputs. The threshold is calibrated on the same inputs against sequential fp32\n"
-        "accumulation, so a legitimate fp32 kernel passes. Catches: fp16/bf16 accumulators, TF32 in an fp32\n"
-        "matmul, half-precision intermediates, one-pass variance.",
+    .explain = "Two cases per instance dtype: inputs 1e3 + N(0,1) at the nominal shape, and the op's reduction axis\n"
+               "(the K of a matmul, the reduced dim of a sum or softmax) lengthened to 8x nominal or 16384 with\n"
+               "positive U[0,1) inputs. The threshold is calibrated on the same inputs against sequential fp32\n"
+               "accumulation, so a legitimate fp32 kernel passes. Catches: fp16/bf16 accumulators, TF32 in an fp32\n"
+               "matmul, half-precision intermediates, one-pass variance.",
     .explain_python = "KernelBench format: get_inputs() values shifted by 1e3, and the reduction size constant raised.",
     .run = run,
 };

@@ -121,7 +121,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         if (rc < 0) return;
         if (rc && v->status == KG_FAIL && !opt->exhaustive) {
             size_t l = strlen(v->replay);
-            if (l) snprintf(v->replay + l, sizeof v->replay - l, "  # with %s sorted along dim %d", c->args[first].name, axis);
+            if (l)
+                snprintf(v->replay + l, sizeof v->replay - l, "  # with %s sorted along dim %d", c->args[first].name,
+                         axis);
             return;
         }
         sorted = true;
@@ -134,12 +136,11 @@ const struct kg_gate kg_gate_reduction_order = {
     .id = "reduction-order",
     .title = "stable under cancellation and reordering",
     .tolerance_free = false,
-    .explain =
-        "Inputs of mixed magnitude, 10^U(-4,4) with alternating signs, at the nominal shape; for ops that do\n"
-        "not depend on the order of the reduced elements (sum, mean, max, min) also N(0,1) inputs sorted\n"
-        "ascending along the reduced axis. Judged against the working-precision reference on the same\n"
-        "inputs. Catches: softmax without the max subtraction (exp overflows), one-pass variance\n"
-        "(E[x^2]-E[x]^2 cancels), low-precision partial sums, and kernels right only for random order.",
+    .explain = "Inputs of mixed magnitude, 10^U(-4,4) with alternating signs, at the nominal shape; for ops that do\n"
+               "not depend on the order of the reduced elements (sum, mean, max, min) also N(0,1) inputs sorted\n"
+               "ascending along the reduced axis. Judged against the working-precision reference on the same\n"
+               "inputs. Catches: softmax without the max subtraction (exp overflows), one-pass variance\n"
+               "(E[x^2]-E[x]^2 cancels), low-precision partial sums, and kernels right only for random order.",
     .explain_python = "KernelBench format: the same value transformations applied to get_inputs().",
     .run = run,
 };

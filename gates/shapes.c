@@ -73,7 +73,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         for (int i = 0; i < nc && !stop; i++) {
             struct kg_case k;
             struct kg_err e;
-            if (kg_case_init(&k, c, cases[i], dts[d], opt->seed, opt->dist >= 0 ? (enum kg_dist)opt->dist : KG_DIST_NORMAL, &e)) {
+            if (kg_case_init(&k, c, cases[i], dts[d], opt->seed,
+                             opt->dist >= 0 ? (enum kg_dist)opt->dist : KG_DIST_NORMAL, &e)) {
                 /* a shape the contract's own expressions reject (e.g. a dim that goes negative) */
                 json_array_append_new(list, json_pack("{s:s,s:s}", "case", "?", "skipped", e.msg));
                 continue;
@@ -124,8 +125,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         if (ran == 0)
             kg_verdict_set(v, KG_SKIP, "no affordable boundary case (%d over the size budget)", skipped_budget);
         else
-            kg_verdict_set(v, KG_PASS, "%d boundary cases: %d pass, %d refused%s; worst at %.2g of the threshold", ran, pass,
-                           refused, skipped_budget ? " (some larger ones skipped: size budget)" : "",
+            kg_verdict_set(v, KG_PASS, "%d boundary cases: %d pass, %d refused%s; worst at %.2g of the threshold", ran,
+                           pass, refused, skipped_budget ? " (some larger ones skipped: size budget)" : "",
                            worst_margin < 0 ? 0 : worst_margin);
     }
 }
@@ -134,14 +135,13 @@ const struct kg_gate kg_gate_shapes = {
     .id = "shapes",
     .title = "boundary shapes within threshold or refused",
     .tolerance_free = false,
-    .explain =
-        "Moves one shape symbol at a time through 1, 2, 3, 7, 31, 33, 64, 127, 129, 255, 257, 1009, the\n"
-        "block size -1/+0/+1 and 2*block+1, the contract's declared sweep and 2*nominal+1 (others at\n"
-        "nominal), plus one case with every symbol odd; every instance dtype. Each case must pass the\n"
-        "calibrated accuracy test or be refused by the kernel (a host entry returning non-zero). Cases over\n"
-        "the size budget are skipped and counted. Catches: hard-coded shapes, missing tail handling,\n"
-        "vectorised loads that assume divisibility, tiles that read past the last row. Calibrated, so not\n"
-        "tolerance-free; the sweep itself is deterministic.",
+    .explain = "Moves one shape symbol at a time through 1, 2, 3, 7, 31, 33, 64, 127, 129, 255, 257, 1009, the\n"
+               "block size -1/+0/+1 and 2*block+1, the contract's declared sweep and 2*nominal+1 (others at\n"
+               "nominal), plus one case with every symbol odd; every instance dtype. Each case must pass the\n"
+               "calibrated accuracy test or be refused by the kernel (a host entry returning non-zero). Cases over\n"
+               "the size budget are skipped and counted. Catches: hard-coded shapes, missing tail handling,\n"
+               "vectorised loads that assume divisibility, tiles that read past the last row. Calibrated, so not\n"
+               "tolerance-free; the sweep itself is deterministic.",
     .explain_python =
         "KernelBench format: the problem's module-level integer constants (batch_size, dim, ...) are the\n"
         "shape symbols; get_inputs()/get_init_inputs() are re-evaluated with the changed values.",

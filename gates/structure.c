@@ -58,8 +58,10 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             failed = true;
             char idx[96];
             kg_tensor_index_str(&a.after[i], first, idx, sizeof idx);
-            kg_verdict_set(v, KG_FAIL, "%s: %lld of %lld elements still hold the prefill after two different prefills (first at %s)", arg->name,
-                           (long long)unwritten, (long long)k.numel[i], idx);
+            kg_verdict_set(
+                v, KG_FAIL,
+                "%s: %lld of %lld elements still hold the prefill after two different prefills (first at %s)",
+                arg->name, (long long)unwritten, (long long)k.numel[i], idx);
             kg_verdict_detail(v, "The output was prefilled with 0xFF bytes (NaN), then with 0x7F bytes; these elements "
                                  "held the prefill after both runs: never written, or computed from the prefill "
                                  "(y += ... on NaN stays NaN). A kernel that leaves outputs unwritten returns "
@@ -91,12 +93,11 @@ const struct kg_gate kg_gate_structure = {
     .id = "structure",
     .title = "every output element written",
     .tolerance_free = true,
-    .explain =
-        "Runs the kernel twice on the nominal case with its outputs prefilled with two different sentinels\n"
-        "(0xFF bytes, then 0x7F bytes) and reports every element that still holds the sentinel both times.\n"
-        "Catches: kernels that skip tail elements, early-return threads, grids too small for the shape, and\n"
-        "outputs 'computed' by reusing memory that held a previous answer (torch.empty that happens to\n"
-        "contain the right values). Tolerance-free: an element is written or it is not.",
+    .explain = "Runs the kernel twice on the nominal case with its outputs prefilled with two different sentinels\n"
+               "(0xFF bytes, then 0x7F bytes) and reports every element that still holds the sentinel both times.\n"
+               "Catches: kernels that skip tail elements, early-return threads, grids too small for the shape, and\n"
+               "outputs 'computed' by reusing memory that held a previous answer (torch.empty that happens to\n"
+               "contain the right values). Tolerance-free: an element is written or it is not.",
     .explain_python =
         "KernelBench format: the output tensors ModelNew returns must have the reference's shape, dtype and\n"
         "device; every free block of the CUDA caching allocator is filled with the sentinel before the call\n"

@@ -24,15 +24,13 @@ struct gdn_grad_f32 {
  * operation, accumulation and stored intermediate (states h, v_new, A, W, U) in fp32, as an fp32
  * GPU kernel would. Return 0 or a GDN_E* code (gdn_strerror); outputs are fully written on 0.
  * Memory is O(T (K + V) + (T / C) K V + C^2) per call (one (b,h) at a time). */
-int gdn_chunk_fwd_f64(enum gdn_family f, const struct gdn_dims *d, int64_t chunk, double scale,
-                      const struct gdn_in *in, double *o, double *ST);
-int gdn_chunk_bwd_f64(enum gdn_family f, const struct gdn_dims *d, int64_t chunk, double scale,
-                      const struct gdn_in *in, const double *dO, const double *dST,
-                      const struct gdn_grad *out);
+int gdn_chunk_fwd_f64(enum gdn_family f, const struct gdn_dims *d, int64_t chunk, double scale, const struct gdn_in *in,
+                      double *o, double *ST);
+int gdn_chunk_bwd_f64(enum gdn_family f, const struct gdn_dims *d, int64_t chunk, double scale, const struct gdn_in *in,
+                      const double *dO, const double *dST, const struct gdn_grad *out);
 int gdn_chunk_fwd_f32(enum gdn_family f, const struct gdn_dims *d, int64_t chunk, float scale,
                       const struct gdn_in_f32 *in, float *o, float *ST);
 int gdn_chunk_bwd_f32(enum gdn_family f, const struct gdn_dims *d, int64_t chunk, float scale,
-                      const struct gdn_in_f32 *in, const float *dO, const float *dST,
-                      const struct gdn_grad_f32 *out);
+                      const struct gdn_in_f32 *in, const float *dO, const float *dST, const struct gdn_grad_f32 *out);
 
 #endif

@@ -229,21 +229,11 @@ template <int F> static void run_both(const Case &c)
 static void run(const Case &c)
 {
     switch (c.fam) {
-    case GLR_LINEAR:
-        run_both<GLR_LINEAR>(c);
-        break;
-    case GLR_GLA:
-        run_both<GLR_GLA>(c);
-        break;
-    case GLR_SSD:
-        run_both<GLR_SSD>(c);
-        break;
-    case GLR_GDN:
-        run_both<GLR_GDN>(c);
-        break;
-    case GLR_KDA:
-        run_both<GLR_KDA>(c);
-        break;
+    case GLR_LINEAR: run_both<GLR_LINEAR>(c); break;
+    case GLR_GLA: run_both<GLR_GLA>(c); break;
+    case GLR_SSD: run_both<GLR_SSD>(c); break;
+    case GLR_GDN: run_both<GLR_GDN>(c); break;
+    case GLR_KDA: run_both<GLR_KDA>(c); break;
     }
 }
 

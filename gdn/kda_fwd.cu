@@ -23,8 +23,8 @@ inputs:  g=uniform(-0.7,-0.01) b=uniform(0.05,0.95) k=unitrows
 #include "glr_fwd.cuh"
 
 extern "C" __global__ void __launch_bounds__(GLR_THREADS, 1)
-kda_fwd_entry(const KG_T *q, const KG_T *k, const KG_T *v, const float *g, const KG_T *b, const float *S0,
-    KG_T *o, float *ST, int B, int T, int H, int K, int V, float scale)
+    kda_fwd_entry(const KG_T *q, const KG_T *k, const KG_T *v, const float *g, const KG_T *b, const float *S0, KG_T *o,
+                  float *ST, int B, int T, int H, int K, int V, float scale)
 {
     glr_fwd_body<GLR_KDA, KG_T>(q, k, v, g, b, S0, o, ST, B, T, H, K, V, scale);
 }

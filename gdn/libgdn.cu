@@ -31,20 +31,13 @@ extern "C" const char *gdn_cuda_last_error(void)
 extern "C" const char *gdn_cuda_strerror(int rc)
 {
     switch (rc) {
-    case GDN_OK:
-        return "ok";
-    case GDN_EINVAL:
-        return "invalid argument";
-    case GDN_ENOMEM:
-        return "out of memory";
-    case GDN_ECUDA:
-        return "CUDA error (see gdn_cuda_last_error)";
-    case GDN_EUNSUPPORTED:
-        return "unsupported by the CUDA kernels (need 1 <= K, V <= 128, B, H <= 65535)";
-    case GDN_EWORKSPACE:
-        return "workspace missing or too small (see gdn_cuda_bwd_workspace)";
-    default:
-        return "unknown error";
+    case GDN_OK: return "ok";
+    case GDN_EINVAL: return "invalid argument";
+    case GDN_ENOMEM: return "out of memory";
+    case GDN_ECUDA: return "CUDA error (see gdn_cuda_last_error)";
+    case GDN_EUNSUPPORTED: return "unsupported by the CUDA kernels (need 1 <= K, V <= 128, B, H <= 65535)";
+    case GDN_EWORKSPACE: return "workspace missing or too small (see gdn_cuda_bwd_workspace)";
+    default: return "unknown error";
     }
 }
 
@@ -119,16 +112,11 @@ extern "C" int gdn_cuda_fwd(enum gdn_family f, enum gdn_dtype dt, const struct g
     if ((d->T > 0 && !o) || !aligned(o, dt == GDN_DTYPE_BF16 ? 2 : 4) || !aligned(ST, 4)) return GDN_EINVAL;
     c.o = o, c.ST = ST;
     switch (f) {
-    case GDN_LINEAR:
-        return gdn_lib_fwd_linear(c);
-    case GDN_GLA:
-        return gdn_lib_fwd_gla(c);
-    case GDN_SSD:
-        return gdn_lib_fwd_ssd(c);
-    case GDN_GDN:
-        return gdn_lib_fwd_gdn(c);
-    case GDN_KDA:
-        return gdn_lib_fwd_kda(c);
+    case GDN_LINEAR: return gdn_lib_fwd_linear(c);
+    case GDN_GLA: return gdn_lib_fwd_gla(c);
+    case GDN_SSD: return gdn_lib_fwd_ssd(c);
+    case GDN_GDN: return gdn_lib_fwd_gdn(c);
+    case GDN_KDA: return gdn_lib_fwd_kda(c);
     }
     return GDN_EINVAL;
 }
@@ -153,16 +141,11 @@ extern "C" int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct g
     c.dS0 = out->dS0;
     c.ws = (float *)ws;
     switch (f) {
-    case GDN_LINEAR:
-        return gdn_lib_bwd_linear(c);
-    case GDN_GLA:
-        return gdn_lib_bwd_gla(c);
-    case GDN_SSD:
-        return gdn_lib_bwd_ssd(c);
-    case GDN_GDN:
-        return gdn_lib_bwd_gdn(c);
-    case GDN_KDA:
-        return gdn_lib_bwd_kda(c);
+    case GDN_LINEAR: return gdn_lib_bwd_linear(c);
+    case GDN_GLA: return gdn_lib_bwd_gla(c);
+    case GDN_SSD: return gdn_lib_bwd_ssd(c);
+    case GDN_GDN: return gdn_lib_bwd_gdn(c);
+    case GDN_KDA: return gdn_lib_bwd_kda(c);
     }
     return GDN_EINVAL;
 }

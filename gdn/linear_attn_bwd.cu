@@ -25,10 +25,10 @@ inputs:  k=unitrows
 #include "glr_bwd.cuh"
 
 extern "C" __global__ void __launch_bounds__(GLR_THREADS, 1)
-linear_attn_bwd_entry(const KG_T *q, const KG_T *k, const KG_T *v, const float *S0,
-    const KG_T *dO, const float *dST, KG_T *dq, KG_T *dk, KG_T *dv,
-    float *dS0, float *ws, int B, int T, int H, int K, int V, float scale)
+    linear_attn_bwd_entry(const KG_T *q, const KG_T *k, const KG_T *v, const float *S0, const KG_T *dO,
+                          const float *dST, KG_T *dq, KG_T *dk, KG_T *dv, float *dS0, float *ws, int B, int T, int H,
+                          int K, int V, float scale)
 {
-    glr_bwd_body<GLR_LINEAR, KG_T>(q, k, v, nullptr, nullptr, S0, dO, dST, dq, dk, dv, nullptr, nullptr, dS0,
-                                 ws, B, T, H, K, V, scale);
+    glr_bwd_body<GLR_LINEAR, KG_T>(q, k, v, nullptr, nullptr, S0, dO, dST, dq, dk, dv, nullptr, nullptr, dS0, ws, B, T,
+                                   H, K, V, scale);
 }

@@ -23,8 +23,8 @@ inputs:  k=unitrows
 #include "glr_fwd.cuh"
 
 extern "C" __global__ void __launch_bounds__(GLR_THREADS, 1)
-linear_attn_fwd_entry(const KG_T *q, const KG_T *k, const KG_T *v, const float *S0,
-    KG_T *o, float *ST, int B, int T, int H, int K, int V, float scale)
+    linear_attn_fwd_entry(const KG_T *q, const KG_T *k, const KG_T *v, const float *S0, KG_T *o, float *ST, int B,
+                          int T, int H, int K, int V, float scale)
 {
     glr_fwd_body<GLR_LINEAR, KG_T>(q, k, v, nullptr, nullptr, S0, o, ST, B, T, H, K, V, scale);
 }

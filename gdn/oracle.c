@@ -17,10 +17,8 @@ struct family_info {
 };
 
 static const struct family_info families[GDN_NFAMILIES] = {
-    [GDN_LINEAR] = {"linear", GDN_GATE_NONE, false},
-    [GDN_GLA] = {"gla", GDN_GATE_CHANNEL, false},
-    [GDN_SSD] = {"ssd", GDN_GATE_HEAD, false},
-    [GDN_GDN] = {"gdn", GDN_GATE_HEAD, true},
+    [GDN_LINEAR] = {"linear", GDN_GATE_NONE, false}, [GDN_GLA] = {"gla", GDN_GATE_CHANNEL, false},
+    [GDN_SSD] = {"ssd", GDN_GATE_HEAD, false},       [GDN_GDN] = {"gdn", GDN_GATE_HEAD, true},
     [GDN_KDA] = {"kda", GDN_GATE_CHANNEL, true},
 };
 
@@ -43,16 +41,14 @@ static bool name_eq(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {
         char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-        if (x != *b)
-            return false;
+        if (x != *b) return false;
     }
     return *a == *b;
 }
 
 int gdn_family_parse(const char *name, enum gdn_family *out)
 {
-    if (!name || !out)
-        return -1;
+    if (!name || !out) return -1;
     for (int i = 0; i < GDN_NFAMILIES; i++) {
         if (name_eq(name, families[i].name)) {
             *out = (enum gdn_family)i;
@@ -96,27 +92,24 @@ bool gdn_family_has_delta(enum gdn_family f)
 int gdn_g_shape(enum gdn_family f, const struct gdn_dims *d, int64_t shape[4])
 {
     enum gdn_gate gt = gdn_family_gate(f);
-    if (gt == GDN_GATE_NONE)
-        return 0;
+    if (gt == GDN_GATE_NONE) return 0;
     shape[0] = d->B;
     shape[1] = d->T;
     shape[2] = d->H;
-    if (gt == GDN_GATE_HEAD)
-        return 3;
+    if (gt == GDN_GATE_HEAD) return 3;
     shape[3] = d->K;
     return 4;
 }
 
 int gdn_dims_check(const struct gdn_dims *d)
 {
-    if (!d || d->B < 1 || d->T < 0 || d->H < 1 || d->K < 1 || d->V < 1)
-        return GDN_EINVAL;
+    if (!d || d->B < 1 || d->T < 0 || d->H < 1 || d->K < 1 || d->V < 1) return GDN_EINVAL;
     /* The largest tensors are [B,T,H,max(K,V)] and [B,H,K,V]; bound their byte counts so that
      * every index and every malloc size below is exact. */
     int64_t kv = d->K > d->V ? d->K : d->V, n;
     const int64_t lim = INT64_MAX / 16;
-    if (__builtin_mul_overflow(d->B, d->T > 0 ? d->T : 1, &n) ||
-        __builtin_mul_overflow(n, d->H, &n) || __builtin_mul_overflow(n, kv, &n) || n > lim)
+    if (__builtin_mul_overflow(d->B, d->T > 0 ? d->T : 1, &n) || __builtin_mul_overflow(n, d->H, &n) ||
+        __builtin_mul_overflow(n, kv, &n) || n > lim)
         return GDN_EINVAL;
     if (__builtin_mul_overflow(d->B, d->H, &n) || __builtin_mul_overflow(n, d->K, &n) ||
         __builtin_mul_overflow(n, d->V, &n) || n > lim)
@@ -132,14 +125,10 @@ double gdn_default_scale(const struct gdn_dims *d)
 const char *gdn_strerror(int rc)
 {
     switch (rc) {
-    case GDN_OK:
-        return "ok";
-    case GDN_EINVAL:
-        return "invalid argument (family, dims, or a required tensor missing)";
-    case GDN_ENOMEM:
-        return "out of memory";
-    default:
-        return "unknown gdn error";
+    case GDN_OK: return "ok";
+    case GDN_EINVAL: return "invalid argument (family, dims, or a required tensor missing)";
+    case GDN_ENOMEM: return "out of memory";
+    default: return "unknown gdn error";
     }
 }
 
@@ -192,7 +181,7 @@ static inline double acc_get(const struct acc *acc)
 struct step {
     double *q, *k, *v; /* q, k [K], v [V] */
     double *a;         /* [K] the decay per channel (all equal for a scalar gate, 1 if none) */
-    double *u, *w;         /* u = S'^T k, w = b (v - u)   [V] */
+    double *u, *w;     /* u = S'^T k, w = b (v - u)   [V] */
     double beta;
 };
 
@@ -209,18 +198,14 @@ static void load_step(const struct ctx *c, int64_t b, int64_t t, int64_t h, stru
         st->q[i] = r(c, in->q[rw * K + i]);
         st->k[i] = r(c, in->k[rw * K + i]);
     }
-    for (int64_t j = 0; j < V; j++)
-        st->v[j] = r(c, in->v[rw * V + j]);
+    for (int64_t j = 0; j < V; j++) st->v[j] = r(c, in->v[rw * V + j]);
     if (c->gate == GDN_GATE_HEAD) {
         double a = r(c, exp(r(c, in->g[rw])));
-        for (int64_t i = 0; i < K; i++)
-            st->a[i] = a;
+        for (int64_t i = 0; i < K; i++) st->a[i] = a;
     } else if (c->gate == GDN_GATE_CHANNEL) {
-        for (int64_t i = 0; i < K; i++)
-            st->a[i] = r(c, exp(r(c, in->g[rw * K + i])));
+        for (int64_t i = 0; i < K; i++) st->a[i] = r(c, exp(r(c, in->g[rw * K + i])));
     } else {
-        for (int64_t i = 0; i < K; i++)
-            st->a[i] = 1.0;
+        for (int64_t i = 0; i < K; i++) st->a[i] = 1.0;
     }
     st->beta = c->delta ? r(c, in->b[rw]) : 1.0;
 }
@@ -240,8 +225,7 @@ static void delta_uw(const struct ctx *c, struct step *st, const double *Sp)
     int64_t K = c->K, V = c->V;
     for (int64_t j = 0; j < V; j++) {
         struct acc u = {0, 0};
-        for (int64_t i = 0; i < K; i++)
-            acc_add(c, &u, r(c, st->k[i] * Sp[i * V + j]));
+        for (int64_t i = 0; i < K; i++) acc_add(c, &u, r(c, st->k[i] * Sp[i * V + j]));
         st->u[j] = r(c, acc_get(&u));
         st->w[j] = r(c, st->beta * r(c, st->v[j] - st->u[j]));
     }
@@ -258,8 +242,7 @@ static void fwd_step(const struct ctx *c, struct step *st, const double *Sin, do
         w = st->w;
     }
     for (int64_t i = 0; i < K; i++)
-        for (int64_t j = 0; j < V; j++)
-            Sout[i * V + j] = r(c, Sout[i * V + j] + r(c, st->k[i] * w[j]));
+        for (int64_t j = 0; j < V; j++) Sout[i * V + j] = r(c, Sout[i * V + j] + r(c, st->k[i] * w[j]));
 }
 
 /* o = scale S^T q. */
@@ -268,8 +251,7 @@ static void out_step(const struct ctx *c, const struct step *st, const double *S
     int64_t K = c->K, V = c->V;
     for (int64_t j = 0; j < V; j++) {
         struct acc s = {0, 0};
-        for (int64_t i = 0; i < K; i++)
-            acc_add(c, &s, r(c, st->q[i] * S[i * V + j]));
+        for (int64_t i = 0; i < K; i++) acc_add(c, &s, r(c, st->q[i] * S[i * V + j]));
         o[j] = r(c, c->scale * r(c, acc_get(&s)));
     }
 }
@@ -286,26 +268,22 @@ struct step_grad {
  *   delta, S_t = S' + k w^T, w = b (v - S'^T k):
  *       dv = b D^T k,  db = (D^T k) . (v - u),  dk = D w - S' dv,  dS' = D - k dv^T
  *   S' = Diag(a) S_{t-1}:  da = rowsum(dS' * S_{t-1}),  dg = a da,  D = Diag(a) dS' */
-static void bwd_step(const struct ctx *c, struct step *st, const double *Sprev, const double *Snext,
-                     const double *dO, double *D, double *Sp, double *Dtk,
-                     const struct step_grad *gr)
+static void bwd_step(const struct ctx *c, struct step *st, const double *Sprev, const double *Snext, const double *dO,
+                     double *D, double *Sp, double *Dtk, const struct step_grad *gr)
 {
     int64_t K = c->K, V = c->V;
     for (int64_t i = 0; i < K; i++) {
         struct acc s = {0, 0};
-        for (int64_t j = 0; j < V; j++)
-            acc_add(c, &s, r(c, Snext[i * V + j] * r(c, dO[j])));
+        for (int64_t j = 0; j < V; j++) acc_add(c, &s, r(c, Snext[i * V + j] * r(c, dO[j])));
         gr->dq[i] = r(c, c->scale * r(c, acc_get(&s)));
         double sq = r(c, c->scale * st->q[i]);
-        for (int64_t j = 0; j < V; j++)
-            D[i * V + j] = r(c, D[i * V + j] + r(c, sq * r(c, dO[j])));
+        for (int64_t j = 0; j < V; j++) D[i * V + j] = r(c, D[i * V + j] + r(c, sq * r(c, dO[j])));
     }
 
     decay(c, st, Sprev, Sp);
     for (int64_t j = 0; j < V; j++) {
         struct acc s = {0, 0};
-        for (int64_t i = 0; i < K; i++)
-            acc_add(c, &s, r(c, D[i * V + j] * st->k[i]));
+        for (int64_t i = 0; i < K; i++) acc_add(c, &s, r(c, D[i * V + j] * st->k[i]));
         Dtk[j] = r(c, acc_get(&s));
     }
     if (c->delta) {
@@ -315,8 +293,7 @@ static void bwd_step(const struct ctx *c, struct step *st, const double *Sprev, 
             acc_add(c, &db, r(c, Dtk[j] * r(c, st->v[j] - st->u[j])));
             gr->dv[j] = r(c, st->beta * Dtk[j]);
         }
-        if (gr->db)
-            *gr->db = r(c, acc_get(&db));
+        if (gr->db) *gr->db = r(c, acc_get(&db));
         for (int64_t i = 0; i < K; i++) {
             struct acc s = {0, 0};
             for (int64_t j = 0; j < V; j++) {
@@ -324,54 +301,44 @@ static void bwd_step(const struct ctx *c, struct step *st, const double *Sprev, 
                 acc_add(c, &s, -r(c, Sp[i * V + j] * gr->dv[j]));
             }
             gr->dk[i] = r(c, acc_get(&s));
-            for (int64_t j = 0; j < V; j++)
-                D[i * V + j] = r(c, D[i * V + j] - r(c, st->k[i] * gr->dv[j]));
+            for (int64_t j = 0; j < V; j++) D[i * V + j] = r(c, D[i * V + j] - r(c, st->k[i] * gr->dv[j]));
         }
     } else {
-        for (int64_t j = 0; j < V; j++)
-            gr->dv[j] = Dtk[j];
+        for (int64_t j = 0; j < V; j++) gr->dv[j] = Dtk[j];
         for (int64_t i = 0; i < K; i++) {
             struct acc s = {0, 0};
-            for (int64_t j = 0; j < V; j++)
-                acc_add(c, &s, r(c, D[i * V + j] * st->v[j]));
+            for (int64_t j = 0; j < V; j++) acc_add(c, &s, r(c, D[i * V + j] * st->v[j]));
             gr->dk[i] = r(c, acc_get(&s));
         }
     }
 
-    if (c->gate == GDN_GATE_NONE)
-        return;
+    if (c->gate == GDN_GATE_NONE) return;
     struct acc dgh = {0, 0};
     for (int64_t i = 0; i < K; i++) {
         struct acc s = {0, 0};
-        for (int64_t j = 0; j < V; j++)
-            acc_add(c, &s, r(c, D[i * V + j] * Sprev[i * V + j]));
+        for (int64_t j = 0; j < V; j++) acc_add(c, &s, r(c, D[i * V + j] * Sprev[i * V + j]));
         double dgi = r(c, st->a[i] * r(c, acc_get(&s)));
         if (c->gate == GDN_GATE_CHANNEL) {
-            if (gr->dg)
-                gr->dg[i] = dgi;
+            if (gr->dg) gr->dg[i] = dgi;
         } else {
             acc_add(c, &dgh, dgi);
         }
-        for (int64_t j = 0; j < V; j++)
-            D[i * V + j] = r(c, st->a[i] * D[i * V + j]);
+        for (int64_t j = 0; j < V; j++) D[i * V + j] = r(c, st->a[i] * D[i * V + j]);
     }
-    if (c->gate == GDN_GATE_HEAD && gr->dg)
-        *gr->dg = r(c, acc_get(&dgh));
+    if (c->gate == GDN_GATE_HEAD && gr->dg) *gr->dg = r(c, acc_get(&dgh));
 }
 
 // ---- drivers ------------------------------------------------------------------------------------
 
-static int setup(struct ctx *c, enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d,
-                 double scale, const struct gdn_in *in)
+static int setup(struct ctx *c, enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale,
+                 const struct gdn_in *in)
 {
-    if (!valid_family(f) || (unsigned)a > GDN_W64 || gdn_dims_check(d) != GDN_OK || !in ||
-        !in->q || !in->k || !in->v)
+    if (!valid_family(f) || (unsigned)a > GDN_W64 || gdn_dims_check(d) != GDN_OK || !in || !in->q || !in->k || !in->v)
         return GDN_EINVAL;
     c->a = a;
     c->gate = families[f].gate;
     c->delta = families[f].delta;
-    if ((c->gate != GDN_GATE_NONE && !in->g) || (c->delta && !in->b))
-        return GDN_EINVAL;
+    if ((c->gate != GDN_GATE_NONE && !in->g) || (c->delta && !in->b)) return GDN_EINVAL;
     c->T = d->T;
     c->H = d->H;
     c->K = d->K;
@@ -384,10 +351,8 @@ static int setup(struct ctx *c, enum gdn_family f, enum gdn_arith a, const struc
 /* Allocates n doubles (n counts elements, already bounded by gdn_dims_check). */
 static double *alloc_doubles(int64_t n)
 {
-    if (n < 1)
-        n = 1;
-    if ((uint64_t)n > SIZE_MAX / sizeof(double))
-        return NULL;
+    if (n < 1) n = 1;
+    if ((uint64_t)n > SIZE_MAX / sizeof(double)) return NULL;
     return malloc((size_t)n * sizeof(double));
 }
 
@@ -395,8 +360,7 @@ static double *alloc_doubles(int64_t n)
 static double *step_alloc(const struct ctx *c, struct step *st)
 {
     double *m = alloc_doubles(3 * c->K + 3 * c->V);
-    if (!m)
-        return NULL;
+    if (!m) return NULL;
     st->q = m;
     st->k = m + c->K;
     st->a = m + 2 * c->K;
@@ -409,19 +373,16 @@ static double *step_alloc(const struct ctx *c, struct step *st)
 static void load_state(const struct ctx *c, const double *src, double *S)
 {
     int64_t n = c->K * c->V;
-    for (int64_t i = 0; i < n; i++)
-        S[i] = src ? r(c, src[i]) : 0.0;
+    for (int64_t i = 0; i < n; i++) S[i] = src ? r(c, src[i]) : 0.0;
 }
 
-int gdn_oracle_fwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale,
-                   const struct gdn_in *in, double *o, double *ST)
+int gdn_oracle_fwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale, const struct gdn_in *in,
+                   double *o, double *ST)
 {
     struct ctx c;
     int rc = setup(&c, f, a, d, scale, in);
-    if (rc)
-        return rc;
-    if (!o && d->T > 0)
-        return GDN_EINVAL;
+    if (rc) return rc;
+    if (!o && d->T > 0) return GDN_EINVAL;
     int64_t KV = c.K * c.V;
     struct step st;
     double *scratch = step_alloc(&c, &st);
@@ -443,8 +404,7 @@ int gdn_oracle_fwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
                 S2 = tmp;
                 out_step(&c, &st, S, o + row(&c, b, t, h) * c.V);
             }
-            if (ST)
-                memcpy(ST + (b * c.H + h) * KV, S, (size_t)KV * sizeof(double));
+            if (ST) memcpy(ST + (b * c.H + h) * KV, S, (size_t)KV * sizeof(double));
         }
     }
     free(scratch);
@@ -452,23 +412,19 @@ int gdn_oracle_fwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
     return GDN_OK;
 }
 
-int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale,
-                   const struct gdn_in *in, const double *dO, const double *dST,
-                   const struct gdn_grad *out)
+int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale, const struct gdn_in *in,
+                   const double *dO, const double *dST, const struct gdn_grad *out)
 {
     struct ctx c;
     int rc = setup(&c, f, a, d, scale, in);
-    if (rc)
-        return rc;
-    if (!out || (d->T > 0 && (!dO || !out->dq || !out->dk || !out->dv)))
-        return GDN_EINVAL;
+    if (rc) return rc;
+    if (!out || (d->T > 0 && (!dO || !out->dq || !out->dk || !out->dv))) return GDN_EINVAL;
 
     /* Checkpoints every `seg` steps; one segment of states is re-computed at a time with the
      * very code of the forward, so the states are bit-identical to the forward's. */
     int64_t T = c.T, KV = c.K * c.V;
     int64_t seg = (int64_t)ceil(sqrt((double)T));
-    if (seg < 1)
-        seg = 1;
+    if (seg < 1) seg = 1;
     int64_t nseg = (T + seg - 1) / seg;
     struct step st;
     double *scratch = step_alloc(&c, &st);
@@ -488,8 +444,7 @@ int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
             int64_t sidx = (b * c.H + h) * KV;
             load_state(&c, in->S0 ? in->S0 + sidx : NULL, buf);
             for (int64_t t = 0; t < T; t++) {
-                if (t % seg == 0)
-                    memcpy(ck + (t / seg) * KV, buf, (size_t)KV * sizeof(double));
+                if (t % seg == 0) memcpy(ck + (t / seg) * KV, buf, (size_t)KV * sizeof(double));
                 load_step(&c, b, t, h, &st);
                 fwd_step(&c, &st, buf, buf + KV);
                 memcpy(buf, buf + KV, (size_t)KV * sizeof(double));
@@ -514,12 +469,10 @@ int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
                     if (out->dg && c.gate != GDN_GATE_NONE)
                         gr.dg = out->dg + (c.gate == GDN_GATE_CHANNEL ? rw * c.K : rw);
                     load_step(&c, b, t, h, &st);
-                    bwd_step(&c, &st, buf + (t - t0) * KV, buf + (t - t0 + 1) * KV,
-                             dO + rw * c.V, D, Sp, Dtk, &gr);
+                    bwd_step(&c, &st, buf + (t - t0) * KV, buf + (t - t0 + 1) * KV, dO + rw * c.V, D, Sp, Dtk, &gr);
                 }
             }
-            if (out->dS0)
-                memcpy(out->dS0 + sidx, D, (size_t)KV * sizeof(double));
+            if (out->dS0) memcpy(out->dS0 + sidx, D, (size_t)KV * sizeof(double));
         }
     }
     free(scratch);
@@ -529,12 +482,10 @@ int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
 
 // ---- SSD from Mamba-2 ---------------------------------------------------------------------------
 
-int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double *dt,
-                        const double *A, const double *Bm, const double *C, double *q, double *k,
-                        double *v, double *g)
+int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double *dt, const double *A, const double *Bm,
+                        const double *C, double *q, double *k, double *v, double *g)
 {
-    if (gdn_dims_check(d) != GDN_OK || !x || !dt || !A || !Bm || !C || !q || !k || !v || !g)
-        return GDN_EINVAL;
+    if (gdn_dims_check(d) != GDN_OK || !x || !dt || !A || !Bm || !C || !q || !k || !v || !g) return GDN_EINVAL;
     int64_t N = d->K, P = d->V;
     for (int64_t b = 0; b < d->B; b++) {
         for (int64_t t = 0; t < d->T; t++) {
@@ -544,8 +495,7 @@ int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double 
                     q[rw * N + n] = C[rw * N + n];
                     k[rw * N + n] = Bm[rw * N + n];
                 }
-                for (int64_t p = 0; p < P; p++)
-                    v[rw * P + p] = dt[rw] * x[rw * P + p];
+                for (int64_t p = 0; p < P; p++) v[rw * P + p] = dt[rw] * x[rw * P + p];
                 g[rw] = dt[rw] * A[h];
             }
         }
@@ -555,11 +505,9 @@ int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double 
 
 int gdn_ssd_skip(const struct gdn_dims *d, const double *x, const double *D, double *y)
 {
-    if (gdn_dims_check(d) != GDN_OK || !x || !D || !y)
-        return GDN_EINVAL;
+    if (gdn_dims_check(d) != GDN_OK || !x || !D || !y) return GDN_EINVAL;
     int64_t P = d->V;
     for (int64_t rw = 0; rw < d->B * d->T * d->H; rw++)
-        for (int64_t p = 0; p < P; p++)
-            y[rw * P + p] += D[rw % d->H] * x[rw * P + p];
+        for (int64_t p = 0; p < P; p++) y[rw * P + p] += D[rw % d->H] * x[rw * P + p];
     return GDN_OK;
 }

@@ -86,15 +86,14 @@ const char *gdn_strerror(int rc);
 /* ---- the recurrence ------------------------------------------------------------------- */
 
 /* o = the outputs [B,T,H,V]; ST (nullable) = the final states. Returns 0 or GDN_E*. */
-int gdn_oracle_fwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale,
-                   const struct gdn_in *in, double *o, double *ST);
+int gdn_oracle_fwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale, const struct gdn_in *in,
+                   double *o, double *ST);
 
 /* The gradients of L = sum(dO * o) + sum(dST * ST) (dST nullable: zero) with respect to every
  * input, by a reverse recurrence in the same arithmetic. The states are re-computed from
  * checkpoints every ~sqrt(T) steps, so memory is O((sqrt(T)) K V), not O(T K V). */
-int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale,
-                   const struct gdn_in *in, const double *dO, const double *dST,
-                   const struct gdn_grad *out);
+int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale, const struct gdn_in *in,
+                   const double *dO, const double *dST, const struct gdn_grad *out);
 
 /* ---- SSD from Mamba-2 ------------------------------------------------------------------ */
 
@@ -104,9 +103,8 @@ int gdn_oracle_bwd(enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d
  * D [H], maps onto GDN_SSD with dims {B, T, H, K = N, V = P} and scale = 1 as
  *   q = C,  k = Bm,  v = dt * x,  g = dt * A   (dt goes into v, not k);
  * then y = o + D x (gdn_ssd_skip). q, k [B,T,H,N], v [B,T,H,P], g [B,T,H] are written. */
-int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double *dt,
-                        const double *A, const double *Bm, const double *C, double *q, double *k,
-                        double *v, double *g);
+int gdn_ssd_from_mamba2(const struct gdn_dims *d, const double *x, const double *dt, const double *A, const double *Bm,
+                        const double *C, double *q, double *k, double *v, double *g);
 
 /* y += D[h] * x over [B,T,H,P] (d->V = P): the skip connection, turning o into Mamba-2's y. */
 int gdn_ssd_skip(const struct gdn_dims *d, const double *x, const double *D, double *y);

@@ -59,23 +59,23 @@ static inline double rel_rms(const double *got, const double *ref, int64_t n)
 #include "libgdn.h"
 
 /* Every CUDA and libgdn call of a test program is checked; the message names file and line. */
-#define CUDA_CHECK(call)                                                                           \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define CUDA_CHECK(call)                                                                                               \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
-#define GDN_CHECK(call)                                                                            \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0) {                                                                            \
-            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_), \
-                    gdn_cuda_last_error());                                                        \
-            exit(1);                                                                               \
-        }                                                                                          \
+#define GDN_CHECK(call)                                                                                                \
+    do {                                                                                                               \
+        int rc_ = (call);                                                                                              \
+        if (rc_ != 0) {                                                                                                \
+            fprintf(stderr, "%s:%d: %s: %s %s\n", __FILE__, __LINE__, #call, gdn_cuda_strerror(rc_),                   \
+                    gdn_cuda_last_error());                                                                            \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 #endif
 

@@ -12,20 +12,40 @@ extern "C" {
 #endif
 
 /* Storage types: 16 bits each, the IEEE binary16 and bfloat16 bit patterns. */
-typedef struct { uint16_t bits; } kg_f16;
-typedef struct { uint16_t bits; } kg_bf16;
+typedef struct {
+    uint16_t bits;
+} kg_f16;
+typedef struct {
+    uint16_t bits;
+} kg_bf16;
 
-static inline float kg_bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static inline uint32_t kg_f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float kg_bits_to_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint32_t kg_f32_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
 
-static inline float kg_bf16_to_f32(kg_bf16 h) { return kg_bits_to_f32((uint32_t)h.bits << 16); }
+static inline float kg_bf16_to_f32(kg_bf16 h)
+{
+    return kg_bits_to_f32((uint32_t)h.bits << 16);
+}
 
 /* Round to nearest even; NaN stays NaN (quiet), Inf stays Inf. */
 static inline kg_bf16 kg_f32_to_bf16(float f)
 {
     uint32_t u = kg_f32_to_bits(f);
     kg_bf16 h;
-    if ((u & 0x7fffffffu) > 0x7f800000u) { h.bits = (uint16_t)((u >> 16) | 0x40u); return h; }
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        h.bits = (uint16_t)((u >> 16) | 0x40u);
+        return h;
+    }
     u += 0x7fffu + ((u >> 16) & 1u);
     h.bits = (uint16_t)(u >> 16);
     return h;
@@ -36,8 +56,8 @@ static inline float kg_f16_to_f32(kg_f16 h)
     uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
     uint32_t exp = (h.bits >> 10) & 0x1fu, man = h.bits & 0x3ffu;
     if (exp == 0x1f) return kg_bits_to_f32(sign | 0x7f800000u | (man << 13)); /* Inf, NaN */
-    if (exp == 0) {                                                     /* zero, subnormal */
-        float m = (float)man * (1.0f / 16777216.0f);                    /* man * 2^-24, exact */
+    if (exp == 0) {                                                           /* zero, subnormal */
+        float m = (float)man * (1.0f / 16777216.0f);                          /* man * 2^-24, exact */
         return sign ? -m : m;
     }
     return kg_bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
@@ -48,9 +68,15 @@ static inline kg_f16 kg_f32_to_f16(float f)
 {
     uint32_t u = kg_f32_to_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
     kg_f16 h;
-    if (a > 0x7f800000u) { h.bits = (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu)); return h; }
-    if (a >= 0x477ff000u) { h.bits = (uint16_t)(sign | 0x7c00u); return h; } /* >= 65520: Inf */
-    if (a < 0x38800000u) {                                                  /* below 2^-14 */
+    if (a > 0x7f800000u) {
+        h.bits = (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+        return h;
+    }
+    if (a >= 0x477ff000u) {
+        h.bits = (uint16_t)(sign | 0x7c00u);
+        return h;
+    }                      /* >= 65520: Inf */
+    if (a < 0x38800000u) { /* below 2^-14 */
         /* subnormal: value * 2^24 rounded to an integer, ties to even */
         float m = kg_bits_to_f32(a) * 16777216.0f;
         uint32_t q = (uint32_t)m;
@@ -84,7 +110,7 @@ struct kg_oracle_io {
     int nsym;
     const char *const *sym_names;
     const int64_t *sym_values;
-    int working;       /* 0: exact fp64; 1: fp32 accumulation; 2: fp64 accumulation */
+    int working; /* 0: exact fp64; 1: fp32 accumulation; 2: fp64 accumulation */
     char err[256];
 };
 

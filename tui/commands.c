@@ -44,8 +44,8 @@ static void describe_kernel(const struct kg_insp *in, FILE *out)
 {
     const struct kg_session *s = in->s;
     const struct kg_contract *c = kg_session_contract(s);
-    fprintf(out, "loaded %s from %s (%s runner, compiled by %s)\n", c->name, c->path,
-            kg_session_runner(s), kg_session_last_load(s)->compiler);
+    fprintf(out, "loaded %s from %s (%s runner, compiled by %s)\n", c->name, c->path, kg_session_runner(s),
+            kg_session_last_load(s)->compiler);
     fprintf(out, "  op %s, entry %s, %d args\n", c->has_op ? c->op_text : c->oracle_func, c->entry, c->nargs);
 }
 
@@ -123,7 +123,8 @@ static int first_differing_run(const struct kg_verdict *v)
     json_t *runs = v->extra ? json_object_get(v->extra, "runs") : NULL;
     size_t i;
     json_t *r;
-    json_array_foreach(runs, i, r) {
+    json_array_foreach(runs, i, r)
+    {
         if (json_integer_value(json_object_get(r, "differing")) > 0)
             return (int)json_integer_value(json_object_get(r, "run"));
     }
@@ -327,8 +328,8 @@ static int cmd_save(struct kg_insp *in, int argc, char **argv, FILE *out)
         fprintf(out, "cannot write %s: %s\n", argv[1], strerror(errno));
         return -1;
     }
-    fprintf(out, "saved %d verdict%s of %s to %s (verdict %s)\n", n, n == 1 ? "" : "s", kg_session_contract(in->s)->name, argv[1],
-            kg_status_name(kg_overall(tmp, n)));
+    fprintf(out, "saved %d verdict%s of %s to %s (verdict %s)\n", n, n == 1 ? "" : "s",
+            kg_session_contract(in->s)->name, argv[1], kg_status_name(kg_overall(tmp, n)));
     return 0;
 }
 
@@ -449,7 +450,8 @@ bool kg_insp_complete(const struct kg_insp *in, const char *cmd, int argi, const
         for (const struct cmd *c = cmds; c->name; c++) add(ud, c->name);
         return true;
     }
-    if (!strcmp(cmd, "load") && argi == 1 && text[0] && !strncmp(text, "builtin:", strlen(text) < 8 ? strlen(text) : 8)) {
+    if (!strcmp(cmd, "load") && argi == 1 && text[0] &&
+        !strncmp(text, "builtin:", strlen(text) < 8 ? strlen(text) : 8)) {
         char w[128];
         for (const struct kg_builtin *b = kg_builtins; b->name; b++) {
             snprintf(w, sizeof w, "builtin:%s", b->file);

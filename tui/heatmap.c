@@ -192,8 +192,7 @@ char kg_hm_glyph(const struct kg_hm_cell *c)
 /* ---- layout --------------------------------------------------------------------------------- */
 
 /* The slice as an R x C matrix and the cell size at the view's zoom. */
-static void geometry(const struct kg_hm_src *src, const struct kg_hm_view *v, int rows, int cols,
-                     struct kg_hm_grid *g)
+static void geometry(const struct kg_hm_src *src, const struct kg_hm_view *v, int rows, int cols, struct kg_hm_grid *g)
 {
     int64_t scale = (int64_t)1 << (v->zoom < 62 ? v->zoom : 62);
     g->base = slice_base(src, v);
@@ -330,8 +329,10 @@ void kg_hm_index(const struct kg_hm_src *src, int64_t flat, char *buf, size_t n)
 
 const char *kg_hm_num(double v, int digits, char *buf, size_t n)
 {
-    if (isnan(v)) snprintf(buf, n, "nan");
-    else snprintf(buf, n, "%.*g", digits, v);
+    if (isnan(v))
+        snprintf(buf, n, "nan");
+    else
+        snprintf(buf, n, "%.*g", digits, v);
     return buf;
 }
 
@@ -412,8 +413,8 @@ static int legend_wide(const struct kg_hm_src *src, char lines[][96], int max)
         return k < max ? k : max;
     }
     if (src->threshold > 0) {
-        snprintf(head, sizeof head, "legend: log10(error / threshold), threshold %.2e, a decade per glyph:",
-                 src->threshold);
+        snprintf(head, sizeof head,
+                 "legend: log10(error / threshold), threshold %.2e, a decade per glyph:", src->threshold);
         k = put(lines, k, max, head);
         k = put(lines, k, max, "  ' ' exact  . <1e-5x  : <1e-4x  - <1e-3x  = <0.01x  + <0.1x  * <=1x (pass)");
         k = put(lines, k, max, "  # >1x  % >10x  @ >100x (fail)");

@@ -12,22 +12,22 @@
 #include "engine/inspect.h"
 
 /* The density ramp, index 0 (no error) to 9 (100x the threshold or more). */
-#define KG_HM_RAMP " .:-=+*#%@"
+#define KG_HM_RAMP       " .:-=+*#%@"
 #define KG_HM_FAIL_LEVEL 7 /* levels from here on are above the threshold */
 
 enum kg_hm_kind { KG_HM_ERROR, KG_HM_DIFF };
 
 /* What a cell shows, from least to most alarming. */
 enum kg_hm_class {
-    KG_HC_EMPTY,     /* outside the tensor */
-    KG_HC_SAME,      /* DIFF: every element bit-identical */
-    KG_HC_NAN_OK,    /* ERROR: NaN where the oracle has NaN ('n') */
-    KG_HC_INF_OK,    /* ERROR: Inf where the oracle has the same Inf ('i') */
-    KG_HC_RAMP,      /* ERROR: a level of the ramp (0 = exact) */
-    KG_HC_DIFF,      /* DIFF: some elements differ (ramp by share) */
-    KG_HC_BAD,       /* ERROR: non-finite where the oracle is finite ('!') */
-    KG_HC_LOST_INF,  /* ERROR: the oracle has +-Inf, the kernel not ('I') */
-    KG_HC_LOST_NAN,  /* ERROR: the oracle has NaN, the kernel not ('N') */
+    KG_HC_EMPTY,    /* outside the tensor */
+    KG_HC_SAME,     /* DIFF: every element bit-identical */
+    KG_HC_NAN_OK,   /* ERROR: NaN where the oracle has NaN ('n') */
+    KG_HC_INF_OK,   /* ERROR: Inf where the oracle has the same Inf ('i') */
+    KG_HC_RAMP,     /* ERROR: a level of the ramp (0 = exact) */
+    KG_HC_DIFF,     /* DIFF: some elements differ (ramp by share) */
+    KG_HC_BAD,      /* ERROR: non-finite where the oracle is finite ('!') */
+    KG_HC_LOST_INF, /* ERROR: the oracle has +-Inf, the kernel not ('I') */
+    KG_HC_LOST_NAN, /* ERROR: the oracle has NaN, the kernel not ('N') */
 };
 
 /* One output to draw. Arrays have numel entries and belong to the caller. ERROR: err, got
@@ -60,12 +60,12 @@ struct kg_hm_cell {
 };
 
 struct kg_hm_grid {
-    int rows, cols;         /* cells drawn */
-    int64_t R, C;           /* the slice as a matrix (a 1-D tensor is folded row by row) */
-    int64_t bh, bw;         /* elements per cell, down and across */
-    int64_t base;           /* flat index of the slice's first element */
-    int cur_y, cur_x;       /* the cursor's cell on screen */
-    bool max_zoom;          /* one element per cell */
+    int rows, cols;          /* cells drawn */
+    int64_t R, C;            /* the slice as a matrix (a 1-D tensor is folded row by row) */
+    int64_t bh, bw;          /* elements per cell, down and across */
+    int64_t base;            /* flat index of the slice's first element */
+    int cur_y, cur_x;        /* the cursor's cell on screen */
+    bool max_zoom;           /* one element per cell */
     struct kg_hm_cell *cell; /* rows * cols, owned */
 };
 

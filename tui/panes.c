@@ -230,8 +230,10 @@ static void detail_line(void *ud, int k, const char *s, int n)
     int row = k - d->first;
     if (row < 0 || row >= d->r->h - 1) return;
     attr_t a = A_NORMAL;
-    if (!strncmp(s, "next:", 5)) a = A_BOLD | paint(d->sc, P_RUN);
-    else if (strstr(s, ": fail ") && k == 0) a = paint(d->sc, P_FAIL);
+    if (!strncmp(s, "next:", 5))
+        a = A_BOLD | paint(d->sc, P_RUN);
+    else if (strstr(s, ": fail ") && k == 0)
+        a = paint(d->sc, P_FAIL);
     put_clip(d->r->y + 1 + row, d->r->x + 1, d->r->w - 1, s, a);
     (void)n;
 }

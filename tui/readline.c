@@ -10,8 +10,8 @@
 #include "tui/inspector.h"
 
 #define HISTORY_FILE ".kgate_history"
-#define HISTORY_MAX 1000
-#define MAX_MATCHES 256
+#define HISTORY_MAX  1000
+#define MAX_MATCHES  256
 
 static struct kg_insp *complete_in; /* the inspector readline completes for */
 

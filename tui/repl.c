@@ -30,8 +30,10 @@ static int repl(struct kg_insp *in, const char *path)
 {
     bool tty = isatty(0) && isatty(1);
     if (tty) kg_insp_readline_init(in);
-    if (path) kg_insp_load(in, path, stdout);
-    else if (tty) printf("kgate inspector: load FILE to start (help lists the commands)\n");
+    if (path)
+        kg_insp_load(in, path, stdout);
+    else if (tty)
+        printf("kgate inspector: load FILE to start (help lists the commands)\n");
     while (!in->quit) {
         char *line = read_line(tty);
         if (!line) break;

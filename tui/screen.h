@@ -19,14 +19,14 @@ struct kg_screen {
     struct kg_insp *in;
     bool color;
     enum kg_focus focus;
-    int scroll;         /* first line of the detail pane */
-    int detail_lines;   /* lines the detail text took at the last draw */
-    char *text;         /* the last command's output */
+    int scroll;       /* first line of the detail pane */
+    int detail_lines; /* lines the detail text took at the last draw */
+    char *text;       /* the last command's output */
     char hint[512];
     bool hint_error;
-    char *pending;      /* a line readline accepted, to run */
+    char *pending; /* a line readline accepted, to run */
     bool eof;
-    int ch;             /* the key readline reads next */
+    int ch; /* the key readline reads next */
     bool ch_avail;
     struct kg_hm_grid grid; /* geometry of the last map drawn (cells freed) */
     bool grid_valid;

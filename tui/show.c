@@ -150,10 +150,10 @@ int kg_insp_cmd_dist(struct kg_insp *in, int argc, char **argv, FILE *out)
 
 static void resources_host(FILE *out)
 {
-    static const char *const fields[] = {"registers/thread", "shared memory",  "local memory (spills)",
-                                         "block, grid",      "occupancy",      "duration",
-                                         "Tensor Memory"};
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) fprintf(out, "  %-22s N/A on the host runner\n", fields[i]);
+    static const char *const fields[] = {"registers/thread", "shared memory", "local memory (spills)", "block, grid",
+                                         "occupancy",        "duration",      "Tensor Memory"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        fprintf(out, "  %-22s N/A on the host runner\n", fields[i]);
     fprintf(out, "These are GPU-only: the CUDA driver and the CUPTI probe report them when a .cu kernel\n"
                  "runs on the CUDA runner.\n");
 }
@@ -225,8 +225,10 @@ static void resources_gpu(struct kg_insp *in, FILE *out)
     else
         fprintf(out, "device: N/A (not reported by the runner)\n");
     if (f->valid) {
-        fprintf(out, "kernel %s (%s): %d registers/thread, %d B static shared, %d B local (spills), max %d threads/block\n",
-                kg_session_contract(s)->entry, kg_session_last_load(s)->compiler, f->regs, f->smem_static, f->local_bytes, f->max_threads);
+        fprintf(out,
+                "kernel %s (%s): %d registers/thread, %d B static shared, %d B local (spills), max %d threads/block\n",
+                kg_session_contract(s)->entry, kg_session_last_load(s)->compiler, f->regs, f->smem_static,
+                f->local_bytes, f->max_threads);
         if (f->tmem_cols >= 0)
             fprintf(out, "Tensor Memory: %d of 512 columns allocated (tcgen05.alloc)\n", f->tmem_cols);
         else
@@ -241,7 +243,8 @@ int kg_insp_cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     (void)argc;
     (void)argv;
-    fprintf(out, "resources of %s (%s runner):\n", kg_session_contract(in->s)->name, kg_session_is_host(in->s) ? "host" : "CUDA");
+    fprintf(out, "resources of %s (%s runner):\n", kg_session_contract(in->s)->name,
+            kg_session_is_host(in->s) ? "host" : "CUDA");
     if (kg_session_is_host(in->s))
         resources_host(out);
     else

@@ -218,8 +218,10 @@ static void key(struct kg_screen *sc, int c)
         scroll_detail(sc, c == KEY_PPAGE ? -1 : 1);
         return;
     }
-    if (sc->focus == KG_FOCUS_MAP) map_key(sc, c);
-    else cmd_key(sc, c);
+    if (sc->focus == KG_FOCUS_MAP)
+        map_key(sc, c);
+    else
+        cmd_key(sc, c);
 }
 
 /* ---- signals and the main loop -------------------------------------------------------------- */

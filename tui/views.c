@@ -10,8 +10,7 @@
 
 #define REPL_MAP_ROWS 16
 #define REPL_MAP_COLS 64
-#define SWEEP_BAR 24
-
+#define SWEEP_BAR     24
 
 static int view_case(struct kg_insp *in, struct kg_case *k, FILE *out)
 {
@@ -55,8 +54,10 @@ static int parse_slice(const char *text, int64_t *lead, int max)
         if (end == p || v < 0) return -1;
         lead[n++] = v;
         p = end;
-        if (*p == ',') p++;
-        else if (*p) return -1;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
     }
     return n;
 }
@@ -86,7 +87,8 @@ static void heatmap_summary(const struct kg_insp *in, const struct kg_inspect_ou
         if (kg_hm_level(o->err[i], o->threshold) >= KG_HM_FAIL_LEVEL) above++;
     char id[KG_CASE_ID_MAX];
     kg_case_id(&in->insp.k, id, sizeof id);
-    fprintf(out, "heatmap of %s: one run of %s (%s)\n", o->name, id, in->have_view_case ? in->view_origin : "current case");
+    fprintf(out, "heatmap of %s: one run of %s (%s)\n", o->name, id,
+            in->have_view_case ? in->view_origin : "current case");
     fprintf(out, "%s: %s; %lld of %lld elements above the threshold %.3g, %lld non-finite mismatches\n", o->name,
             o->pass ? "within the threshold" : "FAILS", (long long)above, (long long)o->numel, o->threshold,
             (long long)o->nonfinite_mismatch);
@@ -101,8 +103,10 @@ int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out)
     if (ensure_inspection(in, out)) return -1;
     const char *name = default_output(in), *slice = NULL;
     for (int a = 1; a < argc; a++) {
-        if ((argv[a][0] >= '0' && argv[a][0] <= '9') || strchr(argv[a], ',')) slice = argv[a];
-        else name = argv[a];
+        if ((argv[a][0] >= '0' && argv[a][0] <= '9') || strchr(argv[a], ','))
+            slice = argv[a];
+        else
+            name = argv[a];
     }
     int j = find_output(in, name, out);
     if (j < 0) return -1;
@@ -206,8 +210,10 @@ void kg_insp_sweep_bar(double margin, char *buf, int width)
     int thr = width * 2 / 3; /* 1e-4 .. 1 takes two thirds, 1 .. 1e2 the rest */
     double per_decade = thr / 4.0;
     int fill = 0;
-    if (isnan(margin)) fill = -1;
-    else if (margin > 0) fill = (int)ceil((log10(margin) + 4) * per_decade);
+    if (isnan(margin))
+        fill = -1;
+    else if (margin > 0)
+        fill = (int)ceil((log10(margin) + 4) * per_decade);
     if (fill > width) fill = width;
     for (int i = 0; i < width; i++) buf[i] = i < fill ? (i < thr ? '#' : '!') : ' ';
     if (buf[thr] == ' ') buf[thr] = '|';

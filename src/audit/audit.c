@@ -98,11 +98,11 @@ struct job {
     double start;
     bool compile_only;
     char out[KG_DIR_MAX + 2 * KG_PATH_SLACK]; /* TMPDIR/ROW.json */
-    int slot; /* GPU index, or -1 */
+    int slot;                                 /* GPU index, or -1 */
 };
 
-static pid_t spawn(const char *exe, const struct audit_opts *o, const struct audit_row *r, const char *out, bool compile_only,
-                   int gpu)
+static pid_t spawn(const char *exe, const struct audit_opts *o, const struct audit_row *r, const char *out,
+                   bool compile_only, int gpu)
 {
     pid_t pid = fork();
     if (pid) return pid;
@@ -239,9 +239,9 @@ enum build { NO_BUILD, TO_BUILD, BUILDING, BUILT };
 struct audit_run {
     const struct audit_opts *o;
     struct audit_rows r;
-    int *todo, ntodo, skipped; /* indexes into r.v: this shard's pairs not yet in the store */
-    int fd;                    /* the store */
-    char exe[KG_PATH_MAX];     /* this kgate: every check runs it */
+    int *todo, ntodo, skipped;               /* indexes into r.v: this shard's pairs not yet in the store */
+    int fd;                                  /* the store */
+    char exe[KG_PATH_MAX];                   /* this kgate: every check runs it */
     char tmpdir[KG_DIR_MAX + KG_PATH_SLACK]; /* the checks' reports, until they are in the store */
     struct kg_worker zyg;
     struct job *jobs;
@@ -337,7 +337,8 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     kg_mkdirs(a->tmpdir);
     char on[32] = "";
     if (o->gpus) snprintf(on, sizeof on, " on %d GPU%s", o->gpus, o->gpus > 1 ? "s" : "");
-    fprintf(stderr, "kgate audit: %d pairs (%d in the store already, shard %d/%d), %d checking at once%s, %d compiling ahead\n",
+    fprintf(stderr,
+            "kgate audit: %d pairs (%d in the store already, shard %d/%d), %d checking at once%s, %d compiling ahead\n",
             a->ntodo, a->skipped, o->shard_i, o->shard_n > 1 ? o->shard_n : 1, o->jobs, on, o->compile_jobs);
     signal(SIGPIPE, SIG_IGN);
     start_zygote(a, cache);

@@ -31,10 +31,10 @@ int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e);
 
 struct report_opts {
     const char *store;
-    const char *out_dir;  /* report.md, report.json, *.svg */
-    const char *gnuplot;  /* the plotting program (default gnuplot) */
-    uint64_t seed;        /* of the stratified sample */
-    int sample;           /* kernels per gate in the hand-audit sample */
+    const char *out_dir; /* report.md, report.json, *.svg */
+    const char *gnuplot; /* the plotting program (default gnuplot) */
+    uint64_t seed;       /* of the stratified sample */
+    int sample;          /* kernels per gate in the hand-audit sample */
 };
 
 int kg_audit_report(const struct report_opts *o, struct kg_err *e);

@@ -155,8 +155,8 @@ static int find_problem(const char *root, long level, long pid, char *out, size_
     return rc;
 }
 
-static int scan_dir(const char *dir, const char *root, const char *prefix, struct audit_rows *r, regex_t *re, int *unmatched,
-                    struct kg_err *e)
+static int scan_dir(const char *dir, const char *root, const char *prefix, struct audit_rows *r, regex_t *re,
+                    int *unmatched, struct kg_err *e)
 {
     DIR *d = opendir(dir);
     if (!d) return kg_errf(e, "%s: cannot open: %s", dir, strerror(errno));
@@ -232,4 +232,3 @@ int kg_audit_corpus(const struct audit_opts *o, const char *cache, struct audit_
     qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_rows);
     return 0;
 }
-

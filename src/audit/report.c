@@ -145,8 +145,10 @@ static bool count_gate(struct gate_stat *g, json_t *gate, const char *st, bool *
     for (int k = 0; k < NK; k++) {
         int fk = fails_at(gate, ks[k]);
         /* a failure the recorded cases do not explain (a crash, a launch error) stays a failure */
-        if (fk < 0) fk = failed;
-        else recorded = true;
+        if (fk < 0)
+            fk = failed;
+        else
+            recorded = true;
         g->fail_at_k[k] += fk;
         viol_k[k] |= fk;
     }
@@ -242,7 +244,8 @@ static void plot_gates(const struct report *rp, const char *dir, char *script, s
 static void plot_sweep(const struct report *rp, const char *dir, char *script, size_t n, size_t *sl)
 {
     kg_appendf(script, n, sl,
-               "e\nset output '%s/calibration.svg'\nset title 'Fail rate vs calibration factor k (threshold = k x ref error + floor)'\n"
+               "e\nset output '%s/calibration.svg'\nset title 'Fail rate vs calibration factor k (threshold = k x ref "
+               "error + floor)'\n"
                "set logscale x 2\nset xrange [0.8:320]\nset xlabel 'k'\nset ylabel 'fail rate'\nset key outside right\n"
                "unset xtics\nset xtics (1,2,4,8,16,64,256)\nset style data linespoints\nplot ",
                dir);
@@ -280,15 +283,17 @@ static void md_figures(FILE *md, const struct report *rp, const char *store)
 {
     double pct = rp->checked ? 100.0 / rp->checked : 0;
     fprintf(md, "# kgate audit: %s\n\n", store);
-    fprintf(md, "%d kernels in the store; %d checked, %d could not be checked (load or compile errors, timeouts)%s.\n\n", rp->n,
-            rp->checked, rp->errors, rp->torn ? "; torn lines skipped" : "");
+    fprintf(md,
+            "%d kernels in the store; %d checked, %d could not be checked (load or compile errors, timeouts)%s.\n\n",
+            rp->n, rp->checked, rp->errors, rp->torn ? "; torn lines skipped" : "");
     fprintf(md, "| figure | kernels | share of checked |\n|---|---|---|\n");
     fprintf(md, "| at least one violation | %d | %.1f%% |\n", rp->any_viol, rp->any_viol * pct);
     fprintf(md, "| failing a tolerance-free gate | %d | %.1f%% |\n", rp->tf_viol, rp->tf_viol * pct);
     if (rp->decoy_checked)
         fprintf(md, "| decoys (own kernels never launched) | %d | %.1f%% of %d profiled |\n", rp->decoys,
                 100.0 * rp->decoys / rp->decoy_checked, rp->decoy_checked);
-    fprintf(md, "\n## Rate per gate\n\n| gate | tolerance-free | fail | pass | refused | error | skip | fail rate |\n|---|---|---|---|---|---|---|---|\n");
+    fprintf(md, "\n## Rate per gate\n\n| gate | tolerance-free | fail | pass | refused | error | skip | fail rate "
+                "|\n|---|---|---|---|---|---|---|---|\n");
     for (int g = 0; g < kg_ngates; g++) {
         const struct gate_stat *s = &rp->gs[g];
         int den = judged(s);
@@ -303,7 +308,8 @@ static void md_confusion(FILE *md, const struct report *rp)
     const int(*conf)[2] = rp->conf;
     fprintf(md, "\n## kgate against the standard test (KernelBench allclose, atol = rtol = 1e-2)\n\n");
     fprintf(md, "| | standard test accepts | standard test rejects |\n|---|---|---|\n");
-    fprintf(md, "| kgate accepts | %d | %d |\n| kgate rejects | %d | %d |\n", conf[1][1], conf[1][0], conf[0][1], conf[0][0]);
+    fprintf(md, "| kgate accepts | %d | %d |\n| kgate rejects | %d | %d |\n", conf[1][1], conf[1][0], conf[0][1],
+            conf[0][0]);
     fprintf(md, "\nAccepted by the standard test but rejected by kgate: **%d**; the reverse: **%d**%s.\n", conf[0][1],
             conf[1][0], rp->no_baseline ? " (kernels without a standard-test result are left out)" : "");
 }
@@ -311,7 +317,8 @@ static void md_confusion(FILE *md, const struct report *rp)
 static void md_sweep(FILE *md, const struct report *rp)
 {
     double pct = rp->checked ? 100.0 / rp->checked : 0;
-    fprintf(md, "\n## Calibration sweep\n\nCalibrated gates re-judged from the recorded errors at threshold = k x ref error + floor; "
+    fprintf(md, "\n## Calibration sweep\n\nCalibrated gates re-judged from the recorded errors at threshold = k x ref "
+                "error + floor; "
                 "tolerance-free gates do not depend on k.\n\n| gate |");
     for (int k = 0; k < NK; k++) fprintf(md, " k=%g |", ks[k]);
     fprintf(md, "\n|---|");
@@ -370,7 +377,9 @@ static json_t *sample_gate(FILE *md, const struct report *rp, const struct repor
 /* The stratified random sample for hand audit, as {gate: [...]}. */
 static json_t *md_sample(FILE *md, const struct report *rp, const struct report_opts *o)
 {
-    fprintf(md, "\n## Sample for hand audit\n\nUp to %d failing kernels per gate, drawn with seed %llu; each with the command that replays it.\n",
+    fprintf(md,
+            "\n## Sample for hand audit\n\nUp to %d failing kernels per gate, drawn with seed %llu; each with the "
+            "command that replays it.\n",
             o->sample, (unsigned long long)o->seed);
     json_t *sample = json_object();
     for (int g = 0; g < kg_ngates; g++) json_object_set_new(sample, rp->gs[g].id, sample_gate(md, rp, o, g));
@@ -428,8 +437,8 @@ static json_t *gates_json(const struct report *rp)
         const struct gate_stat *s = &rp->gs[g];
         json_t *sweep = json_array();
         for (int k = 0; k < NK; k++) json_array_append_new(sweep, json_integer(fail_at_k(s, k)));
-        json_array_append_new(gates, json_pack("{s:s,s:b,s:i,s:i,s:i,s:i,s:i,s:o}", "id", s->id, "tolerance_free", s->tf,
-                                               "fail", s->fail, "pass", s->pass, "refused", s->refused, "error",
+        json_array_append_new(gates, json_pack("{s:s,s:b,s:i,s:i,s:i,s:i,s:i,s:o}", "id", s->id, "tolerance_free",
+                                               s->tf, "fail", s->fail, "pass", s->pass, "refused", s->refused, "error",
                                                s->error, "skip", s->skip, "fail_at_k", sweep));
     }
     return gates;
@@ -445,13 +454,13 @@ static int write_json(const struct report *rp, const struct report_opts *o, json
         json_array_append_new(vk, json_integer(rp->viol_at_k[k]));
     }
     const int(*conf)[2] = rp->conf;
-    json_t *doc = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:o,s:{s:i,s:i,s:i,s:i},s:o,s:o,s:o,s:{s:i,s:i}}", "store",
-                            o->store, "kernels", rp->n, "checked", rp->checked, "unchecked", rp->errors,
-                            "with_violation", rp->any_viol, "failing_tolerance_free", rp->tf_viol, "gates",
-                            gates_json(rp), "confusion", "both_accept", conf[1][1], "kgate_rejects_standard_accepts",
-                            conf[0][1], "kgate_accepts_standard_rejects", conf[1][0], "both_reject", conf[0][0], "k",
-                            kv, "with_violation_at_k", vk, "sample", sample, "decoys", "profiled", rp->decoy_checked,
-                            "decoy", rp->decoys);
+    json_t *doc =
+        json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:o,s:{s:i,s:i,s:i,s:i},s:o,s:o,s:o,s:{s:i,s:i}}", "store", o->store,
+                  "kernels", rp->n, "checked", rp->checked, "unchecked", rp->errors, "with_violation", rp->any_viol,
+                  "failing_tolerance_free", rp->tf_viol, "gates", gates_json(rp), "confusion", "both_accept",
+                  conf[1][1], "kgate_rejects_standard_accepts", conf[0][1], "kgate_accepts_standard_rejects",
+                  conf[1][0], "both_reject", conf[0][0], "k", kv, "with_violation_at_k", vk, "sample", sample, "decoys",
+                  "profiled", rp->decoy_checked, "decoy", rp->decoys);
     json_object_set_new(doc, "not_checked", unchecked);
     char path[KG_PATH_MAX];
     snprintf(path, sizeof path, "%s/report.json", o->out_dir);

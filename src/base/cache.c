@@ -122,7 +122,8 @@ int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout)
     }
     close(fds[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     if (killed) {
         snprintf(out + len, n - len, "\n(%s killed after %.0f s)", argv[0], timeout);
         return -1;

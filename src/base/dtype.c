@@ -14,9 +14,8 @@ static const struct {
     bool is_float;
     double eps;
 } dtypes[KG_DTYPE_COUNT] = {
-    [KG_F64] = {"f64", 8, true, 0x1p-53},  [KG_F32] = {"f32", 4, true, 0x1p-24},
-    [KG_F16] = {"f16", 2, true, 0x1p-11},  [KG_BF16] = {"bf16", 2, true, 0x1p-8},
-    [KG_I32] = {"i32", 4, false, 0},       [KG_I64] = {"i64", 8, false, 0},
+    [KG_F64] = {"f64", 8, true, 0x1p-53},  [KG_F32] = {"f32", 4, true, 0x1p-24}, [KG_F16] = {"f16", 2, true, 0x1p-11},
+    [KG_BF16] = {"bf16", 2, true, 0x1p-8}, [KG_I32] = {"i32", 4, false, 0},      [KG_I64] = {"i64", 8, false, 0},
     [KG_U8] = {"u8", 1, false, 0},         [KG_BOOL] = {"bool", 1, false, 0},
 };
 
@@ -88,10 +87,10 @@ static kg_f16 to_f16(double v)
 {
     if (isfinite(v) && v != 0) {
         int ex;
-        frexp(v, &ex); /* v = m * 2^ex, 0.5 <= |m| < 1 */
-        int shift = ex - 11 < -24 ? -24 : ex - 11; /* keep 11 significant bits (or 2^-24 ulp) */
+        frexp(v, &ex);                                        /* v = m * 2^ex, 0.5 <= |m| < 1 */
+        int shift = ex - 11 < -24 ? -24 : ex - 11;            /* keep 11 significant bits (or 2^-24 ulp) */
         double q = ldexp(nearbyint(ldexp(v, -shift)), shift); /* exact in double */
-        return kg_f32_to_f16((float)q);                        /* exact now, or overflow */
+        return kg_f32_to_f16((float)q);                       /* exact now, or overflow */
     }
     return kg_f32_to_f16((float)v);
 }

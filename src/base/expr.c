@@ -173,8 +173,7 @@ static int parse_sum(struct parser *p)
     }
 }
 
-struct kg_expr *kg_expr_parse(const char *s, size_t n, kg_sym_lookup lookup, void *ud, int *col,
-                              struct kg_err *e)
+struct kg_expr *kg_expr_parse(const char *s, size_t n, kg_sym_lookup lookup, void *ud, int *col, struct kg_err *e)
 {
     struct kg_expr *x = calloc(1, sizeof *x);
     if (!x) {

@@ -16,8 +16,7 @@ typedef int (*kg_sym_lookup)(void *ud, const char *name, size_t n);
 
 /* Parses s[0..n); returns NULL with e filled ("undefined symbol 'K'", "expected ')'")
  * and *col set to the 0-based column of the problem. The result is freed with kg_expr_free. */
-struct kg_expr *kg_expr_parse(const char *s, size_t n, kg_sym_lookup lookup, void *ud, int *col,
-                              struct kg_err *e);
+struct kg_expr *kg_expr_parse(const char *s, size_t n, kg_sym_lookup lookup, void *ud, int *col, struct kg_err *e);
 void kg_expr_free(struct kg_expr *x);
 
 /* Evaluates with symbol values sym[]; -1 with e filled on overflow or division by zero. */

@@ -14,9 +14,9 @@ struct kg_err {
 
 /* Path buffers: a directory kgate makes files in (the cache, a work directory) fits in
  * KG_DIR_MAX bytes, so "DIR/NAME" with a name shorter than KG_NAME_ROOM bytes fits in KG_PATH_MAX. */
-#define KG_DIR_MAX 2048
+#define KG_DIR_MAX   2048
 #define KG_NAME_ROOM 2048
-#define KG_PATH_MAX (KG_DIR_MAX + KG_NAME_ROOM)
+#define KG_PATH_MAX  (KG_DIR_MAX + KG_NAME_ROOM)
 /* What a buffer needs beyond the path it extends with a short suffix ("/kgate.h", ".PID.tmp",
  * "/host-HASH.so"): each derived buffer is its source's size plus this, so no suffix is lost. */
 #define KG_PATH_SLACK 256
@@ -28,8 +28,7 @@ int kg_errf(struct kg_err *e, const char *fmt, ...) __attribute__((format(printf
 size_t kg_strlcpy(char *dst, const char *src, size_t n);
 
 /* Appends printf output to buf (of size n) at *len, truncating; keeps *len <= n-1. */
-void kg_appendf(char *buf, size_t n, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+void kg_appendf(char *buf, size_t n, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* FNV-1a 64-bit hash, for content-addressed caches and case ids. */
 uint64_t kg_hash64(const void *data, size_t n, uint64_t seed);

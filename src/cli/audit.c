@@ -26,7 +26,7 @@ static const struct kg_cli_opt aopts[] = {
     {"python", 1, 'y', "PATH", "the torch runner's interpreter"},
     {"help", 0, 'h', NULL, "this help"},
 };
-#define NAOPTS (int)(sizeof aopts / sizeof *aopts)
+#define NAOPTS    (int)(sizeof aopts / sizeof *aopts)
 #define MAX_PAIRS 4096 /* --pair given more often than this: the rest are ignored */
 
 static void audit_usage(FILE *f)
@@ -34,7 +34,8 @@ static void audit_usage(FILE *f)
     fprintf(f, "usage: kgate audit --store OUT.jsonl [inputs] [options]\n");
     for (int i = 0; i < NAOPTS; i++) {
         char left[48];
-        snprintf(left, sizeof left, "--%s%s%s", aopts[i].name, aopts[i].arg ? " " : "", aopts[i].arg ? aopts[i].arg : "");
+        snprintf(left, sizeof left, "--%s%s%s", aopts[i].name, aopts[i].arg ? " " : "",
+                 aopts[i].arg ? aopts[i].arg : "");
         fprintf(f, "  %-26s %s\n", left, aopts[i].help);
     }
 }
@@ -79,8 +80,8 @@ int kg_cli_audit(int argc, char **argv)
      * with the cores (3/8 and 5/8 of them). A load_inline build runs its C++ and CUDA halves at
      * once. --jobs given: that many; --gpus N alone: at least one check per GPU. */
     long ncpu = kg_ncpu();
-    struct audit_opts o = {.jobs = -1, .compile_jobs = ncpu > 3 ? (int)(ncpu * 5 / 8) : 1, .limit = 900,
-                           .run_timeout = 60, .seed = 1};
+    struct audit_opts o = {
+        .jobs = -1, .compile_jobs = ncpu > 3 ? (int)(ncpu * 5 / 8) : 1, .limit = 900, .run_timeout = 60, .seed = 1};
     char *pairs[MAX_PAIRS];
     struct option lo[NAOPTS + 1];
     kg_cli_longopts(aopts, NAOPTS, lo);
@@ -127,8 +128,11 @@ int kg_cli_report(int argc, char **argv)
 {
     static const char use[] = "usage: kgate report STORE [--out DIR] [--seed N] [--sample N] [--gnuplot PATH]\n";
     struct report_opts o = {.out_dir = NULL, .seed = 1, .sample = 5};
-    static const struct option lo[] = {
-        {"out", 1, NULL, 'o'}, {"gnuplot", 1, NULL, 'g'}, {"seed", 1, NULL, 's'}, {"sample", 1, NULL, 'n'}, {0, 0, 0, 0}};
+    static const struct option lo[] = {{"out", 1, NULL, 'o'},
+                                       {"gnuplot", 1, NULL, 'g'},
+                                       {"seed", 1, NULL, 's'},
+                                       {"sample", 1, NULL, 'n'},
+                                       {0, 0, 0, 0}};
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {

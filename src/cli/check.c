@@ -11,9 +11,27 @@
 #include "cli/cli.h"
 
 enum {
-    O_GATES = 'g', O_SEED = 's', O_JSON = 'j', O_RUNNER = 'r', O_HELP = 'h', O_VERSION = 'V', O_VERBOSE = 'v',
-    O_BASELINE = 1000, O_SHAPE, O_DTYPE, O_DIST, O_TIMEOUT, O_TOL, O_NO_COLOR, O_LIST_GATES, O_REPL, O_QUIET,
-    O_REF, O_PYTHON, O_COMPILE_ONLY, O_EXHAUSTIVE,
+    O_GATES = 'g',
+    O_SEED = 's',
+    O_JSON = 'j',
+    O_RUNNER = 'r',
+    O_HELP = 'h',
+    O_VERSION = 'V',
+    O_VERBOSE = 'v',
+    O_BASELINE = 1000,
+    O_SHAPE,
+    O_DTYPE,
+    O_DIST,
+    O_TIMEOUT,
+    O_TOL,
+    O_NO_COLOR,
+    O_LIST_GATES,
+    O_REPL,
+    O_QUIET,
+    O_REF,
+    O_PYTHON,
+    O_COMPILE_ONLY,
+    O_EXHAUSTIVE,
 };
 
 static const struct kg_cli_opt opts[] = {
@@ -21,7 +39,8 @@ static const struct kg_cli_opt opts[] = {
     {"seed", 1, O_SEED, "N", "base seed of every input (default 1)"},
     {"json", 1, O_JSON, "OUT", "also write the report as JSON to OUT (alone or '-': stdout; the text to stderr)"},
     {"runner", 1, O_RUNNER, "host|cuda", "runner (default: host for .c, cuda for .cu)"},
-    {"baseline", 1, O_BASELINE, "kernelbench", "also run the field's standard test: kernelbench (atol=rtol=1e-2) or kernelbench-fp32 (1e-4)"},
+    {"baseline", 1, O_BASELINE, "kernelbench",
+     "also run the field's standard test: kernelbench (atol=rtol=1e-2) or kernelbench-fp32 (1e-4)"},
     {"ref", 1, O_REF, "PROBLEM.py", "KernelBench format: FILE is a ModelNew candidate answering PROBLEM.py's Model"},
     {"python", 1, O_PYTHON, "PATH", "the interpreter of the torch runner (default: $KGATE_PYTHON, else python3)"},
     {"shape", 1, O_SHAPE, "SYM=V,..", "pin shape symbols (replays one case; the shapes gate runs only it)"},
@@ -63,7 +82,8 @@ void kg_cli_usage(FILE *f)
             snprintf(left, sizeof left, "-%c, --%s%s%s", opts[i].val, opts[i].name, opts[i].arg ? " " : "",
                      opts[i].arg ? opts[i].arg : "");
         else
-            snprintf(left, sizeof left, "    --%s%s%s", opts[i].name, opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+            snprintf(left, sizeof left, "    --%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+                     opts[i].arg ? opts[i].arg : "");
         fprintf(f, "  %-28s %s\n", left, opts[i].help);
     }
     fprintf(f, "\nexit status: 0 every gate passed or skipped, 1 a gate failed or errored, 2 bad usage or a\n"
@@ -150,7 +170,9 @@ static int opt_dist(struct check_args *a, const char *arg)
 {
     enum kg_dist d;
     if (kg_dist_parse(arg, &d)) {
-        fprintf(stderr, "kgate: --dist: unknown distribution '%s' (normal uniform unit binary large-mean mixed special)\n", arg);
+        fprintf(stderr,
+                "kgate: --dist: unknown distribution '%s' (normal uniform unit binary large-mean mixed special)\n",
+                arg);
         return KG_EXIT_USAGE;
     }
     a->so.dist = d;
@@ -351,9 +373,12 @@ static int open_session(const struct check_args *a, struct kg_session **s)
         fprintf(stderr, "%s\n", e.msg);
         return rc;
     }
-    if (a->compile_only) rc = KG_EXIT_OK;
-    else if (a->ref && a->shape) rc = pin_pair_shape(*s, a->shape);
-    else rc = GO_ON;
+    if (a->compile_only)
+        rc = KG_EXIT_OK;
+    else if (a->ref && a->shape)
+        rc = pin_pair_shape(*s, a->shape);
+    else
+        rc = GO_ON;
     if (rc != GO_ON) kg_session_close(*s);
     return rc;
 }
@@ -384,7 +409,8 @@ static void run_check(struct kg_session *s, struct check_args *a, struct check_r
 
 static void write_text(FILE *txt, const struct kg_session *s, const struct check_args *a, const struct check_result *r)
 {
-    if (!a->quiet) kg_report_text(txt, s, r->v, r->ns, &a->base, a->color && txt == stdout, a->verbose);
+    if (!a->quiet)
+        kg_report_text(txt, s, r->v, r->ns, &a->base, a->color && txt == stdout, a->verbose);
     else
         fprintf(txt, "%s %s\n", kg_session_contract(s)->name, kg_status_name(kg_overall(r->v, r->ns)));
     if (!a->ref || a->quiet) return;
@@ -392,7 +418,8 @@ static void write_text(FILE *txt, const struct kg_session *s, const struct check
     if (!d->valid)
         fprintf(txt, "decoy check: not available (%s)\n", r->decoy_why);
     else if (d->decoy)
-        fprintf(txt, "decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
+        fprintf(txt,
+                "decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
                 d->launched);
     else
         fprintf(txt, "decoy: no: %d of its %d kernels are its own (%s%s)\n", d->own, d->launched, d->own_names[0],

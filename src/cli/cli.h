@@ -16,7 +16,7 @@ struct kg_cli_opt {
     const char *name;
     int has_arg;
     int val;
-    const char *arg;  /* the argument's name in --help, NULL for a flag */
+    const char *arg; /* the argument's name in --help, NULL for a flag */
     const char *help;
 };
 

@@ -21,7 +21,8 @@ int kg_parse_shape(struct kg_parse *x, char *v, int line)
         if (!eq) return kg_perr(x, line, "shape: expected SYMBOL=VALUE, got '%s'", item);
         *eq = 0;
         char *name = kg_trim(item), *val = kg_trim(eq + 1);
-        if (!kg_valid_ident(name, strlen(name))) return kg_perr(x, line, "shape: '%s' is not a valid symbol name", name);
+        if (!kg_valid_ident(name, strlen(name)))
+            return kg_perr(x, line, "shape: '%s' is not a valid symbol name", name);
         if (kg_lookup_sym(c, name, strlen(name)) >= 0) return kg_perr(x, line, "shape: symbol '%s' given twice", name);
         if (c->nsyms == KG_MAX_SYMS) return kg_perr(x, line, "shape: more than %d symbols", KG_MAX_SYMS);
         int64_t n;
@@ -49,7 +50,8 @@ int kg_parse_sweep(struct kg_parse *x, char *v, int line)
             int64_t n;
             if (kg_parse_int64(val, &n) || n < 0)
                 return kg_perr(x, line, "sweep: %s: '%s' is not a non-negative integer", name, val);
-            if (c->nsweep[k] == KG_MAX_SWEEP) return kg_perr(x, line, "sweep: more than %d values for %s", KG_MAX_SWEEP, name);
+            if (c->nsweep[k] == KG_MAX_SWEEP)
+                return kg_perr(x, line, "sweep: more than %d values for %s", KG_MAX_SWEEP, name);
             c->sweep[k][c->nsweep[k]++] = n;
         }
     }
@@ -79,7 +81,7 @@ static int parse_dims(struct kg_parse *x, struct kg_arg *a, char *dims, int line
             a->dims[a->rank] = kg_expr_parse(d, strlen(d), kg_lookup_sym, x->c, &col, &ee);
             if (!a->dims[a->rank])
                 return kg_perr(x, line, "args: '%s' dim %d '%s': %s%s", a->name, a->rank, d, ee.msg,
-                            strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+                               strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
             a->rank++;
             if (save == 0) break;
             start = p + 1;
@@ -123,8 +125,10 @@ static int parse_tensor(struct kg_parse *x, struct kg_arg *a, char *spec, int li
 /* Whether the n-character word at spec is a scalar type; sets *kind when it is. */
 static int scalar_kind(const char *spec, size_t n, enum kg_argkind *kind)
 {
-    static const struct { const char *w; enum kg_argkind k; } scalars[] = {
-        {"int", KG_ARG_INT}, {"long", KG_ARG_LONG}, {"float", KG_ARG_FLOAT}, {"double", KG_ARG_DOUBLE}};
+    static const struct {
+        const char *w;
+        enum kg_argkind k;
+    } scalars[] = {{"int", KG_ARG_INT}, {"long", KG_ARG_LONG}, {"float", KG_ARG_FLOAT}, {"double", KG_ARG_DOUBLE}};
     for (size_t i = 0; i < sizeof scalars / sizeof *scalars; i++)
         if (strlen(scalars[i].w) == n && !strncmp(spec, scalars[i].w, n)) {
             *kind = scalars[i].k;
@@ -143,7 +147,8 @@ static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t
         char *num = kg_trim(rest + 1), *end;
         errno = 0;
         a->value = strtod(num, &end);
-        if (errno || end == num || *kg_trim(end)) return kg_perr(x, line, "args: '%s': '%s' is not a number", name, num);
+        if (errno || end == num || *kg_trim(end))
+            return kg_perr(x, line, "args: '%s': '%s' is not a number", name, num);
         if ((a->kind == KG_ARG_INT || a->kind == KG_ARG_LONG) && a->value != floor(a->value))
             return kg_perr(x, line, "args: '%s' is an integer but its value %s is not", name, num);
         return 0;
@@ -151,8 +156,10 @@ static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t
     if (*rest) return kg_perr(x, line, "args: '%s': unexpected '%s' after the type", name, rest);
     a->sym = kg_lookup_sym(x->c, name, strlen(name));
     if (a->sym < 0)
-        return kg_perr(x, line, "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or write '%s: %.*s = VALUE')",
-                    name, name, name, (int)n, spec);
+        return kg_perr(x, line,
+                       "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or "
+                       "write '%s: %.*s = VALUE')",
+                       name, name, name, (int)n, spec);
     return 0;
 }
 
@@ -161,7 +168,10 @@ static int parse_arg(struct kg_parse *x, char *item, int line)
 {
     struct kg_contract *c = x->c;
     char *colon = strchr(item, ':');
-    if (!colon) return kg_perr(x, line, "args: expected 'NAME: in|out|inout DTYPE[DIMS]' or 'NAME: int|long|float|double', got '%s'", item);
+    if (!colon)
+        return kg_perr(x, line,
+                       "args: expected 'NAME: in|out|inout DTYPE[DIMS]' or 'NAME: int|long|float|double', got '%s'",
+                       item);
     *colon = 0;
     char *name = kg_trim(item), *spec = kg_trim(colon + 1);
     if (!kg_valid_ident(name, strlen(name))) return kg_perr(x, line, "args: '%s' is not a valid name", name);
@@ -278,7 +288,7 @@ static int launch_value(struct kg_parse *x, int k, char *val, int line)
         slots[i] = kg_expr_parse(it, strlen(it), kg_lookup_sym, c, &col, &ee);
         if (!slots[i])
             return kg_perr(x, line, "launch: %s '%s': %s%s", launch_keys[k], it, ee.msg,
-                        strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+                           strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
     }
     return 0;
 }
@@ -327,7 +337,8 @@ static int parse_dist(struct kg_parse *x, struct kg_arg *a, const char *d, int l
     fname[fl] = 0;
     if (d[fl] == '(') {
         np = sscanf(d + fl, "(%lf,%lf)", &p1, &p2);
-        if (np < 1 || !strchr(d + fl, ')')) return kg_perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
+        if (np < 1 || !strchr(d + fl, ')'))
+            return kg_perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
     }
     if (!strcmp(fname, "normal")) {
         a->dist = KG_AD_NORMAL;
@@ -346,7 +357,9 @@ static int parse_dist(struct kg_parse *x, struct kg_arg *a, const char *d, int l
     } else if (!strcmp(fname, "unitrows")) {
         a->dist = KG_AD_UNITROWS;
     } else {
-        return kg_perr(x, line, "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)", name, fname);
+        return kg_perr(x, line,
+                       "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)",
+                       name, fname);
     }
     return 0;
 }

@@ -21,8 +21,9 @@ int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, stru
     for (const struct kg_builtin *b = kg_builtins; b->name; b++) {
         /* NAME is NAME.c on the host and NAME_cuda.cu on a GPU (distinct stems keep their test
          * logs apart) */
-        bool match = has_ext ? !strcmp(b->file, name)
-                             : !strcmp(b->name, name) || (!strncmp(b->name, name, nl) && !strcmp(b->name + nl, "_cuda"));
+        bool match = has_ext
+                         ? !strcmp(b->file, name)
+                         : !strcmp(b->name, name) || (!strncmp(b->name, name, nl) && !strcmp(b->name + nl, "_cuda"));
         if (!match) continue;
         bool cu = strstr(b->file, ".cu") != NULL;
         if (!pick || (prefer_gpu && gpu_present() && cu) || (!(prefer_gpu && gpu_present()) && !cu)) pick = b;
@@ -31,7 +32,8 @@ int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, stru
         char list[1024];
         size_t len = 0;
         list[0] = 0;
-        for (const struct kg_builtin *b = kg_builtins; b->name; b++) kg_appendf(list, sizeof list, &len, " %s", b->file);
+        for (const struct kg_builtin *b = kg_builtins; b->name; b++)
+            kg_appendf(list, sizeof list, &len, " %s", b->file);
         return kg_errf(e, "no built-in kernel '%s' (built in:%s)", name, list);
     }
     char cache[KG_DIR_MAX];

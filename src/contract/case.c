@@ -25,8 +25,8 @@ int kg_dist_parse(const char *s, enum kg_dist *out)
     return -1;
 }
 
-int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *sym, enum kg_dtype dtype,
-                 uint64_t seed, enum kg_dist dist, struct kg_err *e)
+int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *sym, enum kg_dtype dtype, uint64_t seed,
+                 enum kg_dist dist, struct kg_err *e)
 {
     memset(k, 0, sizeof *k);
     k->c = c;
@@ -146,7 +146,8 @@ int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case 
     for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
         char *end;
         if (!strncmp(tok, "dtype=", 6)) {
-            if (kg_dtype_parse(tok + 6, strlen(tok + 6), &dtype)) return kg_errf(e, "case id: unknown dtype '%s'", tok + 6);
+            if (kg_dtype_parse(tok + 6, strlen(tok + 6), &dtype))
+                return kg_errf(e, "case id: unknown dtype '%s'", tok + 6);
         } else if (!strncmp(tok, "seed=", 5)) {
             errno = 0;
             seed = strtoull(tok + 5, &end, 10);

@@ -27,21 +27,21 @@ struct kg_case {
     uint64_t seed;
     enum kg_dist dist;
     /* derived by kg_case_init */
-    struct kg_shape shape[KG_MAX_ARGS];  /* tensors */
-    enum kg_dtype adtype[KG_MAX_ARGS];   /* tensors */
-    int64_t numel[KG_MAX_ARGS];          /* tensors */
-    double scalar[KG_MAX_ARGS];          /* scalars */
-    int64_t grid[3], block[3], smem;     /* when the contract has launch: */
+    struct kg_shape shape[KG_MAX_ARGS]; /* tensors */
+    enum kg_dtype adtype[KG_MAX_ARGS];  /* tensors */
+    int64_t numel[KG_MAX_ARGS];         /* tensors */
+    double scalar[KG_MAX_ARGS];         /* scalars */
+    int64_t grid[3], block[3], smem;    /* when the contract has launch: */
 };
 
 /* Evaluates a case. sym NULL means the nominal shape. Errors: a dim or launch expression
  * that fails (division by zero, negative dim) or a scalar that does not fit its type. */
-int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *sym, enum kg_dtype dtype,
-                 uint64_t seed, enum kg_dist dist, struct kg_err *e);
+int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *sym, enum kg_dtype dtype, uint64_t seed,
+                 enum kg_dist dist, struct kg_err *e);
 
 /* Room for a case's shape and its id (32 symbols with 64-bit values fit). */
 #define KG_SHAPE_STR_MAX 512
-#define KG_CASE_ID_MAX 640
+#define KG_CASE_ID_MAX   640
 
 /* "M=512,N=1000" */
 void kg_case_shape_str(const struct kg_case *k, char *buf, size_t n);

@@ -18,13 +18,25 @@
 /* ---- the header's raw entries ------------------------------------------------------------ */
 
 enum key {
-    K_NAME, K_OP, K_ORACLE, K_ENTRY, K_ARGS, K_LAUNCH, K_SHAPE, K_SWEEP, K_TOLERANCE,
-    K_DETERMINISTIC, K_ALIAS, K_DTYPES, K_INPUTS, K_COUNT
+    K_NAME,
+    K_OP,
+    K_ORACLE,
+    K_ENTRY,
+    K_ARGS,
+    K_LAUNCH,
+    K_SHAPE,
+    K_SWEEP,
+    K_TOLERANCE,
+    K_DETERMINISTIC,
+    K_ALIAS,
+    K_DTYPES,
+    K_INPUTS,
+    K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
-    "name", "op", "oracle", "entry", "args", "launch", "shape", "sweep", "tolerance",
-    "deterministic", "alias", "dtypes", "inputs",
+    "name",  "op",        "oracle",        "entry", "args",   "launch", "shape",
+    "sweep", "tolerance", "deterministic", "alias", "dtypes", "inputs",
 };
 
 struct raw {
@@ -49,14 +61,20 @@ static int append_value(struct kg_parse *x, char **value, const char *t, int lin
 static int new_entry(struct kg_parse *x, char *t, int line, struct raw *r, int *cur)
 {
     char *colon = strchr(t, ':');
-    if (!colon) return kg_perr(x, line, "expected 'key: value' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)");
+    if (!colon)
+        return kg_perr(x, line,
+                       "expected 'key: value' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, "
+                       "deterministic, alias, dtypes, inputs)");
     *colon = 0;
     char *key = kg_trim(t);
     int k;
     for (k = 0; k < K_COUNT; k++)
         if (strcmp(key, key_names[k]) == 0) break;
     if (k == K_COUNT)
-        return kg_perr(x, line, "unknown key '%s' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, deterministic, alias, dtypes, inputs)", key);
+        return kg_perr(x, line,
+                       "unknown key '%s' (keys: name, op, oracle, entry, args, launch, shape, sweep, tolerance, "
+                       "deterministic, alias, dtypes, inputs)",
+                       key);
     if (r->value[k]) return kg_perr(x, line, "'%s' given twice (first on line %d)", key, r->line[k]);
     r->value[k] = strdup(kg_trim(colon + 1));
     if (!r->value[k]) return kg_perr(x, line, "out of memory");
@@ -228,14 +246,14 @@ static int parse_dtypes(struct kg_parse *x, char *v, int line)
     return 0;
 }
 
-
 /* ---- checks across keys ------------------------------------------------------------------ */
 
 /* `op:` and `oracle:` are two ways of naming one oracle. */
 static int check_one_oracle(struct kg_parse *x, const struct raw *r)
 {
     if (r->value[K_OP] && r->value[K_ORACLE])
-        return kg_perr(x, r->line[K_ORACLE], "give either 'op:' (built-in oracle) or 'oracle:' (your fp64 function), not both");
+        return kg_perr(x, r->line[K_ORACLE],
+                       "give either 'op:' (built-in oracle) or 'oracle:' (your fp64 function), not both");
     return 0;
 }
 
@@ -246,13 +264,13 @@ static int check_dtypes_vs_t(struct kg_parse *x, const struct raw *r)
     int uses_t = 0;
     for (int i = 0; i < c->nargs; i++)
         if (c->args[i].kind == KG_ARG_TENSOR && c->args[i].dtype == KG_DTYPE_T) uses_t = 1;
-    if (uses_t && !c->ndtypes) return kg_perr(x, c->line_args, "args: dtype T needs a 'dtypes:' line listing the instances");
+    if (uses_t && !c->ndtypes)
+        return kg_perr(x, c->line_args, "args: dtype T needs a 'dtypes:' line listing the instances");
     if (c->ndtypes && !uses_t) return kg_perr(x, c->line_dtypes, "dtypes: given, but no arg has dtype T");
     return 0;
 }
 
-static int nominal_shape(const struct kg_contract *c, const struct kg_arg *a, struct kg_shape *s,
-                         struct kg_err *e)
+static int nominal_shape(const struct kg_contract *c, const struct kg_arg *a, struct kg_shape *s, struct kg_err *e)
 {
     s->rank = a->rank;
     for (int d = 0; d < a->rank; d++)
@@ -275,7 +293,8 @@ static int check_op(struct kg_parse *x)
         }
         if (kg_arg_is_output(a)) {
             if (nout == KG_OP_MAX_IO) return kg_perr(x, c->line_args, "more than %d output tensors", KG_OP_MAX_IO);
-            if (nominal_shape(c, a, &out[nout++], &ee)) return kg_perr(x, c->line_args, "args: %s: %s", a->name, ee.msg);
+            if (nominal_shape(c, a, &out[nout++], &ee))
+                return kg_perr(x, c->line_args, "args: %s: %s", a->name, ee.msg);
         }
     }
     if (nout == 0) return kg_perr(x, c->line_args, "args: no out or inout tensor: nothing to check");
@@ -296,8 +315,14 @@ struct step {
     int (*check)(struct kg_parse *x, const struct raw *r);
 };
 
-#define KEY(k, parse, absent) {k, parse, absent, NULL}
-#define CHECK(fn) {K_COUNT, NULL, NULL, fn}
+#define KEY(k, parse, absent)                                                                                          \
+    {                                                                                                                  \
+        k, parse, absent, NULL                                                                                         \
+    }
+#define CHECK(fn)                                                                                                      \
+    {                                                                                                                  \
+        K_COUNT, NULL, NULL, fn                                                                                        \
+    }
 
 /* In dependency order, which is also the order errors are reported in: the entry names the
  * kernel, shape: declares the symbols that args: dims, sweep: and launch: use; alias: and
@@ -362,7 +387,8 @@ static int read_header(struct kg_parse *x, struct raw *r)
     struct kg_contract *c = x->c;
     char *hdr = strstr(c->source, "/*@kgate");
     if (!hdr)
-        return kg_perr(x, 1, "no contract: the file must start with a '/*@kgate ... */' comment (see kgate-contract(5))");
+        return kg_perr(x, 1,
+                       "no contract: the file must start with a '/*@kgate ... */' comment (see kgate-contract(5))");
     c->line_header = kg_line_of(c->source, hdr);
     char *end = strstr(hdr, "*/");
     if (!end) return kg_perr(x, c->line_header, "the '/*@kgate' comment is never closed with '*/'");

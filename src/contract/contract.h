@@ -24,11 +24,11 @@
 #include "base/tensor.h"
 #include "base/util.h"
 
-#define KG_MAX_ARGS 32
-#define KG_MAX_SYMS 32
-#define KG_MAX_SWEEP 32
+#define KG_MAX_ARGS   32
+#define KG_MAX_SYMS   32
+#define KG_MAX_SWEEP  32
 #define KG_MAX_DTYPES 8
-#define KG_NAME_MAX 64
+#define KG_NAME_MAX   64
 
 enum kg_lang { KG_LANG_C, KG_LANG_CUDA, KG_LANG_PYTHON };
 
@@ -44,9 +44,9 @@ enum kg_argdist { KG_AD_DEFAULT, KG_AD_NORMAL, KG_AD_UNIFORM, KG_AD_INT, KG_AD_U
 struct kg_arg {
     char name[KG_NAME_MAX];
     enum kg_argkind kind;
-    enum kg_io io;         /* tensors */
-    enum kg_dtype dtype;   /* tensors; KG_DTYPE_T means the instance dtype */
-    int rank;              /* tensors */
+    enum kg_io io;       /* tensors */
+    enum kg_dtype dtype; /* tensors; KG_DTYPE_T means the instance dtype */
+    int rank;            /* tensors */
     struct kg_expr *dims[KG_MAX_RANK];
     int sym;               /* scalars: the shape symbol it takes, or -1 for a constant */
     double value;          /* scalars with `= CONST` */
@@ -56,9 +56,9 @@ struct kg_arg {
 
 struct kg_contract {
     char *path;
-    char *source;     /* the whole file */
+    char *source; /* the whole file */
     size_t source_len;
-    uint64_t hash;    /* of the file's bytes: with the case id and seed, a case's identity */
+    uint64_t hash; /* of the file's bytes: with the case id and seed, a case's identity */
     enum kg_lang lang;
 
     char name[KG_NAME_MAX];
@@ -66,7 +66,7 @@ struct kg_contract {
     bool entry_returns_int; /* host C: a non-zero return refuses the case */
     int line_entry_def;     /* where the entry is defined in the source (0: not found) */
     bool has_op;
-    struct kg_opcall op;         /* built-in oracle */
+    struct kg_opcall op; /* built-in oracle */
     char op_text[256];
     char oracle_func[KG_NAME_MAX]; /* `oracle: FUNC [in FILE]` */
     char *oracle_file;             /* resolved path (the kernel file itself by default) */
@@ -85,15 +85,15 @@ struct kg_contract {
     bool has_launch;
     struct kg_expr *grid[3], *block[3], *smem;
 
-    double tol_k;       /* `tolerance: k=...`, default 2 */
-    bool deterministic; /* `deterministic: no` -> false */
+    double tol_k;              /* `tolerance: k=...`, default 2 */
+    bool deterministic;        /* `deterministic: no` -> false */
     int alias_of[KG_MAX_ARGS]; /* alias_of[out] = in arg index, or -1 */
     int ndtypes;
     enum kg_dtype dtypes[KG_MAX_DTYPES]; /* `dtypes:`; empty: the args' own dtypes */
 
     /* 1-based lines of each key in the file, for messages (0: absent). */
-    int line_header, line_name, line_op, line_entry, line_args, line_launch, line_shape,
-        line_sweep, line_tolerance, line_alias, line_dtypes, line_inputs;
+    int line_header, line_name, line_op, line_entry, line_args, line_launch, line_shape, line_sweep, line_tolerance,
+        line_alias, line_dtypes, line_inputs;
 };
 
 /* Loads and checks FILE's contract. On error returns -1 and e says "FILE:LINE: what". */

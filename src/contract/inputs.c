@@ -96,8 +96,7 @@ void kg_inputs_inject(const struct kg_case *k, int i, void *data, struct kg_inpu
         }
         used[v] = pos;
         kg_store(t, data, pos, vals[v]);
-        if (in && in->nspecial < KG_MAX_SPECIAL)
-            in->special[in->nspecial++] = (struct kg_special){i, pos, vals[v]};
+        if (in && in->nspecial < KG_MAX_SPECIAL) in->special[in->nspecial++] = (struct kg_special){i, pos, vals[v]};
     }
 }
 

@@ -85,7 +85,6 @@ static int read_shapes(json_t *doc, struct shapes *sh)
     return 0;
 }
 
-
 /* ---- dims as expressions of the module's constants ------------------------------------------- */
 
 static int lookup(void *ud, const char *name, size_t n)
@@ -260,8 +259,8 @@ static void verify_jointly(struct kg_contract *c, const struct probes *p, kg_des
     memcpy(symv, c->nominal, sizeof symv);
     for (int k = 0; k < c->nsyms; k++)
         if (!c->fixed[k]) symv[k] = p->val[k];
-    bool ok_joint = d && !json_object_get(d, "error") && !read_shapes(d, &js) && js.n_in == p->nom.n_in &&
-                    js.n_out == p->nom.n_out;
+    bool ok_joint =
+        d && !json_object_get(d, "error") && !read_shapes(d, &js) && js.n_in == p->nom.n_in && js.n_out == p->nom.n_out;
     for (int i = 0; i < c->nargs; i++) { /* args are the inputs then the outputs: index i of js */
         struct kg_arg *a = &c->args[i];
         if (a->kind != KG_ARG_TENSOR) continue;

@@ -17,8 +17,7 @@ int kg_perr(struct kg_parse *x, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (line > 0)
-        return kg_errf(x->e, "%s:%d: %s", x->c->path, line, msg);
+    if (line > 0) return kg_errf(x->e, "%s:%d: %s", x->c->path, line, msg);
     return kg_errf(x->e, "%s: %s", x->c->path, msg);
 }
 

@@ -105,7 +105,7 @@ static int match_params(struct kg_parse *x, char **items, int np, int line)
     struct kg_contract *c = x->c;
     if (np != c->nargs)
         return kg_perr(x, c->line_args, "args: %d declared, but %s (line %d) takes %d parameter%s", c->nargs, c->entry,
-                    line, np, np == 1 ? "" : "s");
+                       line, np, np == 1 ? "" : "s");
     for (int i = 0; i < np; i++) {
         char *t = items[i];
         int is_ptr = strchr(t, '*') || strchr(t, '[');
@@ -118,10 +118,11 @@ static int match_params(struct kg_parse *x, char **items, int np, int line)
         const struct kg_arg *a = &c->args[i];
         if ((size_t)(e - s) != strlen(a->name) || strncmp(s, a->name, (size_t)(e - s)) != 0)
             return kg_perr(x, c->line_args, "args: arg %d is '%s', but parameter %d of %s (line %d) is named '%.*s'",
-                        i + 1, a->name, i + 1, c->entry, line, (int)(e - s), s);
+                           i + 1, a->name, i + 1, c->entry, line, (int)(e - s), s);
         if (is_ptr != (a->kind == KG_ARG_TENSOR))
             return kg_perr(x, c->line_args, "args: '%s' is declared a %s, but %s (line %d) takes it as a %s", a->name,
-                        a->kind == KG_ARG_TENSOR ? "tensor" : "scalar", c->entry, line, is_ptr ? "pointer" : "scalar");
+                           a->kind == KG_ARG_TENSOR ? "tensor" : "scalar", c->entry, line,
+                           is_ptr ? "pointer" : "scalar");
     }
     return 0;
 }

@@ -80,8 +80,12 @@ static int custom_oracle(struct kg_session *s, const struct kg_case *k, const st
     struct kg_oracle_arg args[KG_OP_MAX_IO];
     enum kg_dtype odt[KG_OP_MAX_IO];
     for (int j = 0; j < nin; j++)
-        args[j] = (struct kg_oracle_arg){.kind = KG_ARG_TENSOR, .dtype = KG_F64, .rank = in64[j].rank,
-                                         .dims = in64[j].dims, .numel = in64[j].numel, .data = in64[j].data,
+        args[j] = (struct kg_oracle_arg){.kind = KG_ARG_TENSOR,
+                                         .dtype = KG_F64,
+                                         .rank = in64[j].rank,
+                                         .dims = in64[j].dims,
+                                         .numel = in64[j].numel,
+                                         .data = in64[j].data,
                                          .data_dtype = KG_F64};
     for (int j = 0; j < nout; j++) odt[j] = KG_F64;
     struct kg_err we;

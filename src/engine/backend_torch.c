@@ -253,7 +253,9 @@ static void transform(const struct kg_case *k, struct kg_inputs *in)
             double v = kg_load(t->dtype, t->data, j);
             switch (k->dist) {
             case KG_DIST_LARGE_MEAN: v += 1000.0; break;
-            case KG_DIST_MIXED: v *= pow(10.0, 8.0 * kg_rng_uniform(k->seed, 2000 + (uint64_t)i, (uint64_t)j) - 4.0); break;
+            case KG_DIST_MIXED:
+                v *= pow(10.0, 8.0 * kg_rng_uniform(k->seed, 2000 + (uint64_t)i, (uint64_t)j) - 4.0);
+                break;
             case KG_DIST_BINARY: v = v > 0; break;
             default: continue;
             }
@@ -331,9 +333,12 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
             if (a->kind != KG_ARG_TENSOR)
                 args[nin++] = (struct kg_oracle_arg){.kind = a->kind, .value = a->value};
             else
-                args[nin++] = (struct kg_oracle_arg){.kind = KG_ARG_TENSOR, .dtype = k->adtype[i],
-                                                     .rank = k->shape[i].rank, .dims = k->shape[i].dims,
-                                                     .numel = k->numel[i], .data = in->t[i].data,
+                args[nin++] = (struct kg_oracle_arg){.kind = KG_ARG_TENSOR,
+                                                     .dtype = k->adtype[i],
+                                                     .rank = k->shape[i].rank,
+                                                     .dims = k->shape[i].dims,
+                                                     .numel = k->numel[i],
+                                                     .data = in->t[i].data,
                                                      .data_dtype = in->t[i].dtype};
         } else if (kg_arg_is_output(a) && j < nout) {
             odt[j++] = k->adtype[i];
@@ -396,8 +401,8 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     torch_load(s, &cl, 2, s->c->path);
     struct kg_reply rp;
     if (kg_client_start(s, &cl, &rp)) {
-        snprintf(why, n, "the standard test's worker did not start (%s): %s", kg_wstatus_name((enum kg_wstatus)rp.status),
-                 rp.msg);
+        snprintf(why, n, "the standard test's worker did not start (%s): %s",
+                 kg_wstatus_name((enum kg_wstatus)rp.status), rp.msg);
         return -1;
     }
     struct kg_req *rq = problem_req(KG_CMD_STANDARD, NULL);

@@ -15,11 +15,11 @@
 
 struct kg_cmp {
     int64_t n;
-    double scale;     /* s */
-    double max_err;   /* max e_i (inf on a non-finite mismatch) */
-    int64_t worst;    /* index of the max (first non-finite mismatch if any); -1 when n == 0 */
-    double got, exp;  /* at worst */
-    double rms_rel;   /* ||got - exp|| / ||exp|| over finite pairs */
+    double scale;               /* s */
+    double max_err;             /* max e_i (inf on a non-finite mismatch) */
+    int64_t worst;              /* index of the max (first non-finite mismatch if any); -1 when n == 0 */
+    double got, exp;            /* at worst */
+    double rms_rel;             /* ||got - exp|| / ||exp|| over finite pairs */
     int64_t nonfinite_mismatch; /* positions whose finiteness or kind differ */
     int64_t first_nonfinite_mismatch;
     int64_t mismatches; /* elements with e_i > 0 (exact compare, for integer outputs) */

@@ -69,9 +69,9 @@ bool kg_session_is_host(const struct kg_session *s);
 
 /* What the session's backend can do beyond running a case. */
 enum kg_cap {
-    KG_CAP_CONCURRENT = 1u << 0,   /* two launches at once on two streams (KG_RUN_PAIR) */
-    KG_CAP_LAUNCH = 1u << 1,       /* the contract's launch configuration is the kernel's (device limits apply) */
-    KG_CAP_SAMPLE_HUGE = 1u << 2,  /* kg_session_sample: a case too large to ship, compared at sampled indices */
+    KG_CAP_CONCURRENT = 1u << 0,  /* two launches at once on two streams (KG_RUN_PAIR) */
+    KG_CAP_LAUNCH = 1u << 1,      /* the contract's launch configuration is the kernel's (device limits apply) */
+    KG_CAP_SAMPLE_HUGE = 1u << 2, /* kg_session_sample: a case too large to ship, compared at sampled indices */
 };
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
 
@@ -123,8 +123,8 @@ int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_i
 int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e);
 
 /* The oracle's values for case k on inputs in (not memoised: for inputs a gate made itself). */
-int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
-                      struct kg_expect *x, struct kg_err *e);
+int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
+                      struct kg_err *e);
 
 /* Runs the kernel once on case k with inputs in; fills x (free with kg_exec_free). Returns
  * x->status (KG_WS_OK when the kernel ran). Worker crashes and hangs come back as
@@ -150,8 +150,8 @@ void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const 
 
 /* One-shot helper used by most calibrated gates: generate inputs, run, oracle, judge.
  * Returns 0 when it ran (j filled), -1 when the run errored (v set to error or refused). */
-int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o,
-                  struct kg_judgement *j, struct kg_expect *ex_out, struct kg_exec *x_out, struct kg_verdict *v);
+int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o, struct kg_judgement *j,
+                  struct kg_expect *ex_out, struct kg_exec *x_out, struct kg_verdict *v);
 
 /* Sets v to error/refused/fail from a failed run. */
 void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const struct kg_exec *x);

@@ -138,8 +138,7 @@ int kg_inspect_replay(struct kg_session *s, int a, int b, int output, struct kg_
 {
     memset(d, 0, sizeof *d);
     if (s->nrec == 0) return kg_errf(e, "no recorded runs: run the determinism gate first (run determinism)");
-    if (a < 1 || b < 1 || a > s->nrec || b > s->nrec)
-        return kg_errf(e, "runs are numbered 1..%d", s->nrec);
+    if (a < 1 || b < 1 || a > s->nrec || b > s->nrec) return kg_errf(e, "runs are numbered 1..%d", s->nrec);
     const struct kg_tensor *ta = &s->rec[a - 1].out[output], *tb = &s->rec[b - 1].out[output];
     if (output < 0 || output >= KG_OP_MAX_IO || !ta->data || !tb->data) return kg_errf(e, "no output %d", output);
     int arg = -1, seen = 0;

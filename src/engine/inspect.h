@@ -19,7 +19,7 @@ struct kg_inspect_out {
     double *expected; /* the fp64 oracle */
     double *err;      /* compare.h's element error (inf: non-finite mismatch) */
     double scale, ref_err, threshold;
-    int64_t worst;    /* index of the largest error */
+    int64_t worst; /* index of the largest error */
     int64_t nonfinite_mismatch;
     bool pass;
 };

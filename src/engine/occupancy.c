@@ -9,7 +9,8 @@ static int arch_block_limit(int major, int minor)
 {
     static const struct {
         int major, minor, blocks;
-    } t[] = {{7, 0, 32}, {7, 2, 32}, {7, 5, 16}, {8, 0, 32}, {8, 6, 16}, {8, 7, 16}, {8, 9, 24}, {9, 0, 32}, {10, 0, 32}};
+    } t[] = {{7, 0, 32}, {7, 2, 32}, {7, 5, 16}, {8, 0, 32}, {8, 6, 16},
+             {8, 7, 16}, {8, 9, 24}, {9, 0, 32}, {10, 0, 32}};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (t[i].major == major && t[i].minor == minor) return t[i].blocks;
     return 0;

@@ -11,12 +11,12 @@
 #include "worker/proto.h"
 
 struct kg_occupancy {
-    bool valid;          /* false: the device or the kernel's attributes are unknown */
+    bool valid; /* false: the device or the kernel's attributes are unknown */
     int blocks_per_sm;
     int warps_per_block;
     int active_warps, max_warps;
-    double occupancy;    /* active_warps / max_warps */
-    const char *limiter; /* "threads", "registers", "shared memory", "blocks per SM" */
+    double occupancy;                            /* active_warps / max_warps */
+    const char *limiter;                         /* "threads", "registers", "shared memory", "blocks per SM" */
     int by_threads, by_regs, by_smem, by_blocks; /* each limit; -1 where it does not bind */
 };
 

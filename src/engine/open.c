@@ -17,12 +17,8 @@ static int load_error(struct kg_session *s, const struct kg_reply *rp, struct kg
 {
     const struct kg_contract *c = s->c;
     switch (rp->status) {
-    case KG_WS_ENTRY:
-        kg_errf(e, "%s:%d: %s", c->path, c->line_entry, rp->msg);
-        return KG_EXIT_USAGE;
-    case KG_WS_COMPILE:
-        kg_errf(e, "%s", rp->msg);
-        return KG_EXIT_USAGE;
+    case KG_WS_ENTRY: kg_errf(e, "%s:%d: %s", c->path, c->line_entry, rp->msg); return KG_EXIT_USAGE;
+    case KG_WS_COMPILE: kg_errf(e, "%s", rp->msg); return KG_EXIT_USAGE;
     case KG_WS_UNAVAILABLE:
         kg_errf(e, "%s: nothing was checked: the %s runner cannot run here: %s", c->path, s->be->title, rp->msg);
         return KG_EXIT_UNAVAILABLE;

@@ -51,21 +51,22 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
 {
     json_t *gates = json_array();
     for (int i = 0; i < n; i++) {
-        json_t *g = json_pack("{s:s,s:s,s:b,s:s,s:o,s:f,s:i}", "id", v[i].gate->id, "status", kg_status_name(v[i].status),
-                              "tolerance_free", v[i].gate->tolerance_free, "summary", v[i].summary, "evidence",
-                              kg_verdict_json(&v[i]), "seconds", v[i].seconds, "cases", v[i].ncases);
+        json_t *g =
+            json_pack("{s:s,s:s,s:b,s:s,s:o,s:f,s:i}", "id", v[i].gate->id, "status", kg_status_name(v[i].status),
+                      "tolerance_free", v[i].gate->tolerance_free, "summary", v[i].summary, "evidence",
+                      kg_verdict_json(&v[i]), "seconds", v[i].seconds, "cases", v[i].ncases);
         if (v[i].replay[0]) json_object_set_new(g, "replay", json_string(v[i].replay));
         json_array_append_new(gates, g);
     }
     json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o}", "kernel", s->c->name, "file", s->c->path, "runner",
-                            s->be->name, "verdict", kg_status_name(kg_overall(v, n)),
-                            "seed", (json_int_t)s->o.seed, "compiler", s->last_load.compiler, "gates", gates);
+                            s->be->name, "verdict", kg_status_name(kg_overall(v, n)), "seed", (json_int_t)s->o.seed,
+                            "compiler", s->last_load.compiler, "gates", gates);
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
     json_object_set_new(doc, "file_hash", json_string(hash));
-    json_object_set_new(doc, "timing", json_pack("{s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs",
-                                                 s->t_inputs, "oracle", s->t_oracle, "runs", s->t_run, "total",
-                                                 s->t_total, "kernel_runs", s->nruns));
+    json_object_set_new(doc, "timing",
+                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs", s->t_inputs, "oracle",
+                                  s->t_oracle, "runs", s->t_run, "total", s->t_total, "kernel_runs", s->nruns));
     if (b && b->asked) {
         json_t *bl = json_object();
         json_object_set_new(bl, b->name, json_string(b->result == 1 ? "pass" : b->result == 0 ? "fail" : "error"));
@@ -75,12 +76,12 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
     return doc;
 }
 
-void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n,
-                    const struct kg_baseline *b, bool color, bool verbose)
+void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b,
+                    bool color, bool verbose)
 {
     const char *reset = color ? "\033[0m" : "", *dim = color ? "\033[2m" : "", *bold = color ? "\033[1m" : "";
-    fprintf(f, "%s%s%s  %s  (%s runner, %s, seed %llu)\n", bold, s->c->name, reset, s->c->path,
-            s->be->name, s->last_load.compiler, (unsigned long long)s->o.seed);
+    fprintf(f, "%s%s%s  %s  (%s runner, %s, seed %llu)\n", bold, s->c->name, reset, s->c->path, s->be->name,
+            s->last_load.compiler, (unsigned long long)s->o.seed);
     int count[5] = {0};
     for (int i = 0; i < n; i++) {
         count[v[i].status]++;
@@ -117,5 +118,8 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
             s->t_compile, s->t_inputs, s->t_oracle, s->t_run, s->nruns);
     if (b && b->asked)
         fprintf(f, "standard test (%s, atol=rtol=%g): %s: %s\n", b->name, b->tol,
-                b->result == 1 ? "pass" : b->result == 0 ? "FAIL" : "error", b->why);
+                b->result == 1   ? "pass"
+                : b->result == 0 ? "FAIL"
+                                 : "error",
+                b->why);
 }

@@ -14,13 +14,12 @@ struct kg_baseline {
     bool asked;
     const char *name; /* "kernelbench" */
     double tol;
-    int result;       /* 1 pass, 0 fail, -1 error */
+    int result; /* 1 pass, 0 fail, -1 error */
     char why[1024];
 };
 
-
-void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n,
-                    const struct kg_baseline *b, bool color, bool verbose);
+void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b,
+                    bool color, bool verbose);
 
 /* A new reference to the report document. */
 json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b);

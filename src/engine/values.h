@@ -17,7 +17,7 @@ enum kg_fill {
     KG_FILL_SENTINEL_A, /* 0xFF bytes: NaN in every float dtype, -1 in integers */
     KG_FILL_SENTINEL_B, /* 0x7F bytes: 3.4e38 in f32/bf16, NaN in f16, a large integer */
     KG_FILL_ZERO,
-    KG_FILL_GARBAGE,    /* finite seeded values */
+    KG_FILL_GARBAGE, /* finite seeded values */
 };
 
 struct kg_exec_opts {
@@ -53,9 +53,9 @@ struct kg_expect {
                                              either's NaN/Inf pattern */
     struct kg_tensor ref[KG_OP_MAX_IO];   /* working-precision reference, rounded to the dtype */
     double scale[KG_OP_MAX_IO];
-    double ref_err[KG_OP_MAX_IO];         /* error of ref vs exact (compare.h's measure) */
-    double threshold[KG_OP_MAX_IO];       /* k * ref_err + floor(dtype) */
-    double floor[KG_OP_MAX_IO];           /* floor(dtype), 0 for exact-match outputs */
+    double ref_err[KG_OP_MAX_IO];   /* error of ref vs exact (compare.h's measure) */
+    double threshold[KG_OP_MAX_IO]; /* k * ref_err + floor(dtype) */
+    double floor[KG_OP_MAX_IO];     /* floor(dtype), 0 for exact-match outputs */
     bool int_out;
 };
 

@@ -17,10 +17,10 @@ enum kg_status { KG_PASS, KG_FAIL, KG_ERROR, KG_SKIP, KG_REFUSED };
 const char *kg_status_name(enum kg_status s);
 
 /* Lengths of a verdict's strings. */
-#define KG_INDEX_MAX 96    /* "[3,17]", "byte +4096" */
+#define KG_INDEX_MAX   96 /* "[3,17]", "byte +4096" */
 #define KG_SUMMARY_MAX 512
-#define KG_DETAIL_MAX 4096
-#define KG_REPLAY_MAX 1024
+#define KG_DETAIL_MAX  4096
+#define KG_REPLAY_MAX  1024
 
 /* The worst element a gate found, in plain fields the UI can print without parsing JSON. */
 struct kg_evidence {
@@ -38,8 +38,8 @@ struct kg_verdict {
     char summary[KG_SUMMARY_MAX]; /* one line */
     char detail[KG_DETAIL_MAX];   /* more lines: what happened, why it matters */
     struct kg_evidence ev;
-    json_t *extra;                /* gate-specific evidence (a JSON object), owned; may be NULL */
-    char replay[KG_REPLAY_MAX];   /* the kgate command that replays the deciding case */
+    json_t *extra;              /* gate-specific evidence (a JSON object), owned; may be NULL */
+    char replay[KG_REPLAY_MAX]; /* the kgate command that replays the deciding case */
     double seconds;
     double ratio; /* calibrated gates: measured error / reference error (0 if n/a) */
     int ncases;

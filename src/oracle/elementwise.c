@@ -12,9 +12,8 @@
 typedef double (*unary_fn)(enum kg_arith a, double x, const double *param);
 typedef double (*binary_fn)(enum kg_arith a, double x, double y);
 
-static int eval_unary(const struct kg_opcall *c, enum kg_arith a,
-                      const struct kg_tensor *const *in, struct kg_tensor *const *out,
-                      unary_fn f)
+static int eval_unary(const struct kg_opcall *c, enum kg_arith a, const struct kg_tensor *const *in,
+                      struct kg_tensor *const *out, unary_fn f)
 {
     const double *x = in[0]->data;
     double *y = out[0]->data;
@@ -22,8 +21,7 @@ static int eval_unary(const struct kg_opcall *c, enum kg_arith a,
     return 0;
 }
 
-static int eval_binary(enum kg_arith a, const struct kg_tensor *const *in,
-                       struct kg_tensor *const *out, binary_fn f)
+static int eval_binary(enum kg_arith a, const struct kg_tensor *const *in, struct kg_tensor *const *out, binary_fn f)
 {
     const double *x = in[0]->data, *y = in[1]->data;
     double *z = out[0]->data;
@@ -99,12 +97,11 @@ static double mul(enum kg_arith a, double x, double y)
 
 /* ---- opdefs ---------------------------------------------------------------------------- */
 
-#define UNARY_EVAL(fn)                                                                          \
-    static int fn##_eval(const struct kg_opcall *c, enum kg_arith a,                            \
-                         const struct kg_tensor *const *in, struct kg_tensor *const *out,       \
-                         struct kg_err *e)                                                      \
-    {                                                                                           \
-        return eval_unary(c, a, in, out, fn);                                                   \
+#define UNARY_EVAL(fn)                                                                                                 \
+    static int fn##_eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tensor *const *in,                \
+                         struct kg_tensor *const *out, struct kg_err *e)                                               \
+    {                                                                                                                  \
+        return eval_unary(c, a, in, out, fn);                                                                          \
     }
 
 UNARY_EVAL(relu)
@@ -129,50 +126,84 @@ static int mul_eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_
     return eval_binary(a, in, out, mul);
 }
 
-const struct kg_opdef kg_opdef_relu = {
-    .name = "relu", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "relu: x -> y = max(x, 0), same shape (NaN stays NaN)", .eval = relu_eval};
+const struct kg_opdef kg_opdef_relu = {.name = "relu",
+                                       .n_in = 1,
+                                       .n_out = 1,
+                                       .flags = KG_OP_ELEMENTWISE,
+                                       .doc = "relu: x -> y = max(x, 0), same shape (NaN stays NaN)",
+                                       .eval = relu_eval};
 
-const struct kg_opdef kg_opdef_leaky_relu = {
-    .name = "leaky_relu", .n_in = 1, .n_out = 1, .params = {"slope"}, .defaults = {0.01},
-    .flags = KG_OP_ELEMENTWISE,
-    .doc = "leaky_relu(slope=0.01): x -> y = x > 0 ? x : slope*x, same shape",
-    .eval = leaky_relu_eval};
+const struct kg_opdef kg_opdef_leaky_relu = {.name = "leaky_relu",
+                                             .n_in = 1,
+                                             .n_out = 1,
+                                             .params = {"slope"},
+                                             .defaults = {0.01},
+                                             .flags = KG_OP_ELEMENTWISE,
+                                             .doc = "leaky_relu(slope=0.01): x -> y = x > 0 ? x : slope*x, same shape",
+                                             .eval = leaky_relu_eval};
 
-const struct kg_opdef kg_opdef_gelu = {
-    .name = "gelu", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "gelu: x -> y = 0.5*x*(1+erf(x/sqrt(2))), same shape", .eval = gelu_eval};
+const struct kg_opdef kg_opdef_gelu = {.name = "gelu",
+                                       .n_in = 1,
+                                       .n_out = 1,
+                                       .flags = KG_OP_ELEMENTWISE,
+                                       .doc = "gelu: x -> y = 0.5*x*(1+erf(x/sqrt(2))), same shape",
+                                       .eval = gelu_eval};
 
 const struct kg_opdef kg_opdef_gelu_tanh = {
-    .name = "gelu_tanh", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
+    .name = "gelu_tanh",
+    .n_in = 1,
+    .n_out = 1,
+    .flags = KG_OP_ELEMENTWISE,
     .doc = "gelu_tanh: x -> y = 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))), same shape",
     .eval = gelu_tanh_eval};
 
-const struct kg_opdef kg_opdef_silu = {
-    .name = "silu", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "silu: x -> y = x*sigmoid(x), same shape", .eval = silu_eval};
+const struct kg_opdef kg_opdef_silu = {.name = "silu",
+                                       .n_in = 1,
+                                       .n_out = 1,
+                                       .flags = KG_OP_ELEMENTWISE,
+                                       .doc = "silu: x -> y = x*sigmoid(x), same shape",
+                                       .eval = silu_eval};
 
-const struct kg_opdef kg_opdef_sigmoid = {
-    .name = "sigmoid", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "sigmoid: x -> y = 1/(1+exp(-x)), same shape", .eval = sigmoid_eval};
+const struct kg_opdef kg_opdef_sigmoid = {.name = "sigmoid",
+                                          .n_in = 1,
+                                          .n_out = 1,
+                                          .flags = KG_OP_ELEMENTWISE,
+                                          .doc = "sigmoid: x -> y = 1/(1+exp(-x)), same shape",
+                                          .eval = sigmoid_eval};
 
-const struct kg_opdef kg_opdef_tanh = {
-    .name = "tanh", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "tanh: x -> y = tanh(x), same shape", .eval = tanh__eval};
+const struct kg_opdef kg_opdef_tanh = {.name = "tanh",
+                                       .n_in = 1,
+                                       .n_out = 1,
+                                       .flags = KG_OP_ELEMENTWISE,
+                                       .doc = "tanh: x -> y = tanh(x), same shape",
+                                       .eval = tanh__eval};
 
-const struct kg_opdef kg_opdef_exp = {
-    .name = "exp", .n_in = 1, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "exp: x -> y = exp(x), same shape", .eval = exp__eval};
+const struct kg_opdef kg_opdef_exp = {.name = "exp",
+                                      .n_in = 1,
+                                      .n_out = 1,
+                                      .flags = KG_OP_ELEMENTWISE,
+                                      .doc = "exp: x -> y = exp(x), same shape",
+                                      .eval = exp__eval};
 
-const struct kg_opdef kg_opdef_scale = {
-    .name = "scale", .n_in = 1, .n_out = 1, .params = {"alpha"}, .defaults = {NAN},
-    .flags = KG_OP_ELEMENTWISE, .doc = "scale(alpha): x -> y = alpha*x, same shape",
-    .eval = scale_eval};
+const struct kg_opdef kg_opdef_scale = {.name = "scale",
+                                        .n_in = 1,
+                                        .n_out = 1,
+                                        .params = {"alpha"},
+                                        .defaults = {NAN},
+                                        .flags = KG_OP_ELEMENTWISE,
+                                        .doc = "scale(alpha): x -> y = alpha*x, same shape",
+                                        .eval = scale_eval};
 
-const struct kg_opdef kg_opdef_add = {
-    .name = "add", .n_in = 2, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "add: a, b -> c = a+b, all the same shape (no broadcasting)", .eval = add_eval};
+const struct kg_opdef kg_opdef_add = {.name = "add",
+                                      .n_in = 2,
+                                      .n_out = 1,
+                                      .flags = KG_OP_ELEMENTWISE,
+                                      .doc = "add: a, b -> c = a+b, all the same shape (no broadcasting)",
+                                      .eval = add_eval};
 
-const struct kg_opdef kg_opdef_mul = {
-    .name = "mul", .n_in = 2, .n_out = 1, .flags = KG_OP_ELEMENTWISE,
-    .doc = "mul: a, b -> c = a*b, all the same shape (no broadcasting)", .eval = mul_eval};
+const struct kg_opdef kg_opdef_mul = {.name = "mul",
+                                      .n_in = 2,
+                                      .n_out = 1,
+                                      .flags = KG_OP_ELEMENTWISE,
+                                      .doc = "mul: a, b -> c = a*b, all the same shape (no broadcasting)",
+                                      .eval = mul_eval};

@@ -142,7 +142,7 @@ static int eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tens
     }
     enum gdn_arith ga = a == KG_EXACT ? GDN_EXACT : a == KG_W32 ? GDN_W32 : GDN_W64;
     rc = bwd ? gdn_oracle_bwd(F.f, ga, &d, scale, &gi, dO, dST, &gg)
-                 : gdn_oracle_fwd(F.f, ga, &d, scale, &gi, out[0]->data, out[1]->data);
+             : gdn_oracle_fwd(F.f, ga, &d, scale, &gi, out[0]->data, out[1]->data);
     if (rc) return kg_errf(e, "%s: %s", c->def->name, gdn_strerror(rc));
     if (a != KG_W32) return 0;
 
@@ -194,13 +194,13 @@ out:
     return 0;
 }
 
-#define FWD(NAME, NIN, DOC)                                                                                  \
-    const struct kg_opdef kg_opdef_##NAME = {                                                                \
-        #NAME, NIN, 2, {"scale", NULL}, {0}, KG_OP_HAS_ALT, DOC, check, reduce_axis, eval,                   \
+#define FWD(NAME, NIN, DOC)                                                                                            \
+    const struct kg_opdef kg_opdef_##NAME = {                                                                          \
+        #NAME, NIN, 2, {"scale", NULL}, {0}, KG_OP_HAS_ALT, DOC, check, reduce_axis, eval,                             \
     }
-#define BWD(NAME, NIN, NOUT, DOC)                                                                            \
-    const struct kg_opdef kg_opdef_##NAME = {                                                                \
-        #NAME, NIN, NOUT, {"scale", NULL}, {0}, KG_OP_HAS_ALT, DOC, check, reduce_axis, eval,                \
+#define BWD(NAME, NIN, NOUT, DOC)                                                                                      \
+    const struct kg_opdef kg_opdef_##NAME = {                                                                          \
+        #NAME, NIN, NOUT, {"scale", NULL}, {0}, KG_OP_HAS_ALT, DOC, check, reduce_axis, eval,                          \
     }
 
 FWD(linear_attn_fwd, 4, "linear_attn_fwd(scale=1/sqrt(K)): q,k[B,T,H,K], v[B,T,H,V], S0[B,H,K,V] -> o, ST");

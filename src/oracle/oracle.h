@@ -24,7 +24,7 @@
 enum kg_arith { KG_EXACT, KG_W32, KG_W64, KG_EXACT_ALT };
 
 #define KG_OP_MAX_PARAMS 4
-#define KG_OP_MAX_IO 8
+#define KG_OP_MAX_IO     8
 
 enum kg_op_flags {
     KG_OP_ELEMENTWISE = 1u << 0, /* out[i] depends on in[*][i] only (same shapes) */
@@ -52,8 +52,7 @@ struct kg_opdef {
     const char *doc; /* one line: inputs -> outputs, for --help and the man page */
     /* Checks the declared shapes; fills e with what was expected. May be NULL (elementwise
      * ops are checked generically: every input and output has the same shape). */
-    int (*check)(const struct kg_opcall *c, const struct kg_shape *in, const struct kg_shape *out,
-                 struct kg_err *e);
+    int (*check)(const struct kg_opcall *c, const struct kg_shape *in, const struct kg_shape *out, struct kg_err *e);
     /* The input dim that is reduced over, or -1 (for the precision and reduction-order
      * gates: which symbol to lengthen, which axis to permute). May be NULL (-1). */
     int (*reduce_axis)(const struct kg_opcall *c, const struct kg_shape *in0);
@@ -73,8 +72,8 @@ const struct kg_opdef *kg_op_find(const char *name);
 int kg_op_parse(const char *text, struct kg_opcall *call, struct kg_err *e);
 
 /* Checks shapes (op-specific or the elementwise rule) and the arity. */
-int kg_op_check(const struct kg_opcall *c, int n_in, const struct kg_shape *in, int n_out,
-                const struct kg_shape *out, struct kg_err *e);
+int kg_op_check(const struct kg_opcall *c, int n_in, const struct kg_shape *in, int n_out, const struct kg_shape *out,
+                struct kg_err *e);
 
 int kg_op_reduce_axis(const struct kg_opcall *c, const struct kg_shape *in0);
 

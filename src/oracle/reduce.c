@@ -31,7 +31,6 @@ static int dim_axis(const struct kg_opcall *c, const struct kg_shape *in0)
     return resolve_dim(c, in0->rank);
 }
 
-
 static bool same_shape(const struct kg_shape *x, const struct kg_shape *y)
 {
     if (x->rank != y->rank) return false;
@@ -44,61 +43,58 @@ static int dim_error(const struct kg_opcall *c, const struct kg_shape *in, struc
 {
     char b[KG_SHAPE_TEXT_MAX];
     const char *op = c->def->name;
-    if (in->rank == 0)
-        return kg_errf(e, "%s needs an input with at least one dim; got a scalar", op);
+    if (in->rank == 0) return kg_errf(e, "%s needs an input with at least one dim; got a scalar", op);
     return kg_errf(e, "%s(dim=%g): dim out of range for x%s (valid: %d..%d)", op, c->param[0],
                    kg_shape_str(in, b, sizeof b), -in->rank, in->rank - 1);
 }
 
 /* x with `dim` removed, or kept with size 1. */
-static int check_reduction(const struct kg_opcall *c, const struct kg_shape *in,
-                           const struct kg_shape *out, bool empty_ok, struct kg_err *e)
+static int check_reduction(const struct kg_opcall *c, const struct kg_shape *in, const struct kg_shape *out,
+                           bool empty_ok, struct kg_err *e)
 {
     int d = resolve_dim(c, in->rank);
     if (d < 0) return dim_error(c, in, e);
     char bx[KG_SHAPE_TEXT_MAX], br[KG_SHAPE_TEXT_MAX], bk[KG_SHAPE_TEXT_MAX], by[KG_SHAPE_TEXT_MAX];
     if (!empty_ok && in->dims[d] == 0)
-        return kg_errf(e, "%s(dim=%g) over x%s: dim %d is empty, so there is no value to take",
-                       c->def->name, c->param[0], kg_shape_str(in, bx, sizeof bx), d);
+        return kg_errf(e, "%s(dim=%g) over x%s: dim %d is empty, so there is no value to take", c->def->name,
+                       c->param[0], kg_shape_str(in, bx, sizeof bx), d);
     struct kg_shape r = {.rank = in->rank - 1}, k = *in;
     for (int i = 0, j = 0; i < in->rank; i++)
         if (i != d) r.dims[j++] = in->dims[i];
     k.dims[d] = 1;
     if (same_shape(out, &r) || same_shape(out, &k)) return 0;
-    return kg_errf(e, "%s(dim=%g) reduces x%s to y%s (or y%s keeping the dim); got y%s",
-                   c->def->name, c->param[0], kg_shape_str(in, bx, sizeof bx),
-                   kg_shape_str(&r, br, sizeof br), kg_shape_str(&k, bk, sizeof bk),
+    return kg_errf(e, "%s(dim=%g) reduces x%s to y%s (or y%s keeping the dim); got y%s", c->def->name, c->param[0],
+                   kg_shape_str(in, bx, sizeof bx), kg_shape_str(&r, br, sizeof br), kg_shape_str(&k, bk, sizeof bk),
                    kg_shape_str(out, by, sizeof by));
 }
 
-static int check_sum(const struct kg_opcall *c, const struct kg_shape *in,
-                     const struct kg_shape *out, struct kg_err *e)
+static int check_sum(const struct kg_opcall *c, const struct kg_shape *in, const struct kg_shape *out, struct kg_err *e)
 {
     return check_reduction(c, in, out, true, e);
 }
 
-static int check_extremum(const struct kg_opcall *c, const struct kg_shape *in,
-                          const struct kg_shape *out, struct kg_err *e)
+static int check_extremum(const struct kg_opcall *c, const struct kg_shape *in, const struct kg_shape *out,
+                          struct kg_err *e)
 {
     return check_reduction(c, in, out, false, e);
 }
 
-static int check_scan(const struct kg_opcall *c, const struct kg_shape *in,
-                      const struct kg_shape *out, struct kg_err *e)
+static int check_scan(const struct kg_opcall *c, const struct kg_shape *in, const struct kg_shape *out,
+                      struct kg_err *e)
 {
     if (resolve_dim(c, in->rank) < 0) return dim_error(c, in, e);
     if (same_shape(out, in)) return 0;
     char bx[KG_SHAPE_TEXT_MAX], by[KG_SHAPE_TEXT_MAX];
-    return kg_errf(e, "%s(dim=%g) expects y with x's shape %s; got y%s", c->def->name,
-                   c->param[0], kg_shape_str(in, bx, sizeof bx), kg_shape_str(out, by, sizeof by));
+    return kg_errf(e, "%s(dim=%g) expects y with x's shape %s; got y%s", c->def->name, c->param[0],
+                   kg_shape_str(in, bx, sizeof bx), kg_shape_str(out, by, sizeof by));
 }
 
 /* ---- the driver ------------------------------------------------------------------------ */
 
 /* Runs f on every row of x along dim; the output has the same flat layout as x with dim
  * of size ny (1 for reductions, keepdim or not; n for scans). */
-static int eval_rows(const struct kg_opcall *c, enum kg_arith a, const struct kg_tensor *x,
-                     struct kg_tensor *y, row_fn f, bool scan, struct kg_err *e)
+static int eval_rows(const struct kg_opcall *c, enum kg_arith a, const struct kg_tensor *x, struct kg_tensor *y,
+                     row_fn f, bool scan, struct kg_err *e)
 {
     int d = resolve_dim(c, x->rank);
     int64_t n = x->dims[d], outer = 1, inner = 1;
@@ -115,9 +111,7 @@ static int eval_rows(const struct kg_opcall *c, enum kg_arith a, const struct kg
     /* GATHER_COLS rows side by side: xb[b*n + k] is element k of row b. */
     size_t cols = inner < GATHER_COLS ? (size_t)inner : GATHER_COLS;
     double *xb = malloc(cols * (size_t)(n + ny) * sizeof *xb + 1);
-    if (!xb)
-        return kg_errf(e, "%s: out of memory (malloc of %lld row buffers)", c->def->name,
-                       (long long)cols);
+    if (!xb) return kg_errf(e, "%s: out of memory (malloc of %lld row buffers)", c->def->name, (long long)cols);
     double *yb = xb + cols * (size_t)n;
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t i0 = 0; i0 < inner; i0 += (int64_t)cols) {
@@ -238,12 +232,11 @@ static void cumsum_row(enum kg_arith a, const double *x, int64_t n, double *y)
 
 /* ---- opdefs ---------------------------------------------------------------------------- */
 
-#define ROW_EVAL(fn, scan)                                                                      \
-    static int fn##_eval(const struct kg_opcall *c, enum kg_arith a,                            \
-                         const struct kg_tensor *const *in, struct kg_tensor *const *out,       \
-                         struct kg_err *e)                                                      \
-    {                                                                                           \
-        return eval_rows(c, a, in[0], out[0], fn##_row, scan, e);                               \
+#define ROW_EVAL(fn, scan)                                                                                             \
+    static int fn##_eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tensor *const *in,                \
+                         struct kg_tensor *const *out, struct kg_err *e)                                               \
+    {                                                                                                                  \
+        return eval_rows(c, a, in[0], out[0], fn##_row, scan, e);                                                      \
     }
 
 ROW_EVAL(sum, false)
@@ -257,46 +250,94 @@ ROW_EVAL(cumsum, true)
 
 #define REDUCE_FLAGS (KG_OP_ROWWISE | KG_OP_PERMUTABLE)
 
-const struct kg_opdef kg_opdef_sum = {
-    .name = "sum", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = REDUCE_FLAGS, .doc = "sum(dim): x -> y, x without dim (or with dim of size 1)",
-    .check = check_sum, .reduce_axis = dim_axis, .eval = sum_eval};
+const struct kg_opdef kg_opdef_sum = {.name = "sum",
+                                      .n_in = 1,
+                                      .n_out = 1,
+                                      .params = {"dim"},
+                                      .defaults = {NAN},
+                                      .flags = REDUCE_FLAGS,
+                                      .doc = "sum(dim): x -> y, x without dim (or with dim of size 1)",
+                                      .check = check_sum,
+                                      .reduce_axis = dim_axis,
+                                      .eval = sum_eval};
 
-const struct kg_opdef kg_opdef_mean = {
-    .name = "mean", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = REDUCE_FLAGS, .doc = "mean(dim): x -> y, x without dim (or with dim of size 1)",
-    .check = check_sum, .reduce_axis = dim_axis, .eval = mean_eval};
+const struct kg_opdef kg_opdef_mean = {.name = "mean",
+                                       .n_in = 1,
+                                       .n_out = 1,
+                                       .params = {"dim"},
+                                       .defaults = {NAN},
+                                       .flags = REDUCE_FLAGS,
+                                       .doc = "mean(dim): x -> y, x without dim (or with dim of size 1)",
+                                       .check = check_sum,
+                                       .reduce_axis = dim_axis,
+                                       .eval = mean_eval};
 
-const struct kg_opdef kg_opdef_max = {
-    .name = "max", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = REDUCE_FLAGS,
-    .doc = "max(dim): x -> y, x without dim (or with dim of size 1); NaN if any is NaN",
-    .check = check_extremum, .reduce_axis = dim_axis, .eval = max_eval};
+const struct kg_opdef kg_opdef_max = {.name = "max",
+                                      .n_in = 1,
+                                      .n_out = 1,
+                                      .params = {"dim"},
+                                      .defaults = {NAN},
+                                      .flags = REDUCE_FLAGS,
+                                      .doc =
+                                          "max(dim): x -> y, x without dim (or with dim of size 1); NaN if any is NaN",
+                                      .check = check_extremum,
+                                      .reduce_axis = dim_axis,
+                                      .eval = max_eval};
 
-const struct kg_opdef kg_opdef_min = {
-    .name = "min", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = REDUCE_FLAGS,
-    .doc = "min(dim): x -> y, x without dim (or with dim of size 1); NaN if any is NaN",
-    .check = check_extremum, .reduce_axis = dim_axis, .eval = min_eval};
+const struct kg_opdef kg_opdef_min = {.name = "min",
+                                      .n_in = 1,
+                                      .n_out = 1,
+                                      .params = {"dim"},
+                                      .defaults = {NAN},
+                                      .flags = REDUCE_FLAGS,
+                                      .doc =
+                                          "min(dim): x -> y, x without dim (or with dim of size 1); NaN if any is NaN",
+                                      .check = check_extremum,
+                                      .reduce_axis = dim_axis,
+                                      .eval = min_eval};
 
 const struct kg_opdef kg_opdef_argmax = {
-    .name = "argmax", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
+    .name = "argmax",
+    .n_in = 1,
+    .n_out = 1,
+    .params = {"dim"},
+    .defaults = {NAN},
     .flags = KG_OP_ROWWISE | KG_OP_INT_OUT,
     .doc = "argmax(dim): x -> index, x without dim (or with dim of size 1); first max, or first "
            "NaN",
-    .check = check_extremum, .reduce_axis = dim_axis, .eval = argmax_eval};
+    .check = check_extremum,
+    .reduce_axis = dim_axis,
+    .eval = argmax_eval};
 
-const struct kg_opdef kg_opdef_softmax = {
-    .name = "softmax", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = KG_OP_ROWWISE, .doc = "softmax(dim): x -> y, same shape",
-    .check = check_scan, .reduce_axis = dim_axis, .eval = softmax_eval};
+const struct kg_opdef kg_opdef_softmax = {.name = "softmax",
+                                          .n_in = 1,
+                                          .n_out = 1,
+                                          .params = {"dim"},
+                                          .defaults = {NAN},
+                                          .flags = KG_OP_ROWWISE,
+                                          .doc = "softmax(dim): x -> y, same shape",
+                                          .check = check_scan,
+                                          .reduce_axis = dim_axis,
+                                          .eval = softmax_eval};
 
-const struct kg_opdef kg_opdef_log_softmax = {
-    .name = "log_softmax", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = KG_OP_ROWWISE, .doc = "log_softmax(dim): x -> y, same shape",
-    .check = check_scan, .reduce_axis = dim_axis, .eval = log_softmax_eval};
+const struct kg_opdef kg_opdef_log_softmax = {.name = "log_softmax",
+                                              .n_in = 1,
+                                              .n_out = 1,
+                                              .params = {"dim"},
+                                              .defaults = {NAN},
+                                              .flags = KG_OP_ROWWISE,
+                                              .doc = "log_softmax(dim): x -> y, same shape",
+                                              .check = check_scan,
+                                              .reduce_axis = dim_axis,
+                                              .eval = log_softmax_eval};
 
-const struct kg_opdef kg_opdef_cumsum = {
-    .name = "cumsum", .n_in = 1, .n_out = 1, .params = {"dim"}, .defaults = {NAN},
-    .flags = KG_OP_ROWWISE, .doc = "cumsum(dim): x -> y, same shape (inclusive prefix sums)",
-    .check = check_scan, .reduce_axis = dim_axis, .eval = cumsum_eval};
+const struct kg_opdef kg_opdef_cumsum = {.name = "cumsum",
+                                         .n_in = 1,
+                                         .n_out = 1,
+                                         .params = {"dim"},
+                                         .defaults = {NAN},
+                                         .flags = KG_OP_ROWWISE,
+                                         .doc = "cumsum(dim): x -> y, same shape (inclusive prefix sums)",
+                                         .check = check_scan,
+                                         .reduce_axis = dim_axis,
+                                         .eval = cumsum_eval};

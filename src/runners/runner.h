@@ -10,8 +10,8 @@
 
 struct kg_launch {
     int nargs;
-    const int32_t *kind;  /* enum kg_argkind per arg */
-    uint64_t ptr[KG_MAX_ARGS]; /* tensors */
+    const int32_t *kind;           /* enum kg_argkind per arg */
+    uint64_t ptr[KG_MAX_ARGS];     /* tensors */
     const struct kg_req_arg *args; /* scalar values */
     int64_t grid[3], block[3], smem;
     int stream; /* 0: the default stream; 1, 2: worker-created non-blocking streams */

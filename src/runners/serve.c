@@ -41,8 +41,7 @@ static int do_load(struct wstate *w, const struct kg_req_load *l, struct kg_repl
         snprintf(rp->msg, sizeof rp->msg, "already loaded");
         return KG_WS_BAD_REQUEST;
     }
-    if (l->runner == KG_RUNNER_HOST)
-        w->R = &kg_runner_host;
+    if (l->runner == KG_RUNNER_HOST) w->R = &kg_runner_host;
 #ifdef KG_HAVE_CUDA
     else if (l->runner == KG_RUNNER_CUDA)
         w->R = &kg_runner_cuda;
@@ -173,7 +172,8 @@ static int do_run(struct wstate *w, const struct kg_req_run *r, int shm_fd, stru
         for (int i = 0; i < r->nargs; i++) {
             const struct kg_req_arg *a = &r->args[i];
             if (a->kind != KG_ARG_TENSOR || a->alias >= 0) continue;
-            int d = w->R->download(w->st, shm + (p ? a->off2 : a->off), w->set[p][i].handle, a->bytes + 2 * a->guard, rp);
+            int d =
+                w->R->download(w->st, shm + (p ? a->off2 : a->off), w->set[p][i].handle, a->bytes + 2 * a->guard, rp);
             if (d != KG_WS_OK) {
                 s = d;
                 goto out;
@@ -217,9 +217,18 @@ static int do_oracle(struct wstate *w, const struct kg_req_oracle *o, int shm_fd
     }
     for (int i = 0; i < o->nsym; i++) names[i] = o->sym_names[i];
     struct kg_oracle_io io = {
-        .n_in = o->n_in, .n_out = o->n_out, .in = in, .out = out, .in_dims = in_dims, .out_dims = out_dims,
-        .in_rank = in_rank, .out_rank = out_rank, .nsym = o->nsym, .sym_names = names,
-        .sym_values = o->sym_values, .working = o->working,
+        .n_in = o->n_in,
+        .n_out = o->n_out,
+        .in = in,
+        .out = out,
+        .in_dims = in_dims,
+        .out_dims = out_dims,
+        .in_rank = in_rank,
+        .out_rank = out_rank,
+        .nsym = o->nsym,
+        .sym_names = names,
+        .sym_values = o->sym_values,
+        .working = o->working,
     };
     int s = w->R->oracle(w->st, &io, rp);
     munmap(shm, o->shm_size);
@@ -247,9 +256,7 @@ int kg_worker_main(int fd)
         case KG_CMD_QUIT:
             if (shm_fd >= 0) close(shm_fd);
             return 0;
-        default:
-            rp.status = KG_WS_BAD_REQUEST;
-            snprintf(rp.msg, sizeof rp.msg, "unknown command %u", rq.cmd);
+        default: rp.status = KG_WS_BAD_REQUEST; snprintf(rp.msg, sizeof rp.msg, "unknown command %u", rq.cmd);
         }
         if (shm_fd >= 0) close(shm_fd);
         fflush(stdout);

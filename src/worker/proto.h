@@ -13,9 +13,9 @@
 
 #include "contract/contract.h"
 
-#define KG_PROTO_MAGIC 0x6b676174u /* "kgat" */
-#define KG_MSG_MAX 4096 /* a reply's message, and every message built from one */
-#define KG_REQ_PATH_MAX 1024 /* a path in a request (a kernel, the cache directory) */
+#define KG_PROTO_MAGIC  0x6b676174u /* "kgat" */
+#define KG_MSG_MAX      4096        /* a reply's message, and every message built from one */
+#define KG_REQ_PATH_MAX 1024        /* a path in a request (a kernel, the cache directory) */
 
 enum kg_cmd {
     KG_CMD_LOAD = 1,
@@ -62,7 +62,7 @@ struct kg_req_load {
     char cc[256];
     char cuda_home[512];
     char aux_path[KG_REQ_PATH_MAX]; /* torch candidate: the problem file it answers */
-    int32_t role;        /* torch: 0 oracle (problem), 1 candidate */
+    int32_t role;                   /* torch: 0 oracle (problem), 1 candidate */
 };
 
 /* Run flags. */
@@ -167,9 +167,9 @@ struct kg_dev_info {
     int32_t valid;
     char name[128];
     int32_t cc_major, cc_minor, sm_count, device_count;
-    int64_t max_threads_per_block, max_block[3], max_grid[3], max_smem_block, max_smem_optin,
-        regs_per_block, regs_per_sm, max_threads_per_sm, smem_per_sm;
-    int64_t max_blocks_per_sm;      /* 0: not reported by the driver */
+    int64_t max_threads_per_block, max_block[3], max_grid[3], max_smem_block, max_smem_optin, regs_per_block,
+        regs_per_sm, max_threads_per_sm, smem_per_sm;
+    int64_t max_blocks_per_sm;       /* 0: not reported by the driver */
     int64_t reserved_smem_per_block; /* shared memory the driver keeps per block */
     int64_t total_mem;
 };
@@ -198,7 +198,7 @@ struct kg_reply {
     char compiler[64];      /* LOAD: "cc", "nvrtc 13.0", "nvcc" */
     struct kg_func_attrs attrs;
     struct kg_dev_info dev;
-    int32_t nlaunch;   /* CUPTI records in launch[] (-1: probe unavailable) */
+    int32_t nlaunch; /* CUPTI records in launch[] (-1: probe unavailable) */
     int32_t cupti_ok;
     struct kg_launch_rec launch[KG_MAX_LAUNCH_RECS];
     char msg[KG_MSG_MAX];

@@ -22,9 +22,9 @@ extern char **environ;
 
 const char *kg_wstatus_name(enum kg_wstatus s)
 {
-    static const char *const names[] = {"ok",          "refused", "compile error", "entry missing",
-                                        "launch error", "CUDA error", "unavailable", "bad request",
-                                        "crash",        "timeout", "output mismatch", "exception"};
+    static const char *const names[] = {"ok",           "refused",    "compile error",   "entry missing",
+                                        "launch error", "CUDA error", "unavailable",     "bad request",
+                                        "crash",        "timeout",    "output mismatch", "exception"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
@@ -33,8 +33,7 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
     int sv[2];
     w->pid = -1;
     w->fd = w->log_fd = -1;
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-        return kg_errf(e, "socketpair: %s", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) return kg_errf(e, "socketpair: %s", strerror(errno));
     int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
     if (log < 0) {
         close(sv[0]);
@@ -303,7 +302,8 @@ int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, str
         memcpy(CMSG_DATA(c), &shm_fd, sizeof(int));
     }
     ssize_t k;
-    while ((k = sendmsg(w->fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    while ((k = sendmsg(w->fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
     if (k != (ssize_t)sizeof *rq) {
         reap(w, rp, 0, timeout);
         return -1;
@@ -321,7 +321,8 @@ int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, str
         if (r == 0) continue;
         break;
     }
-    while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {}
+    while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {
+    }
     if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) {
         reap(w, rp, 0, timeout);
         return -1;
@@ -377,7 +378,8 @@ int kg_proto_recv(int fd, struct kg_req *rq, int *shm_fd)
     m.msg_controllen = sizeof u.buf;
     *shm_fd = -1;
     ssize_t k;
-    while ((k = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    while ((k = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
     if (k <= 0) return -1;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(shm_fd, CMSG_DATA(c), sizeof(int));
@@ -388,7 +390,8 @@ int kg_proto_recv(int fd, struct kg_req *rq, int *shm_fd)
 int kg_proto_send_reply(int fd, const struct kg_reply *rp)
 {
     ssize_t k;
-    while ((k = send(fd, rp, sizeof *rp, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    while ((k = send(fd, rp, sizeof *rp, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
     return k == (ssize_t)sizeof *rp ? 0 : -1;
 }
 

@@ -12,8 +12,8 @@
 
 struct kg_worker {
     pid_t pid;
-    int fd;     /* SOCK_SEQPACKET to the worker */
-    int log_fd; /* memfd holding the worker's stdout and stderr */
+    int fd;       /* SOCK_SEQPACKET to the worker */
+    int log_fd;   /* memfd holding the worker's stdout and stderr */
     bool foreign; /* forked by a zygote, not our child: its wait status comes in its log */
 };
 

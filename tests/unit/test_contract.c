@@ -30,17 +30,16 @@ static int load(const char *ext, const char *text, struct kg_contract **c, struc
     return rc;
 }
 
-static const char *softmax =
-    "/*@kgate\n"
-    "name:    softmax_rows\n"
-    "op:      softmax(dim=1)\n"
-    "entry:   softmax_rows\n"
-    "args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int\n"
-    "launch:  grid=M block=256 smem=0\n"
-    "shape:   M=512 N=1000\n"
-    "sweep:   M=1,3,64 N=1,7,255,256,257,4097\n"
-    "*/\n"
-    "extern \"C\" __global__ void softmax_rows(const float *x, float *y, int M, int N) {}\n";
+static const char *softmax = "/*@kgate\n"
+                             "name:    softmax_rows\n"
+                             "op:      softmax(dim=1)\n"
+                             "entry:   softmax_rows\n"
+                             "args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int\n"
+                             "launch:  grid=M block=256 smem=0\n"
+                             "shape:   M=512 N=1000\n"
+                             "sweep:   M=1,3,64 N=1,7,255,256,257,4097\n"
+                             "*/\n"
+                             "extern \"C\" __global__ void softmax_rows(const float *x, float *y, int M, int N) {}\n";
 
 static void test_the_issue_example_parses(void **state)
 {
@@ -73,21 +72,22 @@ static void test_the_issue_example_parses(void **state)
 
 static void test_optional_keys_tuples_and_continuations(void **state)
 {
-    const char *text = "// a licence line first\n"
-                       "/*@kgate\n"
-                       "name: mm\n"
-                       "op: matmul\n"
-                       "entry: mm\n"
-                       "args: A: in T[M,K]; B: in T[K,N];\n"
-                       "      C: out T[M,N]; M: int; N: int; K: int; alpha: float = 1e-5\n"
-                       "launch: grid=(cdiv(N, 16), cdiv(M,16)) block=(16,16) smem=2*16*16*4\n"
-                       "shape: M=64 N=32 K=48\n"
-                       "tolerance: k=4\n"
-                       "deterministic: no\n"
-                       "dtypes: f32,f16,bf16\n"
-                       "inputs: A=uniform(-2,2) B=normal(0,0.5)\n"
-                       "*/\n"
-                       "extern \"C\" __global__ void mm(const KG_T *A, const KG_T *B, KG_T *C, int M, int N, int K, float alpha) {}\n";
+    const char *text =
+        "// a licence line first\n"
+        "/*@kgate\n"
+        "name: mm\n"
+        "op: matmul\n"
+        "entry: mm\n"
+        "args: A: in T[M,K]; B: in T[K,N];\n"
+        "      C: out T[M,N]; M: int; N: int; K: int; alpha: float = 1e-5\n"
+        "launch: grid=(cdiv(N, 16), cdiv(M,16)) block=(16,16) smem=2*16*16*4\n"
+        "shape: M=64 N=32 K=48\n"
+        "tolerance: k=4\n"
+        "deterministic: no\n"
+        "dtypes: f32,f16,bf16\n"
+        "inputs: A=uniform(-2,2) B=normal(0,0.5)\n"
+        "*/\n"
+        "extern \"C\" __global__ void mm(const KG_T *A, const KG_T *B, KG_T *C, int M, int N, int K, float alpha) {}\n";
     struct kg_contract *c;
     struct kg_err e;
     int rc = load(".cu", text, &c, &e);
@@ -125,7 +125,8 @@ static void expect_error(const char *ext, const char *text, int line, const char
         snprintf(where, sizeof where, "%s:%d:", path, line);
     else
         snprintf(where, sizeof where, "%s: ", path);
-    if (!strstr(e.msg, where) || !strstr(e.msg, phrase)) fprintf(stderr, "got: %s\nwant: %s ... %s\n", e.msg, where, phrase);
+    if (!strstr(e.msg, where) || !strstr(e.msg, phrase))
+        fprintf(stderr, "got: %s\nwant: %s ... %s\n", e.msg, where, phrase);
     assert_non_null(strstr(e.msg, where));
     assert_non_null(strstr(e.msg, phrase));
 }
@@ -134,27 +135,44 @@ static void expect_error(const char *ext, const char *text, int line, const char
 
 static void test_malformed_headers_name_file_and_line(void **state)
 {
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweeep: N=1\n"), 7, "unknown key 'sweeep'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweeep: N=1\n"), 7,
+                 "unknown key 'sweeep'");
     expect_error(".c", HDR("args: x: in f31[N]; y: out f32[N]; N: int\nshape: N=4\n"), 5, "unknown dtype 'f31'");
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[Q]; N: int\nshape: N=4\n"), 5, "undefined symbol 'Q'");
-    expect_error(".c", HDR("args: x: sideways f32[N]; y: out f32[N]; N: int\nshape: N=4\n"), 5, "expected in, out, inout");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=four\n"), 6, "expected a non-negative integer");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweep: M=1\n"), 7, "undefined symbol 'M'");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=0.5\n"), 7, "k must be a number >= 1");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ndeterministic: maybe\n"), 7, "expected yes or no");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nalias: y=z\n"), 7, "no arg named 'z'");
+    expect_error(".c", HDR("args: x: sideways f32[N]; y: out f32[N]; N: int\nshape: N=4\n"), 5,
+                 "expected in, out, inout");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=four\n"), 6,
+                 "expected a non-negative integer");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweep: M=1\n"), 7,
+                 "undefined symbol 'M'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=0.5\n"), 7,
+                 "k must be a number >= 1");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ndeterministic: maybe\n"), 7,
+                 "expected yes or no");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nalias: y=z\n"), 7,
+                 "no arg named 'z'");
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nname: again\n"), 7, "given twice");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int; M: int\nshape: N=4\n"), 5, "scalar 'M' has no shape symbol");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int; M: int\nshape: N=4\n"), 5,
+                 "scalar 'M' has no shape symbol");
     expect_error(".c", HDR("args: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\n"), 5, "no out or inout tensor");
     expect_error(".c", HDR("args: x: in T[N]; y: out T[N]; N: int\nshape: N=4\n"), 5, "needs a 'dtypes:' line");
-    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: x=gaussian\n"), 7, "unknown distribution 'gaussian'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: x=gaussian\n"), 7,
+                 "unknown distribution 'gaussian'");
     expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"), 1, "missing 'launch:'");
-    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=cdiv(N,B) block=32\n"), 7, "undefined symbol 'B'");
-    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=N block=(1,2,3,4)\n"), 7, "more than 3 dims");
-    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=N\n"), 7, "both required");
-    expect_error(".c", "/*@kgate\nname: t\nop: relu\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 1, "missing 'entry:'");
-    expect_error(".c", "/*@kgate\nname: t\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 1, "missing 'op:'");
-    expect_error(".c", "/*@kgate\nname: t\nop: softmax(dim=1)\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 3, "dim");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=cdiv(N,B) block=32\n"),
+                 7, "undefined symbol 'B'");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=N block=(1,2,3,4)\n"),
+                 7, "more than 3 dims");
+    expect_error(".cu", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nlaunch: grid=N\n"), 7,
+                 "both required");
+    expect_error(".c", "/*@kgate\nname: t\nop: relu\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 1,
+                 "missing 'entry:'");
+    expect_error(".c", "/*@kgate\nname: t\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n", 1,
+                 "missing 'op:'");
+    expect_error(
+        ".c",
+        "/*@kgate\nname: t\nop: softmax(dim=1)\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n",
+        3, "dim");
     expect_error(".c", "int x;\n", 1, "no contract");
     expect_error(".txt", "int x;\n", 0, "unknown kernel language");
 }
@@ -180,8 +198,10 @@ static void test_errors_are_reported_in_key_table_order(void **state)
     expect_error(".c", text, 8, "alias: no arg named 'z'");
     expect_error(".c", HDR("args: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\ninputs: x=gaussian\n"), 7,
                  "unknown distribution");
-    expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\n*/\n"
-                       "void f(const float *a) {}\n", 4, "no out or inout tensor");
+    expect_error(".c",
+                 "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: in f32[N]; N: int\nshape: N=4\n*/\n"
+                 "void f(const float *a) {}\n",
+                 4, "no out or inout tensor");
     snprintf(text, sizeof text, "/*@kgate\nname: \nop: relu\n%sshape: N=4\n*/\n", args);
     expect_error(".c", text, 1, "missing 'entry:'");
 }
@@ -197,19 +217,29 @@ static void test_tolerance_k_must_be_finite(void **state)
 
 static void test_signature_is_checked_against_args(void **state)
 {
-    expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
-                       "void f(const float *x, float *y) {}\n", 4, "3 declared, but f (line 7) takes 2 parameters");
-    expect_error(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
-                       "void f(const float *in, float *y, int N) {}\n", 4, "is named 'in'");
+    expect_error(".c",
+                 "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                 "void f(const float *x, float *y) {}\n",
+                 4, "3 declared, but f (line 7) takes 2 parameters");
+    expect_error(".c",
+                 "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                 "void f(const float *in, float *y, int N) {}\n",
+                 4, "is named 'in'");
     /* a call of the entry elsewhere is not its definition, a macro-made entry is not checked */
     struct kg_contract *c;
     struct kg_err e;
-    assert_int_equal(load(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
-                                "#define K(n) void n(const float *x, float *y, int N) {}\nK(f)\n", &c, &e), 0);
+    assert_int_equal(load(".c",
+                          "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                          "#define K(n) void n(const float *x, float *y, int N) {}\nK(f)\n",
+                          &c, &e),
+                     0);
     assert_int_equal(c->line_entry_def, 0);
     kg_contract_free(c);
-    assert_int_equal(load(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
-                                "/* f(a, b) in a comment */ int f(const float *x, float *y, int N) { return 0; }\n", &c, &e), 0);
+    assert_int_equal(load(".c",
+                          "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n*/\n"
+                          "/* f(a, b) in a comment */ int f(const float *x, float *y, int N) { return 0; }\n",
+                          &c, &e),
+                     0);
     assert_true(c->entry_returns_int);
     kg_contract_free(c);
 }

@@ -37,8 +37,7 @@ static float *xallocf(int64_t n)
  * the oracle see identical inputs and only the algorithm's own rounding is measured. */
 static float *to_f32(double *x, int64_t n)
 {
-    if (!x)
-        return NULL;
+    if (!x) return NULL;
     float *y = xallocf(n);
     for (int64_t i = 0; i < n; i++) {
         y[i] = (float)x[i];
@@ -49,8 +48,7 @@ static float *to_f32(double *x, int64_t n)
 
 static void to_f64(const float *x, double *y, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++)
-        y[i] = x[i];
+    for (int64_t i = 0; i < n; i++) y[i] = x[i];
 }
 
 struct prob {
@@ -60,8 +58,7 @@ struct prob {
     double *q, *k, *v, *g, *b, *S0, *dO, *dST;
 };
 
-static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool with_S0,
-                      bool with_dST, uint64_t seed)
+static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool with_S0, bool with_dST, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
     p->f = f;
@@ -85,10 +82,8 @@ static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool
      * (linear attention) they keep the state O(sqrt(T)) so relative errors stay meaningful. */
     for (int64_t r = 0; r < rows; r++) {
         double n2 = 0;
-        for (int64_t i = 0; i < d.K; i++)
-            n2 += p->k[r * d.K + i] * p->k[r * d.K + i];
-        for (int64_t i = 0; i < d.K; i++)
-            p->k[r * d.K + i] /= sqrt(n2);
+        for (int64_t i = 0; i < d.K; i++) n2 += p->k[r * d.K + i] * p->k[r * d.K + i];
+        for (int64_t i = 0; i < d.K; i++) p->k[r * d.K + i] /= sqrt(n2);
     }
     for (int64_t i = 0; i < p->nv; i++) {
         p->v[i] = rng_normal(&s);
@@ -97,23 +92,19 @@ static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool
     if (p->ng) {
         p->g = xalloc(p->ng);
         for (int64_t i = 0; i < p->ng; i++)
-            p->g[i] = gdn_family_per_channel(f) ? -log1p(exp(-rng_normal(&s)))
-                                                : -0.01 - 0.99 * rng_unif(&s);
+            p->g[i] = gdn_family_per_channel(f) ? -log1p(exp(-rng_normal(&s))) : -0.01 - 0.99 * rng_unif(&s);
     }
     if (p->nb) {
         p->b = xalloc(p->nb);
-        for (int64_t i = 0; i < p->nb; i++)
-            p->b[i] = 1.0 / (1.0 + exp(-rng_normal(&s)));
+        for (int64_t i = 0; i < p->nb; i++) p->b[i] = 1.0 / (1.0 + exp(-rng_normal(&s)));
     }
     if (with_S0) {
         p->S0 = xalloc(p->ns);
-        for (int64_t i = 0; i < p->ns; i++)
-            p->S0[i] = 0.5 * rng_normal(&s);
+        for (int64_t i = 0; i < p->ns; i++) p->S0[i] = 0.5 * rng_normal(&s);
     }
     if (with_dST) {
         p->dST = xalloc(p->ns);
-        for (int64_t i = 0; i < p->ns; i++)
-            p->dST[i] = rng_normal(&s);
+        for (int64_t i = 0; i < p->ns; i++) p->dST[i] = rng_normal(&s);
     }
 }
 
@@ -132,7 +123,7 @@ static void prob_free(struct prob *p)
  * (fp32 log-gate cumsums); 2e-5 leaves >10x headroom for other compilers / libm, while every
  * planted bug tried (a dropped gradient term, a sign flip in the triangular solve) gives
  * errors above 1e-2. The measured values are printed per member when the test runs. */
-#define TOL_F64 1e-10
+#define TOL_F64     1e-10
 #define TOL_F32_RMS 2e-5
 
 struct worst {
@@ -161,8 +152,7 @@ static void outs_alloc(struct outs *o, const struct prob *p)
 
 static void outs_free(struct outs *o)
 {
-    for (int i = 0; i < N_OUT; i++)
-        free(o->x[i]);
+    for (int i = 0; i < N_OUT; i++) free(o->x[i]);
 }
 
 static void run_oracle(const struct prob *p, struct outs *r)
@@ -188,22 +178,19 @@ static void run_chunk_f32(struct prob *p, int64_t C, struct outs *r)
     float *g = to_f32(p->g, p->ng), *b = to_f32(p->b, p->nb), *S0 = to_f32(p->S0, p->ns);
     float *dO = to_f32(p->dO, p->nv), *dST = to_f32(p->dST, p->ns);
     float *y[N_OUT];
-    for (int i = 0; i < N_OUT; i++)
-        y[i] = r->n[i] ? xallocf(r->n[i]) : NULL;
+    for (int i = 0; i < N_OUT; i++) y[i] = r->n[i] ? xallocf(r->n[i]) : NULL;
     struct gdn_in_f32 in = {q, k, v, g, b, S0};
     struct gdn_grad_f32 gr = {y[2], y[3], y[4], y[5], y[6], y[7]};
     assert_int_equal(gdn_chunk_fwd_f32(p->f, &p->d, C, NAN, &in, y[0], y[1]), 0);
     assert_int_equal(gdn_chunk_bwd_f32(p->f, &p->d, C, NAN, &in, dO, dST, &gr), 0);
     for (int i = 0; i < N_OUT; i++) {
-        if (r->n[i])
-            to_f64(y[i], r->x[i], r->n[i]);
+        if (r->n[i]) to_f64(y[i], r->x[i], r->n[i]);
         free(y[i]);
     }
     free(q), free(k), free(v), free(g), free(b), free(S0), free(dO), free(dST);
 }
 
-static void check(enum gdn_family f, struct gdn_dims d, int64_t C, bool with_S0, bool with_dST,
-                  uint64_t seed)
+static void check(enum gdn_family f, struct gdn_dims d, int64_t C, bool with_S0, bool with_dST, uint64_t seed)
 {
     struct prob p;
     prob_init(&p, f, d, with_S0, with_dST, seed);
@@ -214,12 +201,11 @@ static void check(enum gdn_family f, struct gdn_dims d, int64_t C, bool with_S0,
     run_oracle(&p, &ref);
     run_chunk_f64(&p, C, &got);
     for (int i = 0; i < N_OUT; i++) {
-        if (!ref.n[i])
-            continue;
+        if (!ref.n[i]) continue;
         double e = rel_max(got.x[i], ref.x[i], ref.n[i]);
         if (!(e <= TOL_F64))
-            print_error("%s f64 T=%lld C=%lld S0=%d dST=%d: %s rel err %.3g\n", gdn_family_name(f),
-                        (long long)d.T, (long long)C, with_S0, with_dST, out_names[i], e);
+            print_error("%s f64 T=%lld C=%lld S0=%d dST=%d: %s rel err %.3g\n", gdn_family_name(f), (long long)d.T,
+                        (long long)C, with_S0, with_dST, out_names[i], e);
         assert_true(e <= TOL_F64);
         worst_all[f].f64 = fmax(worst_all[f].f64, e);
     }
@@ -227,12 +213,11 @@ static void check(enum gdn_family f, struct gdn_dims d, int64_t C, bool with_S0,
     run_chunk_f32(&p, C, &got); /* rounds p's inputs to fp32 */
     run_oracle(&p, &ref);       /* the exact answer for those rounded inputs */
     for (int i = 0; i < N_OUT; i++) {
-        if (!ref.n[i])
-            continue;
+        if (!ref.n[i]) continue;
         double e = rel_rms(got.x[i], ref.x[i], ref.n[i]);
         if (!(e <= TOL_F32_RMS))
-            print_error("%s f32 T=%lld C=%lld S0=%d dST=%d: %s rel rms %.3g\n", gdn_family_name(f),
-                        (long long)d.T, (long long)C, with_S0, with_dST, out_names[i], e);
+            print_error("%s f32 T=%lld C=%lld S0=%d dST=%d: %s rel rms %.3g\n", gdn_family_name(f), (long long)d.T,
+                        (long long)C, with_S0, with_dST, out_names[i], e);
         assert_true(e <= TOL_F32_RMS);
         worst_all[f].f32 = fmax(worst_all[f].f32, e);
     }
@@ -250,8 +235,8 @@ static void check_family(enum gdn_family f)
     check(f, (struct gdn_dims){1, 130, 1, 16, 16}, 64, true, false, 300 + f);
     check(f, (struct gdn_dims){1, 64, 2, 8, 4}, 16, false, true, 400 + f);
     check(f, (struct gdn_dims){2, 5, 1, 4, 3}, 64, true, true, 500 + f);
-    print_message("%-6s chunked vs oracle: f64 worst rel max %.2g, f32 worst rel rms %.2g\n",
-                  gdn_family_name(f), worst_all[f].f64, worst_all[f].f32);
+    print_message("%-6s chunked vs oracle: f64 worst rel max %.2g, f32 worst rel rms %.2g\n", gdn_family_name(f),
+                  worst_all[f].f64, worst_all[f].f32);
 }
 
 static void test_chunk_linear(void **state)

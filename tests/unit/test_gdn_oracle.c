@@ -35,8 +35,7 @@ struct prob {
     struct gdn_in in;
 };
 
-static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool with_S0,
-                      bool with_dST, uint64_t seed)
+static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool with_S0, bool with_dST, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
     p->f = f;
@@ -60,10 +59,8 @@ static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool
     if (gdn_family_has_delta(f)) { /* the delta rule is stable for unit keys and b in (0,1) */
         for (int64_t r = 0; r < rows; r++) {
             double n2 = 0;
-            for (int64_t i = 0; i < d.K; i++)
-                n2 += p->k[r * d.K + i] * p->k[r * d.K + i];
-            for (int64_t i = 0; i < d.K; i++)
-                p->k[r * d.K + i] /= sqrt(n2);
+            for (int64_t i = 0; i < d.K; i++) n2 += p->k[r * d.K + i] * p->k[r * d.K + i];
+            for (int64_t i = 0; i < d.K; i++) p->k[r * d.K + i] /= sqrt(n2);
         }
     }
     for (int64_t i = 0; i < p->nv; i++) {
@@ -81,18 +78,15 @@ static void prob_init(struct prob *p, enum gdn_family f, struct gdn_dims d, bool
     }
     if (p->nb) {
         p->b = xalloc(p->nb);
-        for (int64_t i = 0; i < p->nb; i++)
-            p->b[i] = 1.0 / (1.0 + exp(-rng_normal(&s)));
+        for (int64_t i = 0; i < p->nb; i++) p->b[i] = 1.0 / (1.0 + exp(-rng_normal(&s)));
     }
     if (with_S0) {
         p->S0 = xalloc(p->ns);
-        for (int64_t i = 0; i < p->ns; i++)
-            p->S0[i] = 0.5 * rng_normal(&s);
+        for (int64_t i = 0; i < p->ns; i++) p->S0[i] = 0.5 * rng_normal(&s);
     }
     if (with_dST) {
         p->dST = xalloc(p->ns);
-        for (int64_t i = 0; i < p->ns; i++)
-            p->dST[i] = rng_normal(&s);
+        for (int64_t i = 0; i < p->ns; i++) p->dST[i] = rng_normal(&s);
     }
     p->in = (struct gdn_in){p->q, p->k, p->v, p->g, p->b, p->S0};
 }
@@ -115,10 +109,8 @@ static double loss(const struct prob *p)
     double *o = xalloc(p->nv), *ST = xalloc(p->ns);
     assert_int_equal(gdn_oracle_fwd(p->f, GDN_EXACT, &p->d, p->scale, &p->in, o, ST), 0);
     double L = 0;
-    for (int64_t i = 0; i < p->nv; i++)
-        L += p->dO[i] * o[i];
-    for (int64_t i = 0; p->dST && i < p->ns; i++)
-        L += p->dST[i] * ST[i];
+    for (int64_t i = 0; i < p->nv; i++) L += p->dO[i] * o[i];
+    for (int64_t i = 0; p->dST && i < p->ns; i++) L += p->dST[i] * ST[i];
     free(o);
     free(ST);
     return L;
@@ -147,16 +139,16 @@ static void fd_grad(struct prob *p, double *x, int64_t n, double *fd)
 }
 
 /* Returns the worst relative error over all gradients of the problem. */
-static double check_fd(enum gdn_family f, struct gdn_dims d, bool with_S0, bool with_dST,
-                       uint64_t seed)
+static double check_fd(enum gdn_family f, struct gdn_dims d, bool with_S0, bool with_dST, uint64_t seed)
 {
     double worst = 0;
     struct prob p;
     prob_init(&p, f, d, with_S0, with_dST, seed);
     if (!with_S0) /* dS0 is still defined (the gradient w.r.t. a zero initial state) */
         p.S0 = xalloc(p.ns), p.in.S0 = p.S0;
-    struct gdn_grad gr = {xalloc(p.nqk), xalloc(p.nqk), xalloc(p.nv),
-                          p.ng ? xalloc(p.ng) : NULL, p.nb ? xalloc(p.nb) : NULL, xalloc(p.ns)};
+    struct gdn_grad gr = {
+        xalloc(p.nqk), xalloc(p.nqk), xalloc(p.nv), p.ng ? xalloc(p.ng) : NULL, p.nb ? xalloc(p.nb) : NULL,
+        xalloc(p.ns)};
     assert_int_equal(gdn_oracle_bwd(f, GDN_EXACT, &d, p.scale, &p.in, p.dO, p.dST, &gr), 0);
 
     struct {
@@ -168,14 +160,13 @@ static double check_fd(enum gdn_family f, struct gdn_dims d, bool with_S0, bool 
         {"dg", p.g, gr.dg, p.ng},  {"db", p.b, gr.db, p.nb},  {"dS0", p.S0, gr.dS0, p.ns},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        if (!t[i].n)
-            continue;
+        if (!t[i].n) continue;
         double *fd = xalloc(t[i].n);
         fd_grad(&p, t[i].x, t[i].n, fd);
         double e = rel_max(t[i].an, fd, t[i].n);
         if (!(e <= 1e-8))
-            print_error("%s B=%lld T=%lld S0=%d dST=%d: %s rel err %.3g\n", gdn_family_name(f),
-                        (long long)d.B, (long long)d.T, with_S0, with_dST, t[i].name, e);
+            print_error("%s B=%lld T=%lld S0=%d dST=%d: %s rel err %.3g\n", gdn_family_name(f), (long long)d.B,
+                        (long long)d.T, with_S0, with_dST, t[i].name, e);
         assert_true(e <= 1e-8);
         worst = e > worst ? e : worst;
         free(fd);
@@ -201,8 +192,7 @@ static void check_family_fd(enum gdn_family f)
         check_fd(f, (struct gdn_dims){2, 6, 2, 3, 3}, false, true, 41 + f),
     };
     double worst = fmax(fmax(w[0], w[1]), fmax(w[2], w[3]));
-    print_message("%-6s worst gradient rel err vs finite differences: %.2g\n", gdn_family_name(f),
-                  worst);
+    print_message("%-6s worst gradient rel err vs finite differences: %.2g\n", gdn_family_name(f), worst);
 }
 
 static void test_fd_linear(void **state)
@@ -242,29 +232,24 @@ static void check_delta_order(enum gdn_family f)
     for (int t = 0; t < 6; t++) {
         const double *k = p.k + t * 4, *v = p.v + t * 3, *q = p.q + t * 4;
         double a[4], bt = p.b[t];
-        for (int i = 0; i < 4; i++)
-            a[i] = exp(f == GDN_KDA ? p.g[t * 4 + i] : p.g[t]);
+        for (int i = 0; i < 4; i++) a[i] = exp(f == GDN_KDA ? p.g[t * 4 + i] : p.g[t]);
         /* decay first */
-        for (int i = 0; i < 12; i++)
-            S2[i] = a[i / 3] * S[i];
+        for (int i = 0; i < 12; i++) S2[i] = a[i / 3] * S[i];
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 3; j++) {
                 double kS = 0;
-                for (int m = 0; m < 4; m++)
-                    kS += k[m] * S2[m * 3 + j];
+                for (int m = 0; m < 4; m++) kS += k[m] * S2[m * 3 + j];
                 S[i * 3 + j] = S2[i * 3 + j] - bt * k[i] * kS + bt * k[i] * v[j];
             }
         for (int j = 0; j < 3; j++) {
             ref[t * 3 + j] = 0;
-            for (int i = 0; i < 4; i++)
-                ref[t * 3 + j] += p.scale * q[i] * S[i * 3 + j];
+            for (int i = 0; i < 4; i++) ref[t * 3 + j] += p.scale * q[i] * S[i * 3 + j];
         }
         /* the literal order: Diag(a) (I - b k k^T) S + b k v^T */
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 3; j++) {
                 double kS = 0;
-                for (int m = 0; m < 4; m++)
-                    kS += k[m] * other[m * 3 + j];
+                for (int m = 0; m < 4; m++) kS += k[m] * other[m * 3 + j];
                 S2[i * 3 + j] = a[i] * (other[i * 3 + j] - bt * k[i] * kS) + bt * k[i] * v[j];
             }
         memcpy(other, S2, sizeof S2);
@@ -297,12 +282,10 @@ static void test_ssd_mapping_matches_mamba2(void **state)
     struct gdn_dims d = {B, T, H, N, P};
     uint64_t s = 99;
     int64_t rows = B * T * H;
-    double *x = xalloc(rows * P), *dt = xalloc(rows), *A = xalloc(H), *Bm = xalloc(rows * N),
-           *C = xalloc(rows * N), *D = xalloc(H), *y = xalloc(rows * P);
-    for (int64_t i = 0; i < rows * P; i++)
-        x[i] = rng_normal(&s);
-    for (int64_t i = 0; i < rows; i++)
-        dt[i] = log1p(exp(rng_normal(&s) - 1)); /* softplus */
+    double *x = xalloc(rows * P), *dt = xalloc(rows), *A = xalloc(H), *Bm = xalloc(rows * N), *C = xalloc(rows * N),
+           *D = xalloc(H), *y = xalloc(rows * P);
+    for (int64_t i = 0; i < rows * P; i++) x[i] = rng_normal(&s);
+    for (int64_t i = 0; i < rows; i++) dt[i] = log1p(exp(rng_normal(&s) - 1)); /* softplus */
     for (int h = 0; h < H; h++) {
         A[h] = -exp(rng_normal(&s));
         D[h] = rng_normal(&s);
@@ -322,8 +305,7 @@ static void test_ssd_mapping_matches_mamba2(void **state)
                         hs[n][pp] = decay * hs[n][pp] + dt[rw] * Bm[rw * N + n] * x[rw * P + pp];
                 for (int pp = 0; pp < P; pp++) {
                     double acc = D[h] * x[rw * P + pp];
-                    for (int n = 0; n < N; n++)
-                        acc += C[rw * N + n] * hs[n][pp];
+                    for (int n = 0; n < N; n++) acc += C[rw * N + n] * hs[n][pp];
                     y[rw * P + pp] = acc;
                 }
             }
@@ -355,9 +337,9 @@ static void test_w32_differs_slightly(void **state)
         for (int a = 0; a < 3; a++) {
             o[a] = xalloc(p.nv);
             ST[a] = xalloc(p.ns);
-            gr[a] = (struct gdn_grad){xalloc(p.nqk), xalloc(p.nqk), xalloc(p.nv),
-                                      p.ng ? xalloc(p.ng) : NULL, p.nb ? xalloc(p.nb) : NULL,
-                                      xalloc(p.ns)};
+            gr[a] = (struct gdn_grad){
+                xalloc(p.nqk), xalloc(p.nqk), xalloc(p.nv), p.ng ? xalloc(p.ng) : NULL, p.nb ? xalloc(p.nb) : NULL,
+                xalloc(p.ns)};
             enum gdn_arith ar = (enum gdn_arith)a;
             assert_int_equal(gdn_oracle_fwd(p.f, ar, &d, p.scale, &p.in, o[a], ST[a]), 0);
             assert_int_equal(gdn_oracle_bwd(p.f, ar, &d, p.scale, &p.in, p.dO, p.dST, &gr[a]), 0);
@@ -379,13 +361,11 @@ static void test_w32_differs_slightly(void **state)
         char line[512];
         int len = snprintf(line, sizeof line, "%-6s W32 (W64) rel rms:", gdn_family_name(p.f));
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-            if (!t[i].n)
-                continue;
+            if (!t[i].n) continue;
             double e32 = rel_rms(t[i].w32, t[i].ex, t[i].n);
             double e64 = rel_rms(t[i].w64, t[i].ex, t[i].n);
             if (len < (int)sizeof line)
-                len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2g (%.1g)", t[i].name,
-                                e32, e64);
+                len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2g (%.1g)", t[i].name, e32, e64);
             assert_true(e32 > 1e-9);
             assert_true(e32 <= 1e-5);
             assert_true(e64 <= 1e-13);

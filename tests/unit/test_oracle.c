@@ -16,8 +16,8 @@
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
-#define D(...) ((int64_t[]){__VA_ARGS__})
-#define V(...) ((double[]){__VA_ARGS__})
+#define D(...)  ((int64_t[]){__VA_ARGS__})
+#define V(...)  ((double[]){__VA_ARGS__})
 #define N_OF(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
 static struct kg_tensor tens(int rank, const int64_t *dims, const double *v)
@@ -37,8 +37,7 @@ static struct kg_opcall parse_ok(const char *text)
 }
 
 /* Evaluates `text` on in[0..n_in-1] into *out (already allocated with its shape). */
-static void eval_ok(const char *text, enum kg_arith a, int n_in, struct kg_tensor *in,
-                    struct kg_tensor *out)
+static void eval_ok(const char *text, enum kg_arith a, int n_in, struct kg_tensor *in, struct kg_tensor *out)
 {
     struct kg_opcall c = parse_ok(text);
     struct kg_err e = {{0}};
@@ -77,11 +76,9 @@ static double reduce1(const char *text, enum kg_arith a, const double *x, int64_
 }
 
 /* |got - want| <= rtol |want| + atol; NaN must match NaN and an infinity itself. */
-#define assert_close(got, want, rtol, atol) \
-    assert_close_at(got, want, rtol, atol, __FILE__, __LINE__)
-#define assert_near(got, want, rtol) assert_close_at(got, want, rtol, 0, __FILE__, __LINE__)
-static void assert_close_at(double got, double want, double rtol, double atol, const char *file,
-                            int line)
+#define assert_close(got, want, rtol, atol) assert_close_at(got, want, rtol, atol, __FILE__, __LINE__)
+#define assert_near(got, want, rtol)        assert_close_at(got, want, rtol, 0, __FILE__, __LINE__)
+static void assert_close_at(double got, double want, double rtol, double atol, const char *file, int line)
 {
     bool ok;
     if (isnan(want))
@@ -91,8 +88,7 @@ static void assert_close_at(double got, double want, double rtol, double atol, c
     else
         ok = fabs(got - want) <= rtol * fabs(want) + atol;
     if (!ok) {
-        print_error("%s:%d: got %.17g, want %.17g (rtol %g, atol %g)\n", file, line, got, want,
-                    rtol, atol);
+        print_error("%s:%d: got %.17g, want %.17g (rtol %g, atol %g)\n", file, line, got, want, rtol, atol);
         _fail(file, line);
     }
 }
@@ -110,21 +106,19 @@ static void assert_check_fails(const char *text, int n_in, const struct kg_shape
     struct kg_err e = {{0}};
     if (kg_op_check(&c, n_in, in, n_out, out, &e) == 0) fail_msg("'%s': check passed", text);
     for (int i = 0; want[i]; i++)
-        if (!strstr(e.msg, want[i]))
-            fail_msg("'%s': message lacks '%s': %s", text, want[i], e.msg);
+        if (!strstr(e.msg, want[i])) fail_msg("'%s': message lacks '%s': %s", text, want[i], e.msg);
 }
 
-static int check(const char *text, int n_in, const struct kg_shape *in, int n_out,
-                 const struct kg_shape *out)
+static int check(const char *text, int n_in, const struct kg_shape *in, int n_out, const struct kg_shape *out)
 {
     struct kg_opcall c = parse_ok(text);
     struct kg_err e = {{0}};
     return kg_op_check(&c, n_in, in, n_out, out, &e);
 }
 
-#define S(r, ...) ((struct kg_shape){.rank = (r), .dims = {__VA_ARGS__}})
+#define S(r, ...)   ((struct kg_shape){.rank = (r), .dims = {__VA_ARGS__}})
 #define SHAPES(...) ((struct kg_shape[]){__VA_ARGS__})
-#define WANT(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define WANT(...)   ((const char *const[]){__VA_ARGS__, NULL})
 
 /* A deterministic fp32-representable value in [-4, 4). */
 static double lcg(uint64_t *s)
@@ -156,11 +150,10 @@ static void test_table_is_well_formed(void **state)
 
 static void test_flags_match_the_design(void **state)
 {
-    static const char *const ew[] = {"relu", "leaky_relu", "gelu", "gelu_tanh", "silu", "sigmoid",
-                                     "tanh", "exp", "scale", "add", "mul", NULL};
-    static const char *const rw[] = {"sum",    "mean",        "max",    "min",       "argmax",
-                                     "softmax", "log_softmax", "cumsum", "layernorm", "rmsnorm",
-                                     NULL};
+    static const char *const ew[] = {"relu", "leaky_relu", "gelu",  "gelu_tanh", "silu", "sigmoid",
+                                     "tanh", "exp",        "scale", "add",       "mul",  NULL};
+    static const char *const rw[] = {"sum",         "mean",   "max",       "min",     "argmax", "softmax",
+                                     "log_softmax", "cumsum", "layernorm", "rmsnorm", NULL};
     static const char *const pm[] = {"sum", "mean", "max", "min", NULL};
     for (int i = 0; kg_ops[i]; i++) {
         const struct kg_opdef *d = kg_ops[i];
@@ -244,8 +237,7 @@ static void test_parse_errors_name_the_offender(void **state)
         if (kg_op_parse(cases[i].text, &c, &e) == 0) fail_msg("'%s' parsed", cases[i].text);
         for (int j = 0; j < 3 && cases[i].want[j]; j++)
             if (!strstr(e.msg, cases[i].want[j]))
-                fail_msg("'%s': message lacks \"%s\": %s", cases[i].text, cases[i].want[j],
-                         e.msg);
+                fail_msg("'%s': message lacks \"%s\": %s", cases[i].text, cases[i].want[j], e.msg);
     }
 }
 
@@ -256,36 +248,27 @@ static void test_check_rejects_mismatched_shapes(void **state)
     assert_check_fails("add", 2, SHAPES(S(2, 3, 4), S(1, 4)), 1, SHAPES(S(2, 3, 4)),
                        WANT("same shape", "[4]", "[3,4]"));
     assert_check_fails("relu", 1, SHAPES(S(2, 3, 4)), 1, SHAPES(S(2, 4, 3)), WANT("[4,3]"));
-    assert_check_fails("relu", 2, SHAPES(S(1, 3), S(1, 3)), 1, SHAPES(S(1, 3)),
-                       WANT("takes 1 input", "got 2 inputs"));
+    assert_check_fails("relu", 2, SHAPES(S(1, 3), S(1, 3)), 1, SHAPES(S(1, 3)), WANT("takes 1 input", "got 2 inputs"));
     assert_check_fails("matmul", 2, SHAPES(S(2, 16, 48), S(2, 64, 32)), 1, SHAPES(S(2, 16, 32)),
                        WANT("A[M,K], B[K,N] -> C[M,N]", "B[64,32]", "A[16,48]"));
     assert_check_fails("matmul", 2, SHAPES(S(2, 16, 48), S(2, 48, 32)), 1, SHAPES(S(2, 32, 16)),
                        WANT("C[32,16]", "C[16,32]"));
-    assert_check_fails("matmul", 2, SHAPES(S(3, 1, 16, 48), S(2, 48, 32)), 1,
-                       SHAPES(S(2, 16, 32)), WANT("A[1,16,48]"));
+    assert_check_fails("matmul", 2, SHAPES(S(3, 1, 16, 48), S(2, 48, 32)), 1, SHAPES(S(2, 16, 32)), WANT("A[1,16,48]"));
     assert_check_fails("bmm", 2, SHAPES(S(3, 2, 4, 5), S(3, 3, 5, 6)), 1, SHAPES(S(3, 2, 4, 6)),
                        WANT("A[Bt,M,K]", "B[3,5,6]", "batch"));
-    assert_check_fails("transpose2d", 1, SHAPES(S(2, 3, 5)), 1, SHAPES(S(2, 3, 5)),
-                       WANT("y[N,M]", "y[3,5]"));
-    assert_check_fails("causal_attention", 3, SHAPES(S(4, 2, 4, 16, 64), S(4, 2, 4, 16, 32),
-                                                     S(4, 2, 4, 16, 64)),
-                       1, SHAPES(S(4, 2, 4, 16, 64)), WANT("[B,H,T,D]", "k[2,4,16,32]"));
-    assert_check_fails("layernorm", 3, SHAPES(S(2, 4, 64), S(1, 32), S(1, 64)), 1,
-                       SHAPES(S(2, 4, 64)), WANT("weight[N]", "weight[32]", "x[4,64]"));
-    assert_check_fails("layernorm", 3, SHAPES(S(2, 4, 64), S(1, 64), S(2, 1, 64)), 1,
-                       SHAPES(S(2, 4, 64)), WANT("bias[1,64]"));
-    assert_check_fails("rmsnorm", 2, SHAPES(S(2, 4, 64), S(1, 64)), 1, SHAPES(S(1, 64)),
-                       WANT("y[64]"));
-    assert_check_fails("layernorm(eps=-1)", 3, SHAPES(S(1, 4), S(1, 4), S(1, 4)), 1,
-                       SHAPES(S(1, 4)), WANT("eps"));
-    assert_check_fails("sum(dim=2)", 1, SHAPES(S(2, 3, 4)), 1, SHAPES(S(1, 3)),
-                       WANT("dim=2", "out of range", "-2..1"));
-    assert_check_fails("sum(dim=1)", 1, SHAPES(S(2, 2, 3)), 1, SHAPES(S(1, 3)),
-                       WANT("y[2]", "y[2,1]", "got y[3]"));
+    assert_check_fails("transpose2d", 1, SHAPES(S(2, 3, 5)), 1, SHAPES(S(2, 3, 5)), WANT("y[N,M]", "y[3,5]"));
+    assert_check_fails("causal_attention", 3, SHAPES(S(4, 2, 4, 16, 64), S(4, 2, 4, 16, 32), S(4, 2, 4, 16, 64)), 1,
+                       SHAPES(S(4, 2, 4, 16, 64)), WANT("[B,H,T,D]", "k[2,4,16,32]"));
+    assert_check_fails("layernorm", 3, SHAPES(S(2, 4, 64), S(1, 32), S(1, 64)), 1, SHAPES(S(2, 4, 64)),
+                       WANT("weight[N]", "weight[32]", "x[4,64]"));
+    assert_check_fails("layernorm", 3, SHAPES(S(2, 4, 64), S(1, 64), S(2, 1, 64)), 1, SHAPES(S(2, 4, 64)),
+                       WANT("bias[1,64]"));
+    assert_check_fails("rmsnorm", 2, SHAPES(S(2, 4, 64), S(1, 64)), 1, SHAPES(S(1, 64)), WANT("y[64]"));
+    assert_check_fails("layernorm(eps=-1)", 3, SHAPES(S(1, 4), S(1, 4), S(1, 4)), 1, SHAPES(S(1, 4)), WANT("eps"));
+    assert_check_fails("sum(dim=2)", 1, SHAPES(S(2, 3, 4)), 1, SHAPES(S(1, 3)), WANT("dim=2", "out of range", "-2..1"));
+    assert_check_fails("sum(dim=1)", 1, SHAPES(S(2, 2, 3)), 1, SHAPES(S(1, 3)), WANT("y[2]", "y[2,1]", "got y[3]"));
     assert_check_fails("max(dim=0)", 1, SHAPES(S(2, 0, 3)), 1, SHAPES(S(1, 3)), WANT("empty"));
-    assert_check_fails("softmax(dim=-1)", 1, SHAPES(S(2, 2, 3)), 1, SHAPES(S(2, 3, 2)),
-                       WANT("[2,3]", "y[3,2]"));
+    assert_check_fails("softmax(dim=-1)", 1, SHAPES(S(2, 2, 3)), 1, SHAPES(S(2, 3, 2)), WANT("[2,3]", "y[3,2]"));
     assert_check_fails("cumsum(dim=0)", 1, SHAPES(S(0)), 1, SHAPES(S(0)), WANT("scalar"));
 }
 
@@ -360,8 +343,7 @@ static void test_elementwise_known_values(void **state)
     assert_near(unary1("exp", KG_EXACT, -1), 0.36787944117144233, r);
     assert_true(unary1("scale(alpha=2.5)", KG_EXACT, -4) == -10);
 
-    struct kg_tensor in[2] = {tens(2, D(2, 2), V(1, 2, 3, 4)),
-                              tens(2, D(2, 2), V(10, 20, 30, 0.5))};
+    struct kg_tensor in[2] = {tens(2, D(2, 2), V(1, 2, 3, 4)), tens(2, D(2, 2), V(10, 20, 30, 0.5))};
     struct kg_tensor out = tens(2, D(2, 2), NULL);
     double *y = out.data;
     eval_ok("add", KG_EXACT, 2, in, &out);
@@ -416,9 +398,8 @@ static void test_w32_rounds_every_intermediate(void **state)
     for (int i = 0; i < 2; i++) kg_tensor_free(&in[i]);
     kg_tensor_free(&out);
 
-    static const char *const ops[] = {"gelu",    "gelu_tanh", "silu",  "sigmoid",
-                                      "tanh",    "exp",       "scale(alpha=0.1)",
-                                      "leaky_relu"};
+    static const char *const ops[] = {"gelu", "gelu_tanh",        "silu",      "sigmoid", "tanh",
+                                      "exp",  "scale(alpha=0.1)", "leaky_relu"};
     uint64_t seed = 1;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         int diff = 0;
@@ -633,9 +614,8 @@ static void test_cumsum(void **state)
 static void test_middle_dim_matches_rows_copied_by_hand(void **state)
 {
     enum { A = 3, N = 5, I = 37 };
-    static const char *const ops[] = {"sum(dim=1)",   "mean(dim=-2)",    "max(dim=1)",
-                                      "min(dim=1)",   "argmax(dim=1)",   "softmax(dim=1)",
-                                      "cumsum(dim=1)", "log_softmax(dim=-2)"};
+    static const char *const ops[] = {"sum(dim=1)",    "mean(dim=-2)",   "max(dim=1)",    "min(dim=1)",
+                                      "argmax(dim=1)", "softmax(dim=1)", "cumsum(dim=1)", "log_softmax(dim=-2)"};
     uint64_t seed = 3;
     struct kg_tensor x = tens(3, D(A, N, I), NULL);
     double *xd = x.data;
@@ -659,8 +639,7 @@ static void test_middle_dim_matches_rows_copied_by_hand(void **state)
                     for (int n = 0; n < (scan ? N : 1); n++) {
                         double got = ((double *)y.data)[(a * (scan ? N : 1) + n) * I + i];
                         if (!(got == want[n]))
-                            fail_msg("%s mode %d at [%d,%d,%d]: %.17g vs %.17g", ops[k], m, a,
-                                     n, i, got, want[n]);
+                            fail_msg("%s mode %d at [%d,%d,%d]: %.17g vs %.17g", ops[k], m, a, n, i, got, want[n]);
                     }
                 }
         }
@@ -685,8 +664,8 @@ static void test_empty_dims(void **state)
 
 static void test_layernorm_known_values(void **state)
 {
-    struct kg_tensor in[3] = {tens(2, D(2, 4), V(1, 2, 3, 4, 2, 2, 2, 2)),
-                              tens(1, D(4), V(1, 2, 1, 1)), tens(1, D(4), V(0, 0, 1, 0))};
+    struct kg_tensor in[3] = {tens(2, D(2, 4), V(1, 2, 3, 4, 2, 2, 2, 2)), tens(1, D(4), V(1, 2, 1, 1)),
+                              tens(1, D(4), V(0, 0, 1, 0))};
     struct kg_tensor y = tens(2, D(2, 4), NULL);
     double *o = y.data;
     eval_ok("layernorm(eps=0)", KG_EXACT, 3, in, &y);
@@ -708,8 +687,8 @@ static void test_layernorm_known_values(void **state)
  * variance of 1.25); the two-pass variance is exact there, so W32 tracks EXACT. */
 static void test_layernorm_w32_uses_two_pass_variance(void **state)
 {
-    struct kg_tensor in[3] = {tens(1, D(4), V(10001, 10002, 10003, 10004)),
-                              tens(1, D(4), V(1, 1, 1, 1)), tens(1, D(4), V(0, 0, 0, 0))};
+    struct kg_tensor in[3] = {tens(1, D(4), V(10001, 10002, 10003, 10004)), tens(1, D(4), V(1, 1, 1, 1)),
+                              tens(1, D(4), V(0, 0, 0, 0))};
     struct kg_tensor yw = tens(1, D(4), NULL), ye = tens(1, D(4), NULL);
     eval_ok("layernorm(eps=0)", KG_W32, 3, in, &yw);
     eval_ok("layernorm(eps=0)", KG_EXACT, 3, in, &ye);
@@ -741,8 +720,7 @@ static void test_rmsnorm_known_values(void **state)
 
 static void test_matmul_known_values(void **state)
 {
-    struct kg_tensor in[2] = {tens(2, D(2, 3), V(1, 2, 3, 4, 5, 6)),
-                              tens(2, D(3, 2), V(7, 8, 9, 10, 11, 12))};
+    struct kg_tensor in[2] = {tens(2, D(2, 3), V(1, 2, 3, 4, 5, 6)), tens(2, D(3, 2), V(7, 8, 9, 10, 11, 12))};
     struct kg_tensor c = tens(2, D(2, 2), NULL);
     double *o = c.data;
     for (int a = KG_EXACT; a <= KG_W64; a++) {
@@ -785,8 +763,7 @@ static void test_matmul_and_bmm_match_naive_loops(void **state)
             for (int i = 0; i < M; i++)
                 for (int j = 0; j < N; j++) {
                     double s = 0;
-                    for (int k = 0; k < K; k++)
-                        s += a[(t * M + i) * K + k] * b[(t * K + k) * N + j];
+                    for (int k = 0; k < K; k++) s += a[(t * M + i) * K + k] * b[(t * K + k) * N + j];
                     assert_true(o[(t * M + i) * N + j] == s);
                 }
     }
@@ -820,8 +797,7 @@ static void test_transpose2d(void **state)
  * scale 1/sqrt(2), o1 = [2.33952309865331385, 3.33952309865331385]. */
 static void test_causal_attention_by_hand(void **state)
 {
-    struct kg_tensor in[3] = {tens(4, D(1, 1, 2, 2), V(1, 0, 0, 1)),
-                              tens(4, D(1, 1, 2, 2), V(1, 0, 1, 1)),
+    struct kg_tensor in[3] = {tens(4, D(1, 1, 2, 2), V(1, 0, 0, 1)), tens(4, D(1, 1, 2, 2), V(1, 0, 1, 1)),
                               tens(4, D(1, 1, 2, 2), V(1, 2, 3, 4))};
     struct kg_tensor o = tens(4, D(1, 1, 2, 2), NULL);
     double *y = o.data;
@@ -875,8 +851,7 @@ static void test_causal_attention_is_causal_per_head(void **state)
 
 static void test_causal_attention_nan_spreads_to_later_rows_only(void **state)
 {
-    struct kg_tensor in[3] = {tens(4, D(1, 1, 3, 1), V(1, 1, 1)),
-                              tens(4, D(1, 1, 3, 1), V(1, NAN, 1)),
+    struct kg_tensor in[3] = {tens(4, D(1, 1, 3, 1), V(1, 1, 1)), tens(4, D(1, 1, 3, 1), V(1, NAN, 1)),
                               tens(4, D(1, 1, 3, 1), V(5, 6, 7))};
     struct kg_tensor o = tens(4, D(1, 1, 3, 1), NULL);
     double *y = o.data;

@@ -65,10 +65,8 @@ int kg_cu_sticky(CUresult r)
     case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_LAUNCH_FAILED:
     case 721: /* CUDA_ERROR_TENSOR_MEMORY_LEAK (13.0) */
-    case CUDA_ERROR_UNKNOWN:
-        return 1;
-    default:
-        return 0;
+    case CUDA_ERROR_UNKNOWN: return 1;
+    default: return 0;
     }
 }
 

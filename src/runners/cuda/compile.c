@@ -197,24 +197,15 @@ static void pick_arch(struct cuda *c, struct arch *a)
 static const char *ctype_of(int dtype)
 {
     switch (dtype) {
-    case KG_F64:
-        return "double";
-    case KG_F32:
-        return "float";
-    case KG_F16:
-        return "__half";
-    case KG_BF16:
-        return "__nv_bfloat16";
-    case KG_I32:
-        return "int";
-    case KG_I64:
-        return "long long";
-    case KG_U8:
-        return "unsigned char";
-    case KG_BOOL:
-        return "bool";
-    default:
-        return "float";
+    case KG_F64: return "double";
+    case KG_F32: return "float";
+    case KG_F16: return "__half";
+    case KG_BF16: return "__nv_bfloat16";
+    case KG_I32: return "int";
+    case KG_I64: return "long long";
+    case KG_U8: return "unsigned char";
+    case KG_BOOL: return "bool";
+    default: return "float";
     }
 }
 

@@ -81,18 +81,12 @@ static int read_attrs(struct cuda *c, struct kg_reply *rep)
 static int64_t kind_size(int kind)
 {
     switch (kind) {
-    case KG_ARG_TENSOR:
-        return 8;
-    case KG_ARG_INT:
-        return 4;
-    case KG_ARG_LONG:
-        return 8;
-    case KG_ARG_FLOAT:
-        return 4;
-    case KG_ARG_DOUBLE:
-        return 8;
-    default:
-        return -1;
+    case KG_ARG_TENSOR: return 8;
+    case KG_ARG_INT: return 4;
+    case KG_ARG_LONG: return 8;
+    case KG_ARG_FLOAT: return 4;
+    case KG_ARG_DOUBLE: return 8;
+    default: return -1;
     }
 }
 
@@ -309,24 +303,12 @@ static int cuda_launch(void *st, const struct kg_launch *L, struct kg_reply *rep
             return KG_WS_BAD_REQUEST;
         }
         switch (L->kind[i]) {
-        case KG_ARG_TENSOR:
-            vals[i].p = (CUdeviceptr)L->ptr[i];
-            break;
-        case KG_ARG_INT:
-            vals[i].i = (int32_t)L->args[i].ival;
-            break;
-        case KG_ARG_LONG:
-            vals[i].l = L->args[i].ival;
-            break;
-        case KG_ARG_FLOAT:
-            vals[i].f = (float)L->args[i].fval;
-            break;
-        case KG_ARG_DOUBLE:
-            vals[i].d = L->args[i].fval;
-            break;
-        default:
-            kg_cuda_say(rep, "arg %d: bad kind %d", i, L->kind[i]);
-            return KG_WS_BAD_REQUEST;
+        case KG_ARG_TENSOR: vals[i].p = (CUdeviceptr)L->ptr[i]; break;
+        case KG_ARG_INT: vals[i].i = (int32_t)L->args[i].ival; break;
+        case KG_ARG_LONG: vals[i].l = L->args[i].ival; break;
+        case KG_ARG_FLOAT: vals[i].f = (float)L->args[i].fval; break;
+        case KG_ARG_DOUBLE: vals[i].d = L->args[i].fval; break;
+        default: kg_cuda_say(rep, "arg %d: bad kind %d", i, L->kind[i]); return KG_WS_BAD_REQUEST;
         }
         params[i] = &vals[i];
     }

@@ -89,8 +89,9 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     double t0 = kg_now();
     if (stat(so, &sb) != 0) {
         snprintf(tmp, sizeof tmp, "%s.%d.tmp", so, (int)getpid());
-        char *argv[] = {(char *)cc, "-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-fno-fast-math",
-                        incf, defs, ddef, "-o", tmp, (char *)l->path, "-lm", NULL};
+        char *argv[] = {(char *)cc,       "-std=gnu11", "-O2", "-g", "-fPIC", "-shared",
+                        "-fno-fast-math", incf,         defs,  ddef, "-o",    tmp,
+                        (char *)l->path,  "-lm",        NULL};
         char out[3500];
         int rc = kg_run_cmd(argv, out, sizeof out, 120);
         if (rc != 0) {
@@ -114,8 +115,10 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
      * process has no privilege that could read the judge or the oracle worker */
     char why[300];
     if (!l->oracle && kg_sandbox_drop(why, sizeof why)) {
-        snprintf(rep->msg, sizeof rep->msg, "cannot drop the worker's privileges before loading %s: %s (KGATE_SANDBOX=0 "
-                 "runs it anyway)", l->path, why);
+        snprintf(rep->msg, sizeof rep->msg,
+                 "cannot drop the worker's privileges before loading %s: %s (KGATE_SANDBOX=0 "
+                 "runs it anyway)",
+                 l->path, why);
         return KG_WS_UNAVAILABLE;
     }
     h->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
@@ -125,8 +128,8 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     }
     h->fn = dlsym(h->so, l->entry);
     if (!h->fn) {
-        snprintf(rep->msg, sizeof rep->msg, "entry '%s' not found after compile (is it static, misspelt, or C++-mangled?)",
-                 l->entry);
+        snprintf(rep->msg, sizeof rep->msg,
+                 "entry '%s' not found after compile (is it static, misspelt, or C++-mangled?)", l->entry);
         return KG_WS_ENTRY;
     }
     h->oracle = l->oracle;
@@ -160,7 +163,8 @@ static int host_alloc(void *st, uint64_t bytes, uint64_t *handle, struct kg_repl
     if (body == 0) body = pg;
     char *p = mmap(NULL, body + 2 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-        snprintf(rep->msg, sizeof rep->msg, "mmap of %llu bytes failed: %s", (unsigned long long)bytes, strerror(errno));
+        snprintf(rep->msg, sizeof rep->msg, "mmap of %llu bytes failed: %s", (unsigned long long)bytes,
+                 strerror(errno));
         return KG_WS_LAUNCH;
     }
     if (mprotect(p + pg, body, PROT_READ | PROT_WRITE)) {
