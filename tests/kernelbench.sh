@@ -37,7 +37,9 @@ for c in "$kb"/candidates/*.py; do
 done
 echo "$n candidates ($([ $gpu = 1 ] && echo 'GPU: all' || echo 'CPU: runs-on cpu')), python $py"
 jobs=${KGATE_KB_JOBS:-2}
-"$KGATE" audit --store "$t/s.jsonl" --jobs "$jobs" --compile-jobs 0 --python "$py" --limit 600 "$@" 2> "$t/audit.err"
+# builds ahead on their own slots where asked (a GPU host: the load_inline candidates)
+"$KGATE" audit --store "$t/s.jsonl" --jobs "$jobs" --compile-jobs "${KGATE_KB_COMPILE_JOBS:-0}" --python "$py" --limit 600 \
+    "$@" 2> "$t/audit.err"
 rc=$?
 tail -n 2 "$t/audit.err"
 check test $rc -eq 0
