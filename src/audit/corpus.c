@@ -59,17 +59,7 @@ static int materialise(const char *cache, const char *src, char *path, size_t n,
     if (kg_mkdirs(dir)) return kg_errf(e, "cannot create %s", dir);
     snprintf(path, n, "%s/%016llx.py", dir, (unsigned long long)kg_hash64(src, strlen(src), 0));
     if (access(path, R_OK) == 0) return 0;
-    char tmp[KG_PATH_MAX + KG_PATH_SLACK];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return kg_errf(e, "cannot write %s", tmp);
-    int bad = fputs(src, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        unlink(tmp);
-        return kg_errf(e, "cannot write %s", path);
-    }
-    return 0;
+    return kg_write_file(path, src, e);
 }
 
 static bool is_inline(const char *s)

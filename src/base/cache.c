@@ -56,17 +56,7 @@ int kg_cache_include_dir(const char *cache, char *buf, size_t n, struct kg_err *
     struct stat st;
     if (stat(path, &st) == 0) return 0;
     if (kg_mkdirs(buf)) return kg_errf(e, "cannot create %s: %s", buf, strerror(errno));
-    char tmp[KG_PATH_MAX + 2 * KG_PATH_SLACK];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return kg_errf(e, "cannot write %s: %s", tmp, strerror(errno));
-    int bad = fputs(kg_kgate_h, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        unlink(tmp);
-        return kg_errf(e, "cannot write %s", path);
-    }
-    return 0;
+    return kg_write_file(path, kg_kgate_h, e);
 }
 
 int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout)

@@ -113,3 +113,18 @@ int kg_ncpu(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+
+int kg_write_file(const char *path, const char *text, struct kg_err *e)
+{
+    char tmp[KG_PATH_MAX + 2 * KG_PATH_SLACK];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return kg_errf(e, "cannot write %s: %s", tmp, strerror(errno));
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path)) {
+        unlink(tmp);
+        return kg_errf(e, "cannot write %s", path);
+    }
+    return 0;
+}

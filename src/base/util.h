@@ -36,6 +36,10 @@ uint64_t kg_hash64(const void *data, size_t n, uint64_t seed);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with e filled on error. */
 char *kg_read_file(const char *path, size_t *len, struct kg_err *e);
 
+/* Writes text to path through PATH.PID.tmp and a rename, so that concurrent kgate processes
+ * never read a half-written file; -1 with e naming the file. */
+int kg_write_file(const char *path, const char *text, struct kg_err *e);
+
 /* Monotonic clock in seconds. */
 double kg_now(void);
 /* cores available to this process (affinity mask), at least 1 */

@@ -45,15 +45,5 @@ int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, stru
     snprintf(buf, n, "%s/%s", dir, pick->file);
     struct stat st;
     if (stat(buf, &st) == 0) return 0;
-    char tmp[KG_PATH_MAX + KG_PATH_SLACK];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", buf, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return kg_errf(e, "cannot write %s", tmp);
-    int bad = fputs(pick->source, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, buf)) {
-        unlink(tmp);
-        return kg_errf(e, "cannot write %s", buf);
-    }
-    return 0;
+    return kg_write_file(buf, pick->source, e);
 }

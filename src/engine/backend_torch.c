@@ -121,17 +121,7 @@ int kg_torch_runner_path(const char *cache, char *out, size_t n, struct kg_err *
     uint64_t h = kg_hash64(kg_torch_runner_py, strlen(kg_torch_runner_py), 0);
     snprintf(out, n, "%s/torch_runner-%016llx.py", cache, (unsigned long long)h);
     if (access(out, R_OK) == 0) return 0;
-    char tmp[KG_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) return kg_errf(e, "cannot write %s", tmp);
-    int bad = fputs(kg_torch_runner_py, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, out)) {
-        unlink(tmp);
-        return kg_errf(e, "cannot write %s", out);
-    }
-    return 0;
+    return kg_write_file(out, kg_torch_runner_py, e);
 }
 
 int kg_torch_zygote(struct kg_worker *z, const char *python, const char *runner_py, char *name, size_t n,
