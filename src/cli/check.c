@@ -32,6 +32,7 @@ enum {
     O_PYTHON,
     O_COMPILE_ONLY,
     O_EXHAUSTIVE,
+    O_MEMORY,
 };
 
 static const struct kg_cli_opt opts[] = {
@@ -47,6 +48,7 @@ static const struct kg_cli_opt opts[] = {
     {"dtype", 1, O_DTYPE, "DTYPE", "pin the instance dtype of a `dtypes:` contract"},
     {"dist", 1, O_DIST, "NAME", "pin the input distribution: normal uniform unit binary large-mean mixed special"},
     {"timeout", 1, O_TIMEOUT, "SECONDS", "time limit of one kernel run (default 10)"},
+    {"memory", 1, O_MEMORY, "SIZE", "host kernels: the worker's memory limit, e.g. 4G (default: half the RAM)"},
     {"tolerance", 1, O_TOL, "K", "calibration factor k of threshold = k x ref error + floor (default: contract's, 2)"},
     {"verbose", 0, O_VERBOSE, NULL, "print details and evidence of passing gates too"},
     {"quiet", 0, O_QUIET, NULL, "print only the verdict line"},
@@ -190,6 +192,43 @@ static int opt_timeout(struct check_args *a, const char *arg)
     return GO_ON;
 }
 
+static int opt_memory(struct check_args *a, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    double unit = 1;
+    switch (*end) {
+    case 'K':
+    case 'k':
+        unit = 1024.0;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        unit = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        unit = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+    case 't':
+        unit = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default: break;
+    }
+    if (errno || end == arg || *end || !(v * unit >= 16 << 20) || !(v * unit < 1e18)) {
+        fprintf(stderr, "kgate: --memory: expected a size of at least 16M, like 512M or 4G, got '%s'\n", arg);
+        return KG_EXIT_USAGE;
+    }
+    a->so.memory = (uint64_t)(v * unit);
+    return GO_ON;
+}
+
 static int opt_tolerance(struct check_args *a, const char *arg)
 {
     char *end;
@@ -216,6 +255,7 @@ static int set_option(struct check_args *a, int ch, const char *arg)
     case O_DTYPE: return opt_dtype(a, arg);
     case O_DIST: return opt_dist(a, arg);
     case O_TIMEOUT: return opt_timeout(a, arg);
+    case O_MEMORY: return opt_memory(a, arg);
     case O_TOL: return opt_tolerance(a, arg);
     case O_VERBOSE: a->verbose = true; return GO_ON;
     case O_EXHAUSTIVE: a->so.exhaustive = true; return GO_ON;

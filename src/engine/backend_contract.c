@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/rng.h"
 #include "engine/backend.h"
@@ -19,6 +20,12 @@
 
 #define HOST_GUARD 4096u
 #define CUDA_GUARD 65536u
+
+static uint64_t half_the_ram(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 2 : 0;
+}
 
 static void fill_load(struct kg_session *s, struct kg_client *cl, enum kg_dtype dtype, bool oracle)
 {
@@ -42,6 +49,9 @@ static void fill_load(struct kg_session *s, struct kg_client *cl, enum kg_dtype 
     if (!ch || !*ch) ch = KG_CUDA_HOME;
 #endif
     kg_strlcpy(l->cuda_home, ch ? ch : "/usr/local/cuda", sizeof l->cuda_home);
+    /* a candidate's worker is limited (the host runner applies it: CUDA reserves far more
+     * address space than it uses, so there an address-space limit would break the driver) */
+    if (!oracle && s->be->kind == KG_RUNNER_HOST) l->mem_limit = s->o.memory ? s->o.memory : half_the_ram();
 }
 
 static void load_req(struct kg_session *s, struct kg_client *cl, enum kg_dtype dtype)
@@ -52,6 +62,7 @@ static void load_req(struct kg_session *s, struct kg_client *cl, enum kg_dtype d
 int kg_contract_open_oracle(struct kg_session *s, enum kg_dtype dtype, struct kg_reply *rp)
 {
     fill_load(s, &s->oracle, dtype, true);
+    s->oracle.open_limit = 600; /* the contract's own oracle: trusted code */
     return kg_client_start(s, &s->oracle, rp);
 }
 

@@ -26,9 +26,10 @@ enum kg_exit {
 struct kg_session_opts {
     uint64_t seed; /* base seed (default 1) */
     bool seed_given;
-    int runner;     /* enum kg_runner_kind, or -1: from the file type */
-    double timeout; /* per run, seconds (default 10) */
-    bool pin_shape; /* --shape: every gate uses these symbol values */
+    int runner;      /* enum kg_runner_kind, or -1: from the file type */
+    double timeout;  /* per run, seconds (default 10) */
+    uint64_t memory; /* host kernels: a worker's address space limit in bytes (0: half the RAM) */
+    bool pin_shape;  /* --shape: every gate uses these symbol values */
     int64_t sym[KG_MAX_SYMS];
     int dtype;          /* -1: the contract's instances */
     int dist;           /* -1: each gate's own */

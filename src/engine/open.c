@@ -19,6 +19,9 @@ static int load_error(struct kg_session *s, const struct kg_reply *rp, struct kg
     switch (rp->status) {
     case KG_WS_ENTRY: kg_errf(e, "%s:%d: %s", c->path, c->line_entry, rp->msg); return KG_EXIT_USAGE;
     case KG_WS_COMPILE: kg_errf(e, "%s", rp->msg); return KG_EXIT_USAGE;
+    case KG_WS_TIMEOUT: /* the compile, or the kernel's own code while loading, never finished */
+        kg_errf(e, "%s: %s", c->path, rp->msg);
+        return KG_EXIT_USAGE;
     case KG_WS_UNAVAILABLE:
         kg_errf(e, "%s: nothing was checked: the %s runner cannot run here: %s", c->path, s->be->title, rp->msg);
         return KG_EXIT_UNAVAILABLE;

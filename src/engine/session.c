@@ -61,9 +61,12 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
         snprintf(rp->msg, sizeof rp->msg, "%s", e.msg);
         return -1;
     }
+    cl->w.mem_limit = cl->load.u.load.mem_limit;
     if (cl->loaded) cl->restarts++;
     double t0 = kg_now();
-    int rc = kg_worker_call(&cl->w, &cl->load, -1, rp, 600);
+    /* the compile gets 600 s; the kernel's own code while loading (constructors, a module's
+     * import) gets what a run gets, unless the client says otherwise */
+    int rc = kg_worker_call_load(&cl->w, &cl->load, -1, rp, 600, cl->open_limit > 0 ? cl->open_limit : s->o.timeout);
     s->t_compile += kg_now() - t0;
     if (rc || rp->status != KG_WS_OK) {
         if (kg_worker_alive(&cl->w)) kg_worker_stop(&cl->w);

@@ -23,6 +23,7 @@ struct kg_client {
     struct kg_req load; /* replayed on every fresh worker */
     struct kg_reply load_reply;
     int restarts;
+    double open_limit; /* seconds for the candidate's own code while loading (0: the run's --timeout) */
 };
 
 /* One recorded run of the determinism gate. */

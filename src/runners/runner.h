@@ -21,8 +21,13 @@ struct kg_runner_ops {
     const char *name;
     /* Loads libraries, picks the device; KG_WS_UNAVAILABLE with a reason when impossible. */
     int (*init)(void **st, struct kg_reply *rep);
-    /* Compiles (or fetches from cache) and loads the entry; fills compiler, attrs, dev. */
+    /* Compiles (or fetches from cache) and loads the entry; fills compiler, attrs, dev. Runs no
+     * code of the candidate's: that is open's. */
     int (*load)(void *st, const struct kg_req_load *l, struct kg_reply *rep);
+    /* Where the candidate's own code first runs (host: dlopen, its constructors); serve.c tells
+     * the judge before, so that this step is under the run's time limit, not the compile's.
+     * May be NULL. */
+    int (*open)(void *st, const struct kg_req_load *l, struct kg_reply *rep);
     int (*alloc)(void *st, uint64_t bytes, uint64_t *handle, struct kg_reply *rep);
     void (*release)(void *st, uint64_t handle, uint64_t bytes);
     int (*upload)(void *st, uint64_t dst, const void *src, uint64_t n, struct kg_reply *rep);

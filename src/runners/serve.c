@@ -2,6 +2,7 @@
  * with the runner the judge names. It holds input values and the prefill of outputs that
  * the judge chose, never an expected output, and it decides nothing: it reports what
  * happened (ok, refused, CUDA error...) and the bytes the kernel left behind. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runners/runner.h"
@@ -35,7 +37,7 @@ static void free_set(struct wstate *w, struct buf *set)
         }
 }
 
-static int do_load(struct wstate *w, const struct kg_req_load *l, struct kg_reply *rp)
+static int do_load(struct wstate *w, int fd, const struct kg_req_load *l, struct kg_reply *rp)
 {
     if (w->R) {
         snprintf(rp->msg, sizeof rp->msg, "already loaded");
@@ -56,6 +58,12 @@ static int do_load(struct wstate *w, const struct kg_req_load *l, struct kg_repl
         return s;
     }
     s = w->R->load(w->st, l, rp);
+    if (s == KG_WS_OK && w->R->open) {
+        /* compiled: the judge now gives the candidate's own code the run's time limit */
+        struct kg_reply p = {.magic = KG_PROTO_MAGIC, .status = KG_WS_PROGRESS, .nlaunch = -1};
+        if (kg_proto_send_reply(fd, &p)) return KG_WS_BAD_REQUEST;
+        s = w->R->open(w->st, l, rp);
+    }
     if (s == KG_WS_OK) w->loaded = 1;
     return s;
 }
@@ -235,10 +243,63 @@ static int do_oracle(struct wstate *w, const struct kg_req_oracle *o, int shm_fd
     return s;
 }
 
+/* This process's children, killed; true when there were any. Orphans of its descendants are
+ * reparented here (the worker is their subreaper), so repeating finds every descendant. */
+static bool kill_children(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d) return false;
+    bool any = false;
+    pid_t me = getpid();
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == me) continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t k = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[k] = 0;
+        const char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid ...": comm may hold anything */
+        char state;
+        long ppid;
+        if (rp && sscanf(rp + 1, " %c %ld", &state, &ppid) == 2 && ppid == me) {
+            kill((pid_t)pid, SIGKILL);
+            any = true;
+        }
+    }
+    closedir(d);
+    return any;
+}
+
+/* Nothing the kernel started may outlive the request that started it. As its PID namespace's
+ * init the worker kills every other process in it; without a namespace it kills its
+ * descendants, as their subreaper. Then it reaps them. */
+static void end_strays(void)
+{
+    if (getpid() == 1) {
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, 0) > 0) { /* the namespace's processes are all killed */
+        }
+        return;
+    }
+    for (int round = 0; round < 1000; round++) { /* a reparented orphan shows up in a later round */
+        bool any = kill_children();
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        if (!any) break;
+        usleep(1000);
+    }
+}
+
 int kg_worker_main(int fd)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1) return 1;
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     signal(SIGPIPE, SIG_IGN);
     static struct wstate w;
     static struct kg_req rq;
@@ -250,7 +311,7 @@ int kg_worker_main(int fd)
         rp.magic = KG_PROTO_MAGIC;
         rp.nlaunch = -1;
         switch (rq.cmd) {
-        case KG_CMD_LOAD: rp.status = do_load(&w, &rq.u.load, &rp); break;
+        case KG_CMD_LOAD: rp.status = do_load(&w, fd, &rq.u.load, &rp); break;
         case KG_CMD_RUN: rp.status = do_run(&w, &rq.u.run, shm_fd, &rp); break;
         case KG_CMD_ORACLE: rp.status = do_oracle(&w, &rq.u.oracle, shm_fd, &rp); break;
         case KG_CMD_QUIT:
@@ -259,6 +320,7 @@ int kg_worker_main(int fd)
         default: rp.status = KG_WS_BAD_REQUEST; snprintf(rp.msg, sizeof rp.msg, "unknown command %u", rq.cmd);
         }
         if (shm_fd >= 0) close(shm_fd);
+        end_strays();
         fflush(stdout);
         fflush(stderr);
         if (kg_proto_send_reply(fd, &rp)) return 1;

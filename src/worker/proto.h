@@ -45,6 +45,9 @@ enum kg_wstatus {
     KG_WS_TIMEOUT,     /* judge-side: no reply within the time limit; the worker was killed */
     KG_WS_MISMATCH,    /* torch: an output's shape, dtype or device differs from the reference's */
     KG_WS_EXCEPTION,   /* torch: the candidate raised a Python exception */
+    KG_WS_PROGRESS,    /* an interim reply to LOAD: compiled; the candidate's own code (constructors,
+                          module-level code) runs next, under the run's time limit */
+    KG_WS_OOM,         /* judge-side: the worker died at its memory limit (--memory) */
 };
 
 const char *kg_wstatus_name(enum kg_wstatus s);
@@ -63,6 +66,8 @@ struct kg_req_load {
     char cuda_home[512];
     char aux_path[KG_REQ_PATH_MAX]; /* torch candidate: the problem file it answers */
     int32_t role;                   /* torch: 0 oracle (problem), 1 candidate */
+    int32_t pad;
+    uint64_t mem_limit; /* host runner: the worker's address space limit from open on (0: none) */
 };
 
 /* Run flags. */

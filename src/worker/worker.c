@@ -1,6 +1,8 @@
-/* worker.c: spawning workers and talking to them. Each worker is its own process group, so
- * a kill also takes the compilers and threads it started; it dies with the judge
- * (PR_SET_PDEATHSIG, set on its side). */
+/* worker.c: spawning workers and talking to them. A worker is the init of a PID namespace of
+ * its own where the system allows one: it sees no process outside (its kernel cannot signal the
+ * judge) and whatever it starts dies with it. It is also its own process group, so a kill
+ * takes the compilers and threads it started, and it dies with the judge (PR_SET_PDEATHSIG,
+ * set on its side). */
 #include "worker/worker.h"
 
 #include <errno.h>
@@ -12,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,16 +26,56 @@ extern char **environ;
 
 const char *kg_wstatus_name(enum kg_wstatus s)
 {
-    static const char *const names[] = {"ok",           "refused",    "compile error",   "entry missing",
-                                        "launch error", "CUDA error", "unavailable",     "bad request",
-                                        "crash",        "timeout",    "output mismatch", "exception"};
+    static const char *const names[] = {
+        "ok",          "refused", "compile error", "entry missing",   "launch error", "CUDA error", "unavailable",
+        "bad request", "crash",   "timeout",       "output mismatch", "exception",    "loading",    "out of memory"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
+}
+
+/* In a child of a fresh user namespace: the same uid and gid inside as outside. */
+static void map_ids(uid_t uid, gid_t gid)
+{
+    char m[64];
+    int fd = open("/proc/self/setgroups", O_WRONLY);
+    if (fd >= 0) {
+        if (write(fd, "deny", 4) < 0) { /* the gid map below then fails, and so the worker */
+        }
+        close(fd);
+    }
+    snprintf(m, sizeof m, "%u %u 1", (unsigned)uid, (unsigned)uid);
+    fd = open("/proc/self/uid_map", O_WRONLY);
+    if (fd < 0 || write(fd, m, strlen(m)) < 0) _exit(126);
+    close(fd);
+    snprintf(m, sizeof m, "%u %u 1", (unsigned)gid, (unsigned)gid);
+    fd = open("/proc/self/gid_map", O_WRONLY);
+    if (fd < 0 || write(fd, m, strlen(m)) < 0) _exit(126);
+    close(fd);
+}
+
+/* fork() into a PID namespace of the child's own: with the privilege to make one, else
+ * inside an unprivileged user namespace, else (KGATE_CONTAIN=0, or neither is allowed) a plain
+ * fork, and the worker reaps what its kernel starts itself (runners/serve.c). The judge is
+ * single-threaded, so the raw clone needs none of fork's atfork handlers; the child only
+ * execs. */
+static pid_t fork_contained(void)
+{
+    const char *env = getenv("KGATE_CONTAIN");
+    if (env && !strcmp(env, "0")) return fork();
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    if (pid >= 0) return pid;
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) map_ids(uid, gid);
+    if (pid >= 0) return pid;
+    return fork();
 }
 
 int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
 {
     int sv[2];
     w->pid = -1;
+    w->mem_limit = w->vm_seen = 0;
     w->fd = w->log_fd = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) return kg_errf(e, "socketpair: %s", strerror(errno));
     int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
@@ -40,7 +84,7 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
         close(sv[1]);
         return kg_errf(e, "memfd_create: %s", strerror(errno));
     }
-    pid_t pid = fork();
+    pid_t pid = fork_contained();
     if (pid < 0) {
         close(sv[0]);
         close(sv[1]);
@@ -111,6 +155,7 @@ static int zygote_connect(const char *name, struct kg_err *e)
 int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err *e)
 {
     w->pid = -1;
+    w->mem_limit = w->vm_seen = 0;
     w->fd = w->log_fd = -1;
     int c = zygote_connect(name, e);
     if (c < 0) return -1;
@@ -254,7 +299,18 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double
     }
     char tail[1600];
     log_tail(w, tail, sizeof tail);
-    if (timed_out) {
+    /* a death with the address space at (almost) its limit: the kernel's allocations failed */
+    bool oom = !timed_out && w->mem_limit && w->vm_seen >= w->mem_limit / 4 * 3;
+    if (oom) {
+        rp->status = KG_WS_OOM;
+        rp->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        snprintf(rp->msg, sizeof rp->msg,
+                 "the worker died (%s %d) with its address space at %.0f MB of its %.0f MB limit (--memory): the "
+                 "kernel ran out of memory%s%s",
+                 WIFSIGNALED(status) ? "signal" : "exit status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), w->vm_seen / 1048576.0,
+                 w->mem_limit / 1048576.0, *tail ? "\n--- worker output ---\n" : "", tail);
+    } else if (timed_out) {
         rp->status = KG_WS_TIMEOUT;
         rp->code = 0;
         snprintf(rp->msg, sizeof rp->msg, "no answer within %.3g s: the run was killed (a hang or an endless loop)%s%s",
@@ -276,7 +332,54 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double
     w->pid = -1;
 }
 
+/* The most address space the worker has had (VmPeak), noted in w->vm_seen. */
+static void note_vm(struct kg_worker *w)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)w->pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    unsigned long long kb;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmPeak: %llu kB", &kb) == 1 && kb * 1024 > w->vm_seen) w->vm_seen = kb * 1024;
+    fclose(f);
+}
+
+/* Waits up to timeout seconds for w's next message into rp: 0 when one came, 1 on timeout, -1
+ * when the worker is gone or sent garbage. A worker under a memory limit is watched meanwhile,
+ * so that a death at the limit can be told from other crashes. */
+static int await_reply(struct kg_worker *w, struct kg_reply *rp, double timeout)
+{
+    double end = kg_now() + timeout;
+    for (;;) {
+        double left = end - kg_now();
+        if (left <= 0) return 1;
+        struct pollfd p = {w->fd, POLLIN, 0};
+        int ms = (int)(left * 1000) + 1;
+        if (w->mem_limit) {
+            note_vm(w);
+            if (ms > 5) ms = 5;
+        }
+        int r = poll(&p, 1, ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) continue;
+        break;
+    }
+    ssize_t k;
+    while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {
+    }
+    if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) return -1;
+    rp->msg[sizeof rp->msg - 1] = 0;
+    return 0;
+}
+
 int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout)
+{
+    return kg_worker_call_load(w, rq, shm_fd, rp, timeout, 0);
+}
+
+int kg_worker_call_load(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                        double then)
 {
     memset(rp, 0, sizeof *rp);
     if (w->pid <= 0) {
@@ -308,26 +411,23 @@ int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, str
         reap(w, rp, 0, timeout);
         return -1;
     }
-    double end = kg_now() + timeout;
-    for (;;) {
-        double left = end - kg_now();
-        if (left <= 0) {
-            reap(w, rp, 1, timeout);
+    int r = await_reply(w, rp, timeout);
+    if (r == 0 && rp->status == KG_WS_PROGRESS) { /* compiled: the candidate's code is next */
+        if (then <= 0) then = timeout;
+        r = await_reply(w, rp, then);
+        if (r == 1) {
+            reap(w, rp, 1, then);
+            snprintf(rp->msg, sizeof rp->msg,
+                     "the kernel did not finish loading within %.3g s: its own code (a constructor, module-level "
+                     "code) never returned, and the worker was killed",
+                     then);
             return -1;
         }
-        struct pollfd p = {w->fd, POLLIN, 0};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r == 0) continue;
-        break;
     }
-    while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {
-    }
-    if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) {
-        reap(w, rp, 0, timeout);
+    if (r) {
+        reap(w, rp, r == 1, timeout);
         return -1;
     }
-    rp->msg[sizeof rp->msg - 1] = 0;
     return 0;
 }
 

@@ -12,9 +12,11 @@
 
 struct kg_worker {
     pid_t pid;
-    int fd;       /* SOCK_SEQPACKET to the worker */
-    int log_fd;   /* memfd holding the worker's stdout and stderr */
-    bool foreign; /* forked by a zygote, not our child: its wait status comes in its log */
+    int fd;             /* SOCK_SEQPACKET to the worker */
+    int log_fd;         /* memfd holding the worker's stdout and stderr */
+    bool foreign;       /* forked by a zygote, not our child: its wait status comes in its log */
+    uint64_t mem_limit; /* its address space limit (0: none), and the most it was seen to use */
+    uint64_t vm_seen;
 };
 
 /* Starts argv (argv[0] the program: `kgate __worker 3`, or `python3 torch_runner.py 3`) with
@@ -25,6 +27,12 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e);
  * with rp filled when a reply came; otherwise kills the worker, fills rp->status with
  * KG_WS_CRASH or KG_WS_TIMEOUT and rp->msg with what happened, and returns -1. */
 int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout);
+
+/* The same for LOAD: timeout covers the compile; once the worker says the candidate's own code
+ * runs next (a KG_WS_PROGRESS reply: dlopen and its constructors, a module's import), then
+ * seconds more, after which the worker is killed (KG_WS_TIMEOUT, saying so). then 0: timeout again. */
+int kg_worker_call_load(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                        double then);
 
 /* A zygote (`python3 torch_runner.py --zygote NAME`, started by kg_zygote_start) forks fresh
  * torch workers on request: kg_worker_spawn_zygote connects to the abstract socket NAME, hands

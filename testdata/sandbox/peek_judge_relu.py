@@ -10,8 +10,9 @@ import torch.nn as nn
 def peek():
     """True if 16 bytes of a readable mapping of a `kgate check` process (the judge) or of a
     torch_runner process (the oracle worker among them) could be read."""
+    me = os.readlink("/proc/self")  # this process as /proc numbers it (its PID namespace may differ)
     for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
+        if not pid.isdigit() or pid == me:
             continue
         try:
             cmd = open("/proc/%s/cmdline" % pid, "rb").read()

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@ struct host {
     ffi_type *types[KG_MAX_ARGS];
     double seconds;
     long page;
+    char so_path[KG_REQ_PATH_MAX + KG_PATH_SLACK]; /* the compiled kernel, for open */
 };
 
 static int host_init(void **st, struct kg_reply *rep)
@@ -111,6 +113,24 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
         snprintf(rep->compiler, sizeof rep->compiler, "%s (cached)", cc);
     }
     rep->compile_seconds = kg_now() - t0;
+    kg_strlcpy(h->so_path, so, sizeof h->so_path);
+    return KG_WS_OK;
+}
+
+static int host_open(void *st, const struct kg_req_load *l, struct kg_reply *rep)
+{
+    struct host *h = st;
+    const char *so = h->so_path;
+    /* its address space is limited from here on (the compiler, a child, had none): an
+     * allocation storm ends this worker, not the machine */
+    if (l->mem_limit) {
+        struct rlimit rl = {(rlim_t)l->mem_limit, (rlim_t)l->mem_limit};
+        if (setrlimit(RLIMIT_AS, &rl)) {
+            snprintf(rep->msg, sizeof rep->msg, "cannot limit the worker's memory to %llu bytes: %s",
+                     (unsigned long long)l->mem_limit, strerror(errno));
+            return KG_WS_UNAVAILABLE;
+        }
+    }
     /* the candidate's first instruction (a constructor) runs inside dlopen: from here on this
      * process has no privilege that could read the judge or the oracle worker */
     char why[300];
@@ -271,6 +291,7 @@ const struct kg_runner_ops kg_runner_host = {
     .name = "host",
     .init = host_init,
     .load = host_load,
+    .open = host_open,
     .alloc = host_alloc,
     .release = host_release,
     .upload = host_upload,

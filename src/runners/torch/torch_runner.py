@@ -57,7 +57,7 @@ MAX_ARGS, NAME_MAX, MAX_RANK, MAX_SYMS, OP_MAX_IO, MAX_RECS = 32, 64, 8, 32, 8, 
 LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS, STANDARD, SAMPLE = 1, 2, 3, 4, 5, 6, 7, 8
 # enum kg_wstatus
 (OK, REFUSED, COMPILE, ENTRY, LAUNCH, CUDAERR, UNAVAILABLE, BAD_REQUEST, CRASH, TIMEOUT, MISMATCH,
- EXCEPTION) = range(12)
+ EXCEPTION, PROGRESS, OOM) = range(14)
 # enum kg_argkind, enum kg_io
 ARG_TENSOR, ARG_INT, ARG_LONG, ARG_FLOAT, ARG_DOUBLE = range(5)
 IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
@@ -76,7 +76,7 @@ class ReqLoad(C.Structure):
                 ("oracle", C.c_int32), ("nargs", C.c_int32), ("argkind", C.c_int32 * MAX_ARGS),
                 ("path", C.c_char * 1024), ("entry", C.c_char * NAME_MAX), ("cache_dir", C.c_char * 1024),
                 ("cc", C.c_char * 256), ("cuda_home", C.c_char * 512), ("aux_path", C.c_char * 1024),
-                ("role", C.c_int32)]
+                ("role", C.c_int32), ("pad", C.c_int32), ("mem_limit", C.c_uint64)]
 
 
 class ReqArg(C.Structure):
@@ -296,11 +296,21 @@ class Loading:
         t0 = time.time()
         self.import_problem(problem)
         if self.role >= 1:  # 1: the candidate; 2: the standard test (problem and candidate)
+            self.progress()  # the candidate's own code runs next, under the judge's run limit
             self.import_candidate(text(l.path), cache)
         rep.compile_seconds = time.time() - t0
         rep.compiler = ("python %d.%d, torch %s, %s" % (sys.version_info[0], sys.version_info[1],
                                                       torch.__version__, self.device)).encode()[:63]
         return OK
+
+    def progress(self):
+        """The interim reply to LOAD: what follows is the candidate's code (its time limit)."""
+        if self.sock is not None:
+            rep = Reply()
+            rep.magic = MAGIC
+            rep.status = PROGRESS
+            rep.nlaunch = -1
+            self.sock.sendmsg([bytes(rep)])
 
     def start_torch(self):
         """PyTorch imported, its threads set, its device chosen (and there the CUDA context made)."""
@@ -1130,12 +1140,14 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
         self.models = {}
         self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
         self.device = "cpu"
+        self.sock = None  # the judge's socket, for LOAD's interim reply
 
 
 def serve(fd):
     """Requests on fd, one reply each, until QUIT or the judge closes: 0 (1: a protocol mismatch)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
     w = Worker()
+    w.sock = sock
     size = C.sizeof(Req)
     shared = SharedMemory()
     while True:
