@@ -40,7 +40,6 @@ import re
 import select
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
@@ -1239,17 +1238,16 @@ def serve_profiled(fd):
 
 # ---- zygote: the fork server (python3 torch_runner.py --zygote NAME) -----------------------------
 
-def watchdog(judge):
+def watchdog(fd):
     """A worker forked by the zygote is not the judge's child: it ends itself (and what it
-    started) when the judge is gone, even in the middle of a hung kernel."""
+    started) when the judge is gone, even in the middle of a hung kernel. It watches the
+    judge's end of its socket (fd), not the judge's pid, which a worker in a PID namespace of
+    the zygote's cannot see."""
+    p = select.poll()
+    p.register(fd, select.POLLRDHUP | select.POLLHUP)
     while True:
-        time.sleep(0.5)
-        try:
-            os.kill(judge, 0)
-        except ProcessLookupError:
+        if any(ev & (select.POLLRDHUP | select.POLLHUP | select.POLLERR) for _, ev in p.poll(500)):
             os.killpg(0, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def zygote(name):
@@ -1282,15 +1280,22 @@ def zygote(name):
             request = zygote_request(conn)
             if request is None:
                 continue
-            env, judge, fds = request
+            env, fds = request
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+            rd, wr = os.pipe()
             pid = os.fork()
             if pid == 0:
-                worker_child(srv, conn, owner, env, judge, fds)  # does not return
+                os.close(rd)
+                worker_child(srv, conn, owner, env, fds, wr)  # does not return
+            os.close(wr)
             logs[pid] = fds[1]
             os.close(fds[0])
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-            conn.send(json.dumps({"pid": pid}).encode())
+            # the judge signals the worker by its pid as /proc numbers it (the zygote may live in a
+            # PID namespace of its own, where os.fork() returns another number)
+            host = os.read(rd, 32)
+            os.close(rd)
+            conn.send(json.dumps({"pid": int(host) if host.strip().isdigit() else pid}).encode())
 
 
 def import_torch_for_fork():
@@ -1323,14 +1328,12 @@ def reap(logs):
                 os.close(fd)
 
 
-PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
 def zygote_request(conn):
-    """(env, the judge's pid, [worker socket, log]) of one request; None once the error is sent."""
+    """(env, [worker socket, log]) of one request; None once the error is sent."""
     try:
         data, anc, _, _ = conn.recvmsg(1 << 20, socket.CMSG_SPACE(2 * 4))
-        judge = PEERCRED.unpack(conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, PEERCRED.size))[0]
         fds = []
         for level, kind, payload in anc:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -1344,14 +1347,17 @@ def zygote_request(conn):
             os.close(fd)
         conn.send(json.dumps({"error": "expected two descriptors"}).encode())
         return None
-    return env, judge, fds
+    return env, fds
 
 
-def worker_child(srv, conn, owner, env, judge, fds):
-    """The forked worker: the zygote's sockets closed, its own process group, the request's
-    socket on fd 3 and log on 1 and 2, the judge's environment, sealed, then serving. Exits."""
+def worker_child(srv, conn, owner, env, fds, wr):
+    """The forked worker: its pid as /proc numbers it sent to the zygote (on wr), the zygote's
+    sockets closed, its own process group, the request's socket on fd 3 and log on 1 and 2, the
+    judge's environment, sealed, then serving. Exits."""
     code = 1
     try:
+        os.write(wr, os.readlink("/proc/self").encode())
+        os.close(wr)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         srv.close()
@@ -1370,7 +1376,7 @@ def worker_child(srv, conn, owner, env, judge, fds):
         if why:
             print("kgate worker: not sealed: %s" % why, flush=True)
             os._exit(1)
-        threading.Thread(target=watchdog, args=(judge,), daemon=True).start()
+        threading.Thread(target=watchdog, args=(3,), daemon=True).start()
         code = serve_profiled(3)
     except BaseException:
         traceback.print_exc()
