@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -489,8 +490,18 @@ static int write_json(const struct kg_session *s, const struct check_args *a, co
         json_object_set_new(doc, "problem", json_string(a->ref));
     }
     const char *out = a->json_out;
-    int bad = strcmp(out, "-") ? json_dump_file(doc, out, JSON_INDENT(2) | JSON_ENSURE_ASCII)
-                               : json_dumpf(doc, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF;
+    int bad;
+    struct stat st;
+    if (!strcmp(out, "-")) {
+        bad = json_dumpf(doc, stdout, JSON_INDENT(2)) || fputc('\n', stdout) == EOF;
+    } else if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) { /* a device or a pipe: as it is */
+        bad = json_dump_file(doc, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    } else { /* through a temporary and a rename: a judge killed meanwhile leaves no half report */
+        char *text = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+        struct kg_err e;
+        bad = !text || kg_write_file(out, text, &e);
+        free(text);
+    }
     json_decref(doc);
     if (!bad) return KG_EXIT_OK;
     fprintf(stderr, "kgate: cannot write %s\n", out);
