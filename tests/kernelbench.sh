@@ -141,7 +141,7 @@ before=$(wc -l < "$t/k.jsonl")
 "$KGATE" audit --store "$t/k.jsonl" --jobs 1 --compile-jobs 0 --python "$py" --resume "$@" 2>/dev/null
 check test "$before" -ge 1
 check test "$(wc -l < "$t/k.jsonl")" -eq 3
-check test "$(sed 's/.*"id": *"\([^"]*\)".*/\1/' "$t/k.jsonl" | sort -u | wc -l)" -eq 3
+check test "$(sed 's/.*"id": *"\([^"]*\)", *"problem":.*/\1/' "$t/k.jsonl" | sort -u | wc -l)" -eq 3
 echo "resume: $before record(s) survived the kill, $(wc -l < "$t/k.jsonl") after --resume"
 "$KGATE" audit --store "$t/k.jsonl" --jobs 1 --python "$py" --resume "$@" 2>/dev/null
 check test "$(wc -l < "$t/k.jsonl")" -eq 3
@@ -156,8 +156,8 @@ printf '%s\n' "{\"id\": \"a-slow-build\", \"problem\": \"$kb/problems/relu.py\",
     > "$t/sched.jsonl"
 "$KGATE" audit --jsonl "$t/sched.jsonl" --store "$t/sched-store.jsonl" --jobs 1 --compile-jobs 1 --python "$py" 2>/dev/null
 check test "$(wc -l < "$t/sched-store.jsonl")" -eq 2
-check test "$(head -n 1 "$t/sched-store.jsonl" | sed 's/.*"id": *"\([^"]*\)".*/\1/')" = b-ready
-echo "scheduling: $(sed 's/.*"id": *"\([^"]*\)".*/\1/' "$t/sched-store.jsonl" | tr '\n' ' ')"
+check test "$(head -n 1 "$t/sched-store.jsonl" | sed 's/.*"id": *"\([^"]*\)", *"problem":.*/\1/')" = b-ready
+echo "scheduling: $(sed 's/.*"id": *"\([^"]*\)", *"problem":.*/\1/' "$t/sched-store.jsonl" | tr '\n' ' ')"
 
 # shards and merge
 "$KGATE" audit --store "$t/a.jsonl" --shard 0/2 --jobs 1 --compile-jobs 0 --python "$py" "$@" 2>/dev/null

@@ -1,13 +1,13 @@
 /* audit.c: `kgate audit` judges a corpus of KernelBench-format pairs (read by corpus.c). Each
  * pair is checked by a child `kgate check --ref` (its own workers, its own crash domain, a time
  * limit), a pool of children builds the candidates that need a build (load_inline) first, on the
- * CPU cores, while the checks take what is ready; every finished pair is appended to a JSONL
- * store with fsync, so `--resume` after a kill -9 loses only the pairs that were in flight.
- * `kgate audit-merge` joins the stores of shards. */
+ * CPU cores, while the checks take what is ready; every finished pair is appended to the JSONL
+ * store (store.c: locked, whole records, fsync), so `--resume` after a kill -9 loses only the
+ * pairs that were in flight, and a store that cannot be written stops the audit (exit 4). */
 #include "audit/audit.h"
 #include "audit/corpus.h"
+#include "audit/store.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -22,61 +22,6 @@
 #include "base/cache.h"
 #include "engine/session.h"
 #include "engine/torch.h"
-
-/* ---- the store ------------------------------------------------------------------------------ */
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Ids already in the store (for --resume), as a sorted array. */
-static char **done_ids(const char *store, int *n)
-{
-    *n = 0;
-    FILE *f = fopen(store, "r");
-    if (!f) return NULL;
-    char **ids = NULL;
-    int cap = 0;
-    char *line = NULL;
-    size_t lc = 0;
-    while (getline(&line, &lc, f) > 0) {
-        json_t *o = json_loads(line, 0, NULL); /* a torn last line (kill -9) does not parse: skipped */
-        const char *id = json_string_value(json_object_get(o, "id"));
-        if (id) {
-            if (*n == cap) {
-                cap = cap ? cap * 2 : 64;
-                char **nv = realloc(ids, (size_t)cap * sizeof *nv);
-                if (!nv) break;
-                ids = nv;
-            }
-            ids[(*n)++] = strdup(id);
-        }
-        json_decref(o);
-    }
-    free(line);
-    fclose(f);
-    qsort(ids, (size_t)*n, sizeof *ids, cmp_str);
-    return ids;
-}
-
-static bool in_sorted(char **ids, int n, const char *id)
-{
-    return n && bsearch(&id, ids, (size_t)n, sizeof *ids, cmp_str) != NULL;
-}
-
-/* Appends one line and makes it durable before returning. */
-static int append(int fd, json_t *rec)
-{
-    char *s = json_dumps(rec, JSON_COMPACT | JSON_ENSURE_ASCII);
-    if (!s) return -1;
-    size_t n = strlen(s);
-    s[n] = '\n';
-    ssize_t w = write(fd, s, n + 1);
-    free(s);
-    if (w != (ssize_t)(n + 1)) return -1;
-    return fsync(fd);
-}
 
 /* ---- the scheduler --------------------------------------------------------------------------- */
 
@@ -195,14 +140,15 @@ static json_t *finish(const struct job *j, const struct audit_row *r, int status
         json_object_set_new(rec, "error", json_string(why));
     }
     unlink(errpath);
-    json_object_set_new(rec, "id", json_string(r->id));
-    json_object_set_new(rec, "problem", json_string(r->problem));
-    json_object_set_new(rec, "candidate", json_string(r->candidate));
-    json_object_set_new(rec, "label", r->label ? json_string(r->label) : json_null());
-    json_object_set_new(rec, "audit_seconds", json_real(kg_now() - j->start));
-    json_object_set_new(rec, "exit", json_integer(WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    /* the pair first: the id of a record torn by a kill is still readable (store.c) */
+    json_t *pair = json_pack("{s:s,s:s,s:s,s:o}", "id", r->id, "problem", r->problem, "candidate", r->candidate,
+                             "label", r->label ? json_string(r->label) : json_null());
+    json_object_update_missing(pair, rec);
+    json_decref(rec);
+    json_object_set_new(pair, "audit_seconds", json_real(kg_now() - j->start));
+    json_object_set_new(pair, "exit", json_integer(WIFEXITED(status) ? WEXITSTATUS(status) : -1));
     unlink(j->out);
-    return rec;
+    return pair;
 }
 
 /* A violation is a checked pair (it has gate verdicts) whose verdict is not pass; a pair with
@@ -240,7 +186,7 @@ struct audit_run {
     const struct audit_opts *o;
     struct audit_rows r;
     int *todo, ntodo, skipped;               /* indexes into r.v: this shard's pairs not yet in the store */
-    int fd;                                  /* the store */
+    struct audit_store st;                   /* locked from open_store to the end */
     char exe[KG_PATH_MAX];                   /* this kgate: every check runs it */
     char tmpdir[KG_DIR_MAX + KG_PATH_SLACK]; /* the checks' reports, until they are in the store */
     struct kg_worker zyg;
@@ -251,11 +197,13 @@ struct audit_run {
     int finished, viol, nochk, running, compiling;
     double t0;
     bool interactive;
+    int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
+    struct kg_err fail; /* ... naming the store and the record */
 };
 
 static void run_free(struct audit_run *a)
 {
-    if (a->fd >= 0) close(a->fd);
+    if (a->st.fd >= 0) close(a->st.fd); /* an audit that failed: its error is already said */
     free(a->jobs);
     free(a->bs);
     free(a->started);
@@ -263,38 +211,49 @@ static void run_free(struct audit_run *a)
     kg_audit_rows_free(&a->r);
 }
 
-/* This shard's pairs, less those the store holds with --resume; then the store, opened for
- * appending (a store that exists is only continued with --resume). */
+/* The store of --resume: a torn last line (an audit killed while writing it) is cut off before
+ * anything is appended, so that the next record does not continue it. */
+static int cut_tail(struct audit_run *a, const struct audit_log *done, struct kg_err *e)
+{
+    int rc = kg_audit_store_cut(&a->st, done->tail_off, e);
+    if (rc) return rc;
+    char pair[300] = " (its pair id is not readable)";
+    if (done->tail_id[0]) snprintf(pair, sizeof pair, " (pair %s)", done->tail_id);
+    fprintf(stderr, "kgate audit: %s: cut a torn last record of %lld bytes%s\n", a->o->store, done->tail_len, pair);
+    return 0;
+}
+
+/* The store, opened and locked (a second audit of it refuses here); then this shard's pairs,
+ * less those the store holds with --resume (a store that exists is only continued with
+ * --resume). */
 static int open_store(struct audit_run *a, struct kg_err *e)
 {
     const struct audit_opts *o = a->o;
-    int ndone = 0;
-    char **done = o->resume ? done_ids(o->store, &ndone) : NULL;
+    bool created;
+    int rc = kg_audit_store_open(&a->st, o->store, &created, e);
+    if (rc) return rc;
+    struct audit_log done = {0};
+    if (o->resume && !created) rc = kg_audit_log_read(&done, o->store, a->st.fd, "kgate audit", e);
+    if (!rc && done.torn) rc = cut_tail(a, &done, e);
     a->todo = calloc((size_t)(a->r.n ? a->r.n : 1), sizeof *a->todo);
-    if (!a->todo) {
+    if (!rc && !a->todo) {
         kg_errf(e, "out of memory");
-        return KG_EXIT_INTERNAL;
+        rc = KG_EXIT_INTERNAL;
     }
-    for (int i = 0; i < a->r.n; i++) {
+    for (int i = 0; !rc && i < a->r.n; i++) {
         if (o->shard_n > 1 && i % o->shard_n != o->shard_i) continue;
-        if (in_sorted(done, ndone, a->r.v[i].id)) {
+        if (done.byid && json_object_get(done.byid, a->r.v[i].id)) {
             a->skipped++;
             continue;
         }
         a->todo[a->ntodo++] = i;
     }
-    for (int i = 0; i < ndone; i++) free(done[i]);
-    free(done);
-    if (!o->resume && access(o->store, F_OK) == 0 && a->ntodo) {
+    kg_audit_log_free(&done);
+    if (!rc && !o->resume && !created && a->ntodo) {
         kg_errf(e, "%s exists: --resume to continue it, or choose another store", o->store);
-        return KG_EXIT_USAGE;
+        rc = KG_EXIT_USAGE;
     }
-    a->fd = open(o->store, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (a->fd < 0) {
-        kg_errf(e, "%s: cannot open: %s", o->store, strerror(errno));
-        return KG_EXIT_INTERNAL;
-    }
-    return 0;
+    return rc;
 }
 
 /* One PyTorch fork server for every check: a worker is a fork of an interpreter that has
@@ -397,13 +356,17 @@ static void start_jobs(struct audit_run *a)
     }
 }
 
-/* A finished (or killed) check's record, counted and appended to the store. */
+/* A finished (or killed) check's record, counted and appended to the store. A record that
+ * cannot be written stops the audit: a->failed, and a->fail says which. */
 static void store_record(struct audit_run *a, const struct job *j, int status, bool timed_out)
 {
     json_t *rec = finish(j, &a->r.v[a->todo[j->row]], status, timed_out, a->o->limit);
-    a->viol += violated(rec);
-    a->nochk += unchecked(rec);
-    if (append(a->fd, rec)) fprintf(stderr, "\nkgate audit: cannot write %s: %s\n", a->o->store, strerror(errno));
+    a->failed = kg_audit_store_append(&a->st, rec, true, &a->fail);
+    if (!a->failed) {
+        a->viol += violated(rec);
+        a->nochk += unchecked(rec);
+        a->finished++;
+    }
     json_decref(rec);
 }
 
@@ -429,15 +392,14 @@ static void enforce_limit(struct audit_run *a)
             a->compiling--;
         }
     }
-    for (int sl = 0; sl < o->jobs; sl++) {
+    for (int sl = 0; sl < o->jobs && !a->failed; sl++) {
         struct job *j = &a->jobs[sl];
         if (j->pid > 0 && !j->compile_only && now - j->start > o->limit) {
             int status;
             kill_job(j, &status);
-            store_record(a, j, status, true);
             j->pid = 0;
             a->running--;
-            a->finished++;
+            store_record(a, j, status, true);
         }
     }
 }
@@ -457,17 +419,42 @@ static void reaped(struct audit_run *a, pid_t pid, int status)
         }
         a->running--;
         store_record(a, j, status, false);
-        a->finished++;
-        if (!a->interactive) fprintf(stderr, "[%d/%d] %s\n", a->finished, a->ntodo, a->r.v[a->todo[j->row]].id);
+        if (!a->interactive && !a->failed)
+            fprintf(stderr, "[%d/%d] %s\n", a->finished, a->ntodo, a->r.v[a->todo[j->row]].id);
         return;
     }
 }
 
-static void schedule(struct audit_run *a)
+/* Every child still running, killed and reaped, and the reports of the checks among them
+ * removed: compile-ahead builds no check needs any more, or, when the audit stops on a store
+ * that cannot be written, the checks in flight. Their count. */
+static int stop_children(struct audit_run *a)
+{
+    int checks = 0;
+    for (int sl = 0; sl < a->nslots; sl++) {
+        struct job *j = &a->jobs[sl];
+        if (j->pid <= 0) continue;
+        kill_job(j, NULL);
+        j->pid = 0;
+        if (j->compile_only) continue;
+        checks++;
+        char err[sizeof j->out + 8];
+        snprintf(err, sizeof err, "%s.err", j->out);
+        unlink(j->out);
+        unlink(err);
+    }
+    a->running = a->compiling = 0;
+    return checks;
+}
+
+/* Runs the checks until every pair is in the store, or one cannot be written: then the checks
+ * in flight are stopped and the audit fails (KG_EXIT_INTERNAL), e naming the store and the
+ * record; nothing claims success. */
+static int schedule(struct audit_run *a, struct kg_err *e)
 {
     a->t0 = kg_now();
     a->interactive = isatty(2);
-    while (a->finished < a->ntodo) {
+    while (a->finished < a->ntodo && !a->failed) {
         start_jobs(a);
         if (a->interactive) progress(a->finished, a->ntodo, a->viol, a->running, a->compiling, a->t0);
         int status;
@@ -479,12 +466,14 @@ static void schedule(struct audit_run *a)
         enforce_limit(a);
         usleep(50000);
     }
-    /* compile-ahead children still running are not needed any more */
-    for (int sl = 0; sl < a->nslots; sl++)
-        if (a->jobs[sl].pid > 0) {
-            kill(-a->jobs[sl].pid, SIGKILL);
-            waitpid(a->jobs[sl].pid, NULL, 0);
-        }
+    int stopped = stop_children(a);
+    if (!a->failed) return 0;
+    if (a->interactive) fputc('\n', stderr);
+    kg_errf(e,
+            "%s; the audit stopped there: %d of %d pairs are in the store, %d check%s in flight stopped "
+            "(kgate audit --resume continues once the store can be written)",
+            a->fail.msg, a->finished, a->ntodo, stopped, stopped == 1 ? "" : "s");
+    return a->failed;
 }
 
 static void summary(const struct audit_run *a)
@@ -499,61 +488,17 @@ static void summary(const struct audit_run *a)
 
 int kg_audit(const struct audit_opts *o, struct kg_err *e)
 {
-    struct audit_run a = {.o = o, .fd = -1, .zyg = {.pid = -1, .fd = -1, .log_fd = -1}};
+    struct audit_run a = {.o = o, .st = {.fd = -1}, .zyg = {.pid = -1, .fd = -1, .log_fd = -1}};
     char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
     int rc = kg_audit_corpus(o, cache, &a.r, e);
     if (!rc) rc = open_store(&a, e);
     if (!rc) rc = prepare(&a, cache, e);
-    if (!rc) schedule(&a);
+    if (!rc) rc = schedule(&a, e);
     kg_worker_stop(&a.zyg); /* started in prepare; a no-op where it was not */
-    if (!rc) {
-        summary(&a);
-        close(a.fd);
-        a.fd = -1;
-        rmdir(a.tmpdir);
-    }
+    if (a.tmpdir[0]) rmdir(a.tmpdir);
+    if (!rc) rc = kg_audit_store_close(&a.st, e); /* success is said only of a store closed */
+    if (!rc) summary(&a);
     run_free(&a);
     return rc;
-}
-
-int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
-{
-    json_t *byid = json_object();
-    for (int i = 0; i < n; i++) {
-        FILE *f = fopen(in[i], "r");
-        if (!f) {
-            json_decref(byid);
-            return kg_errf(e, "%s: cannot open: %s", in[i], strerror(errno));
-        }
-        char *line = NULL;
-        size_t lc = 0;
-        while (getline(&line, &lc, f) > 0) {
-            json_t *o = json_loads(line, 0, NULL);
-            const char *id = json_string_value(json_object_get(o, "id"));
-            if (id) json_object_set(byid, id, o); /* a later shard's record of the same id wins */
-            json_decref(o);
-        }
-        free(line);
-        fclose(f);
-    }
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        json_decref(byid);
-        return kg_errf(e, "%s: cannot open: %s", out, strerror(errno));
-    }
-    size_t nk = json_object_size(byid), i = 0;
-    const char **keys = calloc(nk ? nk : 1, sizeof *keys);
-    const char *key;
-    json_t *val;
-    json_object_foreach(byid, key, val) keys[i++] = key;
-    qsort(keys, nk, sizeof *keys, cmp_str);
-    int rc = 0;
-    for (i = 0; i < nk && !rc; i++) rc = append(fd, json_object_get(byid, keys[i]));
-    free(keys);
-    close(fd);
-    json_decref(byid);
-    if (rc) return kg_errf(e, "%s: write failed", out);
-    fprintf(stderr, "kgate audit-merge: %zu records from %d stores into %s\n", nk, n, out);
-    return 0;
 }

@@ -26,7 +26,12 @@ struct audit_opts {
     const char *python;
 };
 
+/* Checks o's pairs into o->store: 0, or an exit status with e saying why (KG_EXIT_USAGE: a bad
+ * input, or the store is held by another audit; KG_EXIT_INTERNAL: a record could not be written,
+ * and the audit stopped there). */
 int kg_audit(const struct audit_opts *o, struct kg_err *e);
+/* Joins the stores in[0..n) into out (store.c): one record per id, the last read wins, sorted
+ * by id; out is replaced whole, under its lock. 0, or an exit status with e saying why. */
 int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e);
 
 struct report_opts {

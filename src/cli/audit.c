@@ -9,12 +9,12 @@
 /* ---- kgate audit ---------------------------------------------------------------------------- */
 
 static const struct kg_cli_opt aopts[] = {
-    {"store", 1, 's', "OUT.jsonl", "the JSONL store results are appended to (required)"},
+    {"store", 1, 's', "OUT.jsonl", "the JSONL store results are appended to (required; one audit at a time)"},
     {"jsonl", 1, 'j', "ROWS.jsonl", "rows {id, problem (path or source), candidate (path or source), label}"},
     {"dir", 1, 'd', "RUNS", "a KernelBench run directory (files named level_L..._problem_P...)"},
     {"problems", 1, 'p', "ROOT", "with --dir: the KernelBench root holding level1/, level2/, ..."},
     {"pair", 1, 'P', "PROB:CAND", "one pair (repeatable)"},
-    {"resume", 0, 'r', NULL, "skip the pairs the store already holds"},
+    {"resume", 0, 'r', NULL, "skip the pairs the store already holds (a torn last record is cut off)"},
     {"shard", 1, 'S', "I/N", "only pairs I, I+N, I+2N, ... (sorted by id): split a corpus across machines"},
     {"jobs", 1, 'J', "N", "pairs checked at once (default: 3/8 of the cores, at least one per GPU)"},
     {"gpus", 1, 'G', "N", "GPUs to use: one check per GPU (CUDA_VISIBLE_DEVICES)"},
@@ -117,11 +117,9 @@ int kg_cli_audit_merge(int argc, char **argv)
         return KG_EXIT_USAGE;
     }
     struct kg_err e;
-    if (kg_audit_merge(argv[1], argv + 2, argc - 2, &e)) {
-        fprintf(stderr, "kgate audit-merge: %s\n", e.msg);
-        return KG_EXIT_USAGE;
-    }
-    return KG_EXIT_OK;
+    int rc = kg_audit_merge(argv[1], argv + 2, argc - 2, &e);
+    if (rc) fprintf(stderr, "kgate audit-merge: %s\n", e.msg);
+    return rc;
 }
 
 int kg_cli_report(int argc, char **argv)
