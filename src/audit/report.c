@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "audit/audit.h"
+#include "audit/store.h"
 #include "base/cache.h"
 #include "gates/gate.h"
 #include "base/rng.h"
@@ -28,8 +29,9 @@ struct gate_stat {
 
 /* What the report says, counted over the store's records; gs[] in the registry's order. */
 struct report {
-    json_t *recs;
-    int n, torn; /* records, and lines that did not parse */
+    json_t *recs; /* one record per id: the last of each */
+    int n;
+    int skipped, duplicates; /* lines that are not records; records a later one of their id replaced */
     struct gate_stat gs[KG_MAX_GATES];
     int checked, errors, any_viol, tf_viol, decoys, decoy_checked;
     int conf[2][2]; /* [kgate accepts][standard test accepts] */
@@ -91,25 +93,33 @@ static const char *status_of(json_t *rec, const char *gate_id, json_t **gate_out
     return NULL;
 }
 
-/* Every record of the store; a torn line (an audit killed mid-write) is counted, not fatal. */
+/* Every record of the store, once per id (the last record of an id counts). Lines that are not
+ * records (a torn last line: an audit killed while writing it) and ids seen again are counted
+ * and warned about, not fatal. */
 static int read_store(const char *store, struct report *rp, struct kg_err *e)
 {
-    FILE *f = fopen(store, "r");
-    if (!f) return kg_errf(e, "%s: cannot open: %s", store, strerror(errno));
-    rp->recs = json_array();
-    char *line = NULL;
-    size_t lc = 0;
-    while (getline(&line, &lc, f) > 0) {
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_t *r = json_loads(line, 0, NULL);
-        if (r)
-            json_array_append_new(rp->recs, r);
-        else
-            rp->torn++;
+    static const char who[] = "kgate report";
+    int holder = kg_audit_store_holder(store);
+    if (holder)
+        fprintf(stderr, "%s: %s is being written by a running audit (pid %d): the figures are of its records so far\n",
+                who, store, holder);
+    struct audit_log l = {0};
+    if (kg_audit_log_read(&l, store, -1, who, e)) {
+        kg_audit_log_free(&l);
+        return -1;
     }
-    free(line);
-    fclose(f);
+    kg_audit_log_warn_tail(&l, store, who);
+    if (l.duplicates)
+        fprintf(stderr, "%s: %s: %d records replaced by a later record of their id: each id is counted once\n", who,
+                store, l.duplicates);
+    rp->recs = json_array();
+    const char *id;
+    json_t *r;
+    json_object_foreach(l.byid, id, r) json_array_append(rp->recs, r);
     rp->n = (int)json_array_size(rp->recs);
+    rp->skipped = l.skipped;
+    rp->duplicates = l.duplicates;
+    kg_audit_log_free(&l);
     return 0;
 }
 
@@ -283,9 +293,14 @@ static void md_figures(FILE *md, const struct report *rp, const char *store)
 {
     double pct = rp->checked ? 100.0 / rp->checked : 0;
     fprintf(md, "# kgate audit: %s\n\n", store);
-    fprintf(md,
-            "%d kernels in the store; %d checked, %d could not be checked (load or compile errors, timeouts)%s.\n\n",
-            rp->n, rp->checked, rp->errors, rp->torn ? "; torn lines skipped" : "");
+    fprintf(md, "%d kernels in the store; %d checked, %d could not be checked (load or compile errors, timeouts).\n\n",
+            rp->n, rp->checked, rp->errors);
+    if (rp->skipped || rp->duplicates)
+        fprintf(md,
+                "Also in the store: lines that are not records: %d (skipped: torn, or not JSON objects with an id); "
+                "records replaced by a later record of the same id: %d (each id counts once, by its last "
+                "record).\n\n",
+                rp->skipped, rp->duplicates);
     fprintf(md, "| figure | kernels | share of checked |\n|---|---|---|\n");
     fprintf(md, "| at least one violation | %d | %.1f%% |\n", rp->any_viol, rp->any_viol * pct);
     fprintf(md, "| failing a tolerance-free gate | %d | %.1f%% |\n", rp->tf_viol, rp->tf_viol * pct);
@@ -462,6 +477,8 @@ static int write_json(const struct report *rp, const struct report_opts *o, json
                   conf[1][0], "both_reject", conf[0][0], "k", kv, "with_violation_at_k", vk, "sample", sample, "decoys",
                   "profiled", rp->decoy_checked, "decoy", rp->decoys);
     json_object_set_new(doc, "not_checked", unchecked);
+    json_object_set_new(doc, "skipped_lines", json_integer(rp->skipped));
+    json_object_set_new(doc, "duplicate_records", json_integer(rp->duplicates));
     char path[KG_PATH_MAX];
     snprintf(path, sizeof path, "%s/report.json", o->out_dir);
     int bad = json_dump_file(doc, path, JSON_INDENT(2));
