@@ -24,13 +24,13 @@
 /* ---- the lock ------------------------------------------------------------------------------- */
 
 /* The pid holding an exclusive flock on the file st describes, from /proc/locks ("1: FLOCK
- * ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"): 0 when none is held, -1 when /proc/locks cannot be
- * read. Where the device does not match (an overlay reports another), a lone lock on the same
- * inode number is taken. */
+ * ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"); 0 when none is held or /proc/locks cannot be read.
+ * Where the device does not match (an overlay reports another), a lone lock on the same inode
+ * number is taken. */
 static int flock_holder(const struct stat *st)
 {
     FILE *f = fopen("/proc/locks", "re");
-    if (!f) return -1;
+    if (!f) return 0;
     char line[256];
     int pid = 0, same_ino = 0, ino_pid = 0;
     while (fgets(line, sizeof line, f)) {

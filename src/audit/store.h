@@ -32,8 +32,8 @@ int kg_audit_store_cut(struct audit_store *s, long long size, struct kg_err *e);
 /* Closes the store (releasing its lock); KG_EXIT_INTERNAL when close(2) fails: records may be
  * lost. A store that is not open (fd < 0) is a no-op. */
 int kg_audit_store_close(struct audit_store *s, struct kg_err *e);
-/* The pid of the process holding the lock of path: 0 when it is not held (or path cannot be
- * opened), -1 when it is held by a process whose pid cannot be read. */
+/* The pid of the process holding the lock of path, from /proc/locks: 0 when it is not held, or
+ * when that cannot be read (no path, no /proc). */
 int kg_audit_store_holder(const char *path);
 
 /* What reading stores found. The last line of the last store read is its tail: torn when it has
