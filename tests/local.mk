@@ -91,9 +91,9 @@ if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 UNIT_LIBS = libkgate.la $(CMOCKA_LIBS) -lm
 check_PROGRAMS += tests/unit/test_core tests/unit/test_contract tests/unit/test_oracle \
-	tests/unit/test_gdn_oracle tests/unit/test_gdn_chunk
+	tests/unit/test_gdn_oracle tests/unit/test_gdn_chunk tests/unit/test_inspect
 TESTS += tests/unit/test_core tests/unit/test_contract tests/unit/test_oracle \
-	tests/unit/test_gdn_oracle tests/unit/test_gdn_chunk
+	tests/unit/test_gdn_oracle tests/unit/test_gdn_chunk tests/unit/test_inspect
 tests_unit_test_core_SOURCES = tests/unit/test_core.c
 tests_unit_test_core_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_core_LDADD = $(UNIT_LIBS)
@@ -103,6 +103,9 @@ tests_unit_test_contract_LDADD = $(UNIT_LIBS)
 tests_unit_test_oracle_SOURCES = tests/unit/test_oracle.c
 tests_unit_test_oracle_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_oracle_LDADD = $(UNIT_LIBS)
+tests_unit_test_inspect_SOURCES = tests/unit/test_inspect.c
+tests_unit_test_inspect_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_inspect_LDADD = $(UNIT_LIBS)
 tests_unit_test_gdn_oracle_SOURCES = tests/unit/test_gdn_oracle.c
 tests_unit_test_gdn_oracle_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gdn_oracle_LDADD = libgdn_oracle.la $(CMOCKA_LIBS) -lm

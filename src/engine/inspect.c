@@ -4,6 +4,7 @@
 #include "engine/session.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,9 +176,18 @@ int kg_inspect_replay(struct kg_session *s, int a, int b, int output, struct kg_
     return 0;
 }
 
+/* The next value of a range after v, or false at its bound b: no step may overflow. */
+static bool range_next(long long *v, char op, long long step, long long b)
+{
+    if (op == '*' ? *v > b / step : *v > b - step) return false;
+    *v = op == '*' ? *v * step : *v + step;
+    return true;
+}
+
 int kg_sweep_parse(const char *text, int64_t *values, int n, struct kg_err *e)
 {
     int count = 0;
+    if (n < 1) return 0;
     const char *dots = strstr(text, "..");
     if (dots) {
         char *end;
@@ -188,19 +198,24 @@ int kg_sweep_parse(const char *text, int64_t *values, int n, struct kg_err *e)
         char op = *end;
         long long step = op ? strtoll(end + 1, &end, 10) : 1;
         if (errno || *end || (op && op != '*' && op != '+') || a < 1 || b < a || step < 1 || (op == '*' && step < 2))
-            return kg_errf(e, "sweep: expected A..B*F (F >= 2) or A..B+S with 1 <= A <= B, got '%s'", text);
+            return kg_errf(e, "sweep: expected A..B*F (F >= 2) or A..B+S with 1 <= A <= B <= %lld, got '%s'", LLONG_MAX,
+                           text);
         if (!op) op = '+';
-        for (long long v = a; v <= b && count < n; v = op == '*' ? v * step : v + step) values[count++] = v;
-        return count;
+        for (long long v = a;;) {
+            values[count++] = v;
+            if (count == n || !range_next(&v, op, step, b)) return count;
+        }
     }
     char *dup = strdup(text), *save = NULL;
     if (!dup) return kg_errf(e, "out of memory");
     for (char *it = strtok_r(dup, ", ", &save); it && count < n; it = strtok_r(NULL, ", ", &save)) {
         char *end;
+        errno = 0;
         long long v = strtoll(it, &end, 10);
-        if (*end || v < 0) {
+        if (errno || *end || end == it || v < 0) {
+            kg_errf(e, "sweep: '%s' is not a non-negative integer (at most %lld)", it, LLONG_MAX);
             free(dup);
-            return kg_errf(e, "sweep: '%s' is not a non-negative integer", it);
+            return -1;
         }
         values[count++] = v;
     }
