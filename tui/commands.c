@@ -233,6 +233,11 @@ static void overall_line(const struct kg_insp *in, FILE *out)
 static int run_batch(struct kg_insp *in, const int *which, int n, FILE *out)
 {
     int first_bad = -1, last = -1;
+    struct kg_err e;
+    if (kg_inspect_current_fits(in->s, -1, &e)) {
+        fprintf(out, "run refused, no gate was run: %s\n", e.msg);
+        return -1;
+    }
     for (int q = 0; q < n; q++) {
         if (in->interrupted && *in->interrupted) {
             fprintf(out, "interrupted\n");

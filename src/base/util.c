@@ -1,12 +1,15 @@
 /* util.c: error formatting, bounded string copies, hashing, whole-file reads, the clock, the
- * number of usable cores. */
+ * number of usable cores, the memory left to this process. */
 #include "base/util.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,6 +115,68 @@ int kg_ncpu(void)
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+/* The number after "KEY" in a text file (a line "KEY: N kB" of /proc/meminfo, or a file that
+ * holds only a number when key is ""), times mult; 0 when absent or not a number ("max"). */
+static uint64_t file_number(const char *path, const char *key, uint64_t mult)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[512];
+    unsigned long long v = 0;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl)) {
+            char *p = line + kl, *end;
+            while (*p == ':' || *p == ' ' || *p == '\t') p++;
+            errno = 0;
+            v = strtoull(p, &end, 10);
+            if (errno || end == p) v = 0;
+            break;
+        }
+    fclose(f);
+    return v > UINT64_MAX / mult ? UINT64_MAX : (uint64_t)v * mult;
+}
+
+static uint64_t min_known(uint64_t a, uint64_t b)
+{
+    return b && b < a ? b : a;
+}
+
+/* What this process's cgroup (v2) may still use: memory.max - memory.current; 0: no limit. */
+static uint64_t cgroup_left(void)
+{
+    char line[KG_PATH_MAX], path[KG_PATH_MAX + 32];
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f) return 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) found = !strncmp(line, "0::", 3);
+    fclose(f);
+    if (!found) return 0;
+    line[strcspn(line, "\n")] = 0;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+    uint64_t max = file_number(path, "", 1);
+    if (!max) return 0;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.current", line + 3);
+    uint64_t cur = file_number(path, "", 1);
+    return cur < max ? max - cur : 1;
+}
+
+uint64_t kg_mem_available(void)
+{
+    uint64_t avail = file_number("/proc/meminfo", "MemAvailable", 1024), left = UINT64_MAX;
+    struct sysinfo si;
+    if (!avail && sysinfo(&si) == 0) avail = ((uint64_t)si.freeram + si.bufferram) * si.mem_unit;
+    left = min_known(left, avail);
+    left = min_known(left, cgroup_left());
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        /* ulimit -v: what the address space has left beyond what is mapped now */
+        uint64_t mapped = file_number("/proc/self/statm", "", (uint64_t)sysconf(_SC_PAGESIZE));
+        left = min_known(left, mapped < rl.rlim_cur ? rl.rlim_cur - mapped : 1);
+    }
+    return left;
 }
 
 int kg_write_file(const char *path, const char *text, struct kg_err *e)

@@ -44,5 +44,9 @@ int kg_write_file(const char *path, const char *text, struct kg_err *e);
 double kg_now(void);
 /* cores available to this process (affinity mask), at least 1 */
 int kg_ncpu(void);
+/* Bytes this process could still allocate: the least of what the kernel reports available
+ * (MemAvailable), what its cgroup's memory.max leaves and what the address-space limit
+ * (ulimit -v) leaves; UINT64_MAX when none of them is known. */
+uint64_t kg_mem_available(void);
 
 #endif

@@ -1,4 +1,6 @@
-/* inspect.c: the engine side of the inspector's views. */
+/* inspect.c: the engine side of the inspector's views, and the memory they may take: every
+ * case the inspector is about to build (a `set`, a heatmap, each value of a sweep) is sized
+ * first and refused when it would not fit, so a typo'd size cannot take the machine down. */
 #include "engine/inspect.h"
 
 #include "engine/session.h"
@@ -16,11 +18,117 @@ int kg_inspect_current_case(struct kg_session *s, struct kg_case *k, struct kg_e
     return kg_nominal_case(s, t, 0, KG_DIST_NORMAL, k, e);
 }
 
+/* ---- what a case costs ---------------------------------------------------------------------- */
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t kg_inspect_case_bytes(const struct kg_case *k)
+{
+    uint64_t b = 0;
+    for (int i = 0; i < k->c->nargs; i++) {
+        const struct kg_arg *a = &k->c->args[i];
+        if (a->kind != KG_ARG_TENSOR) continue;
+        uint64_t n = (uint64_t)k->numel[i], t = sat_mul(n, kg_dtype_size(k->adtype[i]));
+        b = sat_add(b, sat_mul(t, 3)); /* a run: shared memory, the copy sent, the copy read back */
+        if (kg_arg_is_input(a))        /* the memoised inputs, the caller's copy, the oracle's float64 copy */
+            b = sat_add(b, sat_add(sat_mul(t, 2), sat_mul(n, 8)));
+        if (kg_arg_is_output(a)) /* float64: exact, reference, alternative, memoised and copied; the heatmap's 3 */
+            b = sat_add(b, sat_mul(n, 9 * 8));
+    }
+    return b;
+}
+
+uint64_t kg_inspect_budget(void)
+{
+    return kg_mem_available() / 2;
+}
+
+static const char *size_text(uint64_t b, char *buf, size_t n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, n, u ? "%.3g %s" : "%.0f %s", v, unit[u]);
+    return buf;
+}
+
+static bool fits_at(const struct kg_case *k, int sym, int64_t v, uint64_t budget)
+{
+    int64_t sv[KG_MAX_SYMS];
+    memcpy(sv, k->sym, sizeof sv);
+    sv[sym] = v;
+    struct kg_case c;
+    struct kg_err e;
+    return kg_case_init(&c, k->c, sv, k->dtype, k->seed, k->dist, &e) == 0 && kg_inspect_case_bytes(&c) <= budget;
+}
+
+/* The largest value below hi of symbol sym at which k fits (the other symbols as they are), by
+ * bisection (sizes grow with a symbol); -1 when not even 1 fits. */
+static int64_t largest_fitting(const struct kg_case *k, int sym, int64_t hi, uint64_t budget)
+{
+    int64_t lo = fits_at(k, sym, 1, budget) ? 1 : fits_at(k, sym, 0, budget) ? 0 : -1;
+    if (lo < 0 || hi <= lo) return -1;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (fits_at(k, sym, mid, budget))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int kg_inspect_fits(const struct kg_case *k, int sym, struct kg_err *e)
+{
+    uint64_t need = kg_inspect_case_bytes(k), budget = kg_inspect_budget();
+    if (need <= budget) return 0;
+    if (!e) return -1;
+    char shape[KG_SHAPE_STR_MAX], a[32], b[32];
+    kg_case_shape_str(k, shape, sizeof shape);
+    kg_errf(e,
+            "%s (%s) needs %s %s for one case (inputs, outputs, their copies and the oracle's float64 values), "
+            "over the inspector's budget of %s (half the memory available to kgate)",
+            shape, kg_dtype_name(k->dtype), need == UINT64_MAX ? "more than" : "about", size_text(need, a, sizeof a),
+            size_text(budget, b, sizeof b));
+    size_t len = strlen(e->msg);
+    int64_t fit = sym >= 0 ? largest_fitting(k, sym, k->sym[sym], budget) : -1;
+    if (fit >= 0)
+        kg_appendf(e->msg, sizeof e->msg, &len, "; use a smaller value: %s <= %lld fits", k->c->sym[sym],
+                   (long long)fit);
+    else
+        kg_appendf(e->msg, sizeof e->msg, &len, "; use smaller shapes (set SYM=VALUE)");
+    return -1;
+}
+
+int kg_inspect_current_fits(struct kg_session *s, int sym, struct kg_err *e)
+{
+    enum kg_dtype dts[KG_MAX_DTYPES];
+    int nd = kg_instance_dtypes(s, dts);
+    for (int d = 0; d < nd; d++) {
+        struct kg_case c;
+        if (kg_nominal_case(s, dts[d], 0, KG_DIST_NORMAL, &c, e) || kg_inspect_fits(&c, sym, e)) return -1;
+    }
+    return 0;
+}
+
 int kg_inspect_set(struct kg_session *s, const char *sym, int64_t value, struct kg_err *e)
 {
     int k = kg_contract_sym(s->c, sym);
     if (k < 0) return kg_errf(e, "%s has no shape symbol '%s'", s->c->path, sym);
     if (value < 0) return kg_errf(e, "%s must be >= 0", sym);
+    bool was_pinned = s->o.pin_shape;
     if (!s->o.pin_shape) {
         memcpy(s->o.sym, s->c->nominal, sizeof s->o.sym);
         s->o.pin_shape = true;
@@ -28,11 +136,15 @@ int kg_inspect_set(struct kg_session *s, const char *sym, int64_t value, struct 
     int64_t old = s->o.sym[k];
     s->o.sym[k] = value;
     struct kg_case c;
-    if (kg_inspect_current_case(s, &c, e)) {
+    struct kg_err fe;
+    int rc = kg_inspect_current_case(s, &c, e);
+    if (!rc && kg_inspect_current_fits(s, k, &fe))
+        rc = kg_errf(e, "set %s=%lld refused: %s; %s stays %lld", sym, (long long)value, fe.msg, sym, (long long)old);
+    if (rc) {
         s->o.sym[k] = old;
-        return -1;
+        s->o.pin_shape = was_pinned;
     }
-    return 0;
+    return rc;
 }
 
 int kg_inspect_dtype(struct kg_session *s, enum kg_dtype t, struct kg_err *e)
@@ -42,7 +154,13 @@ int kg_inspect_dtype(struct kg_session *s, enum kg_dtype t, struct kg_err *e)
     for (int i = 0; i < c->ndtypes; i++) ok |= c->dtypes[i] == t;
     if (!c->ndtypes) ok = t == kg_contract_default_dtype(c);
     if (!ok) return kg_errf(e, "%s does not instantiate %s (dtypes: line)", c->path, kg_dtype_name(t));
+    int old = s->o.dtype;
     s->o.dtype = t;
+    struct kg_err fe;
+    if (kg_inspect_current_fits(s, -1, &fe)) {
+        s->o.dtype = old;
+        return kg_errf(e, "dtype %s refused: %s", kg_dtype_name(t), fe.msg);
+    }
     return 0;
 }
 
@@ -70,6 +188,8 @@ int kg_inspect_run(struct kg_session *s, const struct kg_case *k, struct kg_insp
 {
     memset(r, 0, sizeof *r);
     r->k = *k;
+    struct kg_err fe;
+    if (kg_inspect_fits(k, -1, &fe)) return kg_errf(e, "heatmap refused: %s", fe.msg);
     struct kg_inputs in;
     if (kg_session_inputs(s, k, &in, e)) return -1;
     struct kg_exec x;
@@ -224,6 +344,36 @@ int kg_sweep_parse(const char *text, int64_t *values, int n, struct kg_err *e)
     return count;
 }
 
+/* The case of one sweep row: the base symbols with symbol k at value. */
+static int sweep_case(struct kg_session *s, const int64_t *base, int k, int64_t value, enum kg_dtype t,
+                      struct kg_case *c, struct kg_err *e)
+{
+    int64_t sv[KG_MAX_SYMS];
+    memcpy(sv, base, sizeof sv);
+    sv[k] = value;
+    return kg_case_init(c, s->c, sv, t, s->o.seed, s->o.dist >= 0 ? (enum kg_dist)s->o.dist : KG_DIST_NORMAL, e);
+}
+
+/* Before anything is allocated: every value of the sweep must fit the budget. */
+static int sweep_fits(struct kg_session *s, const int64_t *base, int k, const int64_t *values, int nvalues,
+                      const enum kg_dtype *dts, int nd, struct kg_err *e)
+{
+    int over = 0;
+    struct kg_err first, ce;
+    for (int i = 0; i < nvalues; i++) {
+        bool too_big = false;
+        for (int d = 0; d < nd && !too_big; d++) {
+            struct kg_case c;
+            if (sweep_case(s, base, k, values[i], dts[d], &c, &ce)) continue; /* its row says why */
+            too_big = kg_inspect_fits(&c, k, over ? &ce : &first) != 0;
+        }
+        over += too_big;
+    }
+    if (!over) return 0;
+    return kg_errf(e, "sweep refused, nothing was run: %d of its %d values %s too large: %s", over, nvalues,
+                   over == 1 ? "is" : "are", first.msg);
+}
+
 int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *values, int nvalues,
                      struct kg_sweep_row *rows, int n, struct kg_err *e)
 {
@@ -233,23 +383,22 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
     int nd = kg_instance_dtypes(s, dts), nr = 0;
     int64_t base[KG_MAX_SYMS];
     memcpy(base, s->o.pin_shape ? s->o.sym : s->c->nominal, sizeof base);
+    if (sweep_fits(s, base, k, values, nvalues, dts, nd, e)) return -1;
     for (int d = 0; d < nd; d++)
         for (int i = 0; i < nvalues && nr < n; i++) {
             struct kg_sweep_row *row = &rows[nr++];
             memset(row, 0, sizeof *row);
             row->value = values[i];
             row->dtype = dts[d];
-            int64_t sv[KG_MAX_SYMS];
-            memcpy(sv, base, sizeof sv);
-            sv[k] = values[i];
             struct kg_case c;
             struct kg_err ce;
-            if (kg_case_init(&c, s->c, sv, dts[d], s->o.seed, s->o.dist >= 0 ? (enum kg_dist)s->o.dist : KG_DIST_NORMAL,
-                             &ce)) {
+            if (sweep_case(s, base, k, values[i], dts[d], &c, &ce)) {
                 row->status = KG_SKIP;
                 kg_strlcpy(row->summary, ce.msg, sizeof row->summary);
                 continue;
             }
+            /* each case is used once: memoising four of them would hold four budgets' worth */
+            kg_memo_free(s);
             struct kg_judgement j;
             struct kg_expect ex;
             struct kg_verdict v;
@@ -270,5 +419,6 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
             kg_expect_free(&ex);
             kg_verdict_clear(&v);
         }
+    kg_memo_free(s);
     return nr;
 }

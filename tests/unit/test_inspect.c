@@ -1,15 +1,19 @@
 /* test_inspect.c: the engine side of the inspector that needs no session: a sweep's list and
  * ranges parse to the values they name and stop at their bound, however close to INT64_MAX
- * (no signed overflow: `make check` under --enable-asan runs this with UBSan). */
+ * (no signed overflow: `make check` under --enable-asan runs this with UBSan), and the size of
+ * a case the inspector would build is counted without overflow and refused past the budget. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "contract/contract.h"
 #include "engine/inspect.h"
 
 #define MAXV 64
@@ -68,12 +72,57 @@ static void test_sweep_rejects_what_does_not_fit_int64(void **state)
     assert_int_equal(kg_sweep_parse(",", v, MAXV, &e), -1);
 }
 
+static struct kg_contract *relu_contract(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/kgate-test-inspect-%d.c", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("/*@kgate\nname: r\nop: relu\nentry: relu\nargs: x: in f32[N]; y: out f32[N]; N: long\n"
+          "shape: N=1000\n*/\nvoid relu(const float *x, float *y, long N) {}\n",
+          f);
+    fclose(f);
+    struct kg_contract *c;
+    struct kg_err e;
+    int rc = kg_contract_load(path, &c, &e);
+    unlink(path);
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+/* f32 in and out: 3 x 8 B for a run, 2 x 4 + 8 for the input, 72 for the output's float64s. */
+static void test_case_bytes_count_every_copy_and_saturate(void **state)
+{
+    struct kg_contract *c = relu_contract();
+    struct kg_case k;
+    struct kg_err e;
+    int64_t sym[KG_MAX_SYMS] = {1000};
+    assert_int_equal(kg_case_init(&k, c, sym, KG_F32, 1, KG_DIST_NORMAL, &e), 0);
+    assert_true(kg_inspect_case_bytes(&k) == 112 * 1000);
+    assert_int_equal(kg_inspect_fits(&k, 0, &e), 0);
+    sym[0] = INT64_MAX;
+    assert_int_equal(kg_case_init(&k, c, sym, KG_F32, 1, KG_DIST_NORMAL, &e), 0);
+    assert_true(kg_inspect_case_bytes(&k) == UINT64_MAX);
+    assert_int_equal(kg_inspect_fits(&k, 0, &e), -1);
+    assert_non_null(strstr(e.msg, "N=9223372036854775807 (f32) needs more than 16 EiB for one case"));
+    assert_non_null(strstr(e.msg, "over the inspector's budget of"));
+    /* the largest N that fits is named: 112 B per element of the budget (which moves a little
+     * with the machine's free memory between two reads) */
+    const char *le = strstr(e.msg, "N <= ");
+    assert_non_null(le);
+    double fit = (double)strtoll(le + 5, NULL, 10), per = (double)kg_inspect_budget() / 112;
+    assert_true(fit > 1000);
+    assert_true(fit > 0.99 * per && fit < 1.01 * per);
+    kg_contract_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_ranges_name_their_values),
         cmocka_unit_test(test_sweep_ranges_stop_at_their_bound_without_overflow),
         cmocka_unit_test(test_sweep_rejects_what_does_not_fit_int64),
+        cmocka_unit_test(test_case_bytes_count_every_copy_and_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
