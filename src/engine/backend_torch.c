@@ -402,7 +402,7 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     }
     struct kg_req *rq = problem_req(KG_CMD_STANDARD, NULL);
     rq->u.problem.tol = tol;
-    int rc = kg_worker_call(&cl.w, rq, -1, &rp, 5 * s->o.timeout + 60);
+    int rc = kg_worker_call_until(&cl.w, rq, -1, &rp, 5 * s->o.timeout + 60, s->o.interrupted, s->o.interrupted_ud);
     kg_worker_stop(&cl.w);
     if (!rc && rp.status == KG_WS_OK) {
         snprintf(why, n, "%s", rp.msg);
@@ -431,7 +431,8 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
     struct kg_client *cl = candidate ? kg_session_client(s, k->dtype, rp) : &s->oracle;
     if (!cl) return kg_errf(e, "the candidate's worker did not start: %s", rp->msg);
     if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
-    int rc = kg_worker_call(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120);
+    int rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
+                                  s->o.interrupted_ud);
     if (rc || rp->status != KG_WS_OK) return kg_errf(e, "%s", rp->msg);
     for (int j = 0; j < nout; j++) memcpy(vals + (size_t)j * (size_t)n, mem + p->off[1 + j], (size_t)n * 8);
     return 0;

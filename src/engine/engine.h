@@ -40,6 +40,13 @@ struct kg_session_opts {
     const char *python; /* KernelBench pairs: the interpreter (default: $KGATE_PYTHON, else python3) */
     void (*progress)(void *ud, const char *gate, const char *what);
     void *progress_ud;
+    /* A face's request to stop (the inspector's Ctrl-C; NULL in kgate check), asked between
+     * cases and every 100 ms while a run waits. Once it says true the run in progress is killed
+     * with its worker (KG_WS_INTERRUPTED; the next run starts a fresh one), later runs,
+     * inputs and oracle values are not made, and the gate's verdict says it was interrupted.
+     * The face clears its flag before its next command. */
+    bool (*interrupted)(void *ud);
+    void *interrupted_ud;
 };
 
 void kg_session_opts_default(struct kg_session_opts *o);
@@ -67,6 +74,8 @@ const char *kg_session_runner(const struct kg_session *s);
 /* Why a gate that needs a GPU cannot run in this session, or NULL when it can. */
 const char *kg_session_no_gpu(const struct kg_session *s);
 bool kg_session_is_host(const struct kg_session *s);
+/* Whether the face asked to stop (opts.interrupted). */
+bool kg_session_interrupted(const struct kg_session *s);
 
 /* What the session's backend can do beyond running a case. */
 enum kg_cap {
@@ -88,7 +97,9 @@ const char *kg_session_cache_dir(const struct kg_session *s);
 
 /* ---- gates --------------------------------------------------------------------------------- */
 
-/* Runs one gate (timed; a gate that needs a GPU skips, saying why, where there is none). */
+/* Runs one gate (timed; a gate that needs a GPU skips, saying why, where there is none). When
+ * the face asked to stop meanwhile, the verdict is an error that says so, with wstatus
+ * KG_WS_INTERRUPTED: what the gate saw was cut short, so it decided nothing. */
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v);
 
 /* ---- cases ---------------------------------------------------------------------------------- */

@@ -174,6 +174,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
             struct kg_exec *x)
 {
     memset(x, 0, sizeof *x);
+    if (kg_session_interrupted(s)) return fail(x, KG_WS_INTERRUPTED, "interrupted: not run");
     static struct kg_req rq;
     uint64_t need = run_request(s, k, o, &rq);
     struct kg_err e;

@@ -354,6 +354,15 @@ static int sweep_case(struct kg_session *s, const int64_t *base, int k, int64_t 
     return kg_case_init(c, s->c, sv, t, s->o.seed, s->o.dist >= 0 ? (enum kg_dist)s->o.dist : KG_DIST_NORMAL, e);
 }
 
+/* When the face asked to stop: the row says so, and the sweep ends with it. */
+static bool sweep_stopped(struct kg_session *s, struct kg_sweep_row *row)
+{
+    if (!kg_session_interrupted(s)) return false;
+    row->status = KG_ERROR;
+    kg_strlcpy(row->summary, "interrupted: this value and the ones after it were not run", sizeof row->summary);
+    return true;
+}
+
 /* Before anything is allocated: every value of the sweep must fit the budget. */
 static int sweep_fits(struct kg_session *s, const int64_t *base, int k, const int64_t *values, int nvalues,
                       const enum kg_dtype *dts, int nd, struct kg_err *e)
@@ -390,6 +399,7 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
             memset(row, 0, sizeof *row);
             row->value = values[i];
             row->dtype = dts[d];
+            if (sweep_stopped(s, row)) goto out;
             struct kg_case c;
             struct kg_err ce;
             if (sweep_case(s, base, k, values[i], dts[d], &c, &ce)) {
@@ -407,6 +417,7 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
                 row->status = v.status;
                 kg_strlcpy(row->summary, v.summary, sizeof row->summary);
                 kg_verdict_clear(&v);
+                if (sweep_stopped(s, row)) goto out;
                 continue;
             }
             row->status = j.pass ? KG_PASS : KG_FAIL;
@@ -419,6 +430,7 @@ int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *value
             kg_expect_free(&ex);
             kg_verdict_clear(&v);
         }
+out:
     kg_memo_free(s);
     return nr;
 }

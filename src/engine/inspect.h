@@ -90,7 +90,8 @@ struct kg_sweep_row {
 /* Parses "1,7,255" or "a..b*2" (geometric) or "a..b+s" (arithmetic) into values (at most n). */
 int kg_sweep_parse(const char *text, int64_t *values, int n, struct kg_err *e);
 /* Fills rows (at most n); returns the number of rows, or -1: an unknown symbol, or a value
- * whose case does not fit the budget (then nothing has run). */
+ * whose case does not fit the budget (then nothing has run). When the face asks to stop
+ * (kg_session_interrupted), the last row is an error that says so and no more values run. */
 int kg_inspect_sweep(struct kg_session *s, const char *sym, const int64_t *values, int nvalues,
                      struct kg_sweep_row *rows, int n, struct kg_err *e);
 

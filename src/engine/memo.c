@@ -48,6 +48,7 @@ static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case
 
 int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
 {
+    if (kg_session_interrupted(s)) return kg_errf(e, "interrupted: the inputs were not made");
     struct kg_case_memo *m = memo_slot(s, k);
     if (!m->has_in) {
         double t0 = kg_now();
@@ -70,6 +71,10 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
 {
     struct kg_inputs in;
     if (kg_session_inputs(s, k, &in, e)) return -1;
+    if (kg_session_interrupted(s)) {
+        kg_inputs_free(&in);
+        return kg_errf(e, "interrupted: the oracle was not run");
+    }
     struct kg_case_memo *m = memo_slot(s, k);
     int rc = 0;
     if (!m->has_ex) {

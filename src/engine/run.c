@@ -16,6 +16,12 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_set(v, KG_SKIP, "%s", no_gpu);
     else
         g->run(s, v);
+    if (kg_session_interrupted(s)) {
+        kg_verdict_clear(v);
+        kg_verdict_init(v, g);
+        kg_verdict_set(v, KG_ERROR, "interrupted: no verdict (the gate was stopped; run %s again)", g->id);
+        v->wstatus = KG_WS_INTERRUPTED;
+    }
     v->seconds = kg_now() - t0;
     s->t_total += v->seconds;
     s->current_gate = NULL;

@@ -66,7 +66,10 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
     double t0 = kg_now();
     /* the compile gets 600 s; the kernel's own code while loading (constructors, a module's
      * import) gets what a run gets, unless the client says otherwise */
-    int rc = kg_worker_call_load(&cl->w, &cl->load, -1, rp, 600, cl->open_limit > 0 ? cl->open_limit : s->o.timeout);
+    struct kg_call_opts co = {.then = cl->open_limit > 0 ? cl->open_limit : s->o.timeout,
+                              .stop = s->o.interrupted,
+                              .ud = s->o.interrupted_ud};
+    int rc = kg_worker_request(&cl->w, &cl->load, -1, rp, 600, &co);
     s->t_compile += kg_now() - t0;
     if (rc || rp->status != KG_WS_OK) {
         if (kg_worker_alive(&cl->w)) kg_worker_stop(&cl->w);
@@ -101,7 +104,8 @@ int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *r
     /* --timeout limits the kernel under test; the oracle worker runs only trusted code (the
      * reference, the inputs), which on a loaded GPU host can take longer than a short limit */
     double timeout = rq->cmd == KG_CMD_ORACLE || cl == &s->oracle ? 600 : s->o.timeout;
-    return kg_worker_call(&cl->w, rq, cl == &s->oracle ? s->oshm.fd : s->shm.fd, rp, timeout);
+    return kg_worker_call_until(&cl->w, rq, cl == &s->oracle ? s->oshm.fd : s->shm.fd, rp, timeout, s->o.interrupted,
+                                s->o.interrupted_ud);
 }
 
 /* ---- shared memory ------------------------------------------------------------------------- */
@@ -142,6 +146,11 @@ int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e)
 }
 
 /* ---- what a session is ----------------------------------------------------------------------- */
+
+bool kg_session_interrupted(const struct kg_session *s)
+{
+    return s->o.interrupted && s->o.interrupted(s->o.interrupted_ud);
+}
 
 const struct kg_contract *kg_session_contract(const struct kg_session *s)
 {

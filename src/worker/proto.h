@@ -31,7 +31,7 @@ enum kg_cmd {
 
 enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA, KG_RUNNER_TORCH };
 
-/* Status of a reply, plus two the judge assigns itself when no reply came. */
+/* Status of a reply, plus those the judge assigns itself when no reply came. */
 enum kg_wstatus {
     KG_WS_OK,
     KG_WS_REFUSED,     /* host entry returned non-zero: the kernel rejected the case */
@@ -48,6 +48,7 @@ enum kg_wstatus {
     KG_WS_PROGRESS,    /* an interim reply to LOAD: compiled; the candidate's own code (constructors,
                           module-level code) runs next, under the run's time limit */
     KG_WS_OOM,         /* judge-side: the worker died at its memory limit (--memory) */
+    KG_WS_INTERRUPTED, /* judge-side: the caller stopped the call (the inspector's Ctrl-C); the worker was killed */
 };
 
 const char *kg_wstatus_name(enum kg_wstatus s);

@@ -28,7 +28,8 @@ const char *kg_wstatus_name(enum kg_wstatus s)
 {
     static const char *const names[] = {
         "ok",          "refused", "compile error", "entry missing",   "launch error", "CUDA error", "unavailable",
-        "bad request", "crash",   "timeout",       "output mismatch", "exception",    "loading",    "out of memory"};
+        "bad request", "crash",   "timeout",       "output mismatch", "exception",    "loading",    "out of memory",
+        "interrupted"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
@@ -272,10 +273,17 @@ static int foreign_wait(const struct kg_worker *w, double secs)
     }
 }
 
-static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double timeout)
+/* Why a call ends without a reply. */
+enum end { END_DIED, END_TIMEOUT, END_STOPPED };
+
+/* Kills the worker where it may still run, waits for it and says in rp why the call ended. A
+ * worker that died of SIGINT while the caller was stopping (a worker in the terminal's process
+ * group gets the Ctrl-C too) was stopped, not crashed; one that died with its address space at
+ * (almost) its limit ran out of memory. */
+static void reap(struct kg_worker *w, struct kg_reply *rp, enum end why, double timeout, const struct kg_call_opts *o)
 {
     int status = 0;
-    if (timed_out) {
+    if (why != END_DIED) {
         kill(-w->pid, SIGKILL);
         kill(w->pid, SIGKILL);
     }
@@ -297,11 +305,17 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double
             waitpid(w->pid, &status, 0);
         }
     }
+    if (why == END_DIED && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT && o && o->stop && o->stop(o->ud))
+        why = END_STOPPED;
     char tail[1600];
     log_tail(w, tail, sizeof tail);
-    /* a death with the address space at (almost) its limit: the kernel's allocations failed */
-    bool oom = !timed_out && w->mem_limit && w->vm_seen >= w->mem_limit / 4 * 3;
-    if (oom) {
+    const char *sep = *tail ? "\n--- worker output ---\n" : "";
+    if (why == END_STOPPED) {
+        rp->status = KG_WS_INTERRUPTED;
+        rp->code = 0;
+        snprintf(rp->msg, sizeof rp->msg, "interrupted: the run was stopped and its worker killed (the next run starts "
+                                          "a fresh one)");
+    } else if (why == END_DIED && w->mem_limit && w->vm_seen >= w->mem_limit / 4 * 3) {
         rp->status = KG_WS_OOM;
         rp->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
         snprintf(rp->msg, sizeof rp->msg,
@@ -309,22 +323,22 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, int timed_out, double
                  "kernel ran out of memory%s%s",
                  WIFSIGNALED(status) ? "signal" : "exit status",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), w->vm_seen / 1048576.0,
-                 w->mem_limit / 1048576.0, *tail ? "\n--- worker output ---\n" : "", tail);
-    } else if (timed_out) {
+                 w->mem_limit / 1048576.0, sep, tail);
+    } else if (why == END_TIMEOUT) {
         rp->status = KG_WS_TIMEOUT;
         rp->code = 0;
         snprintf(rp->msg, sizeof rp->msg, "no answer within %.3g s: the run was killed (a hang or an endless loop)%s%s",
-                 timeout, *tail ? "\n--- worker output ---\n" : "", tail);
+                 timeout, sep, tail);
     } else if (WIFSIGNALED(status)) {
         rp->status = KG_WS_CRASH;
         rp->code = WTERMSIG(status);
         snprintf(rp->msg, sizeof rp->msg, "the worker was killed by signal %d (%s)%s%s", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)), *tail ? "\n--- worker output ---\n" : "", tail);
+                 strsignal(WTERMSIG(status)), sep, tail);
     } else {
         rp->status = KG_WS_CRASH;
         rp->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         snprintf(rp->msg, sizeof rp->msg, "the worker exited with status %d (the kernel called exit()?)%s%s", rp->code,
-                 *tail ? "\n--- worker output ---\n" : "", tail);
+                 sep, tail);
     }
     close(w->fd);
     close(w->log_fd);
@@ -345,20 +359,28 @@ static void note_vm(struct kg_worker *w)
     fclose(f);
 }
 
-/* Waits up to timeout seconds for w's next message into rp: 0 when one came, 1 on timeout, -1
- * when the worker is gone or sent garbage. A worker under a memory limit is watched meanwhile,
- * so that a death at the limit can be told from other crashes. */
-static int await_reply(struct kg_worker *w, struct kg_reply *rp, double timeout)
+/* How long one wait may last before stop() is asked again (a signal that arrives just before
+ * poll() does not interrupt it), and before a worker under a memory limit is looked at again. */
+#define STOP_POLL_MS 100
+#define VM_POLL_MS 5
+
+/* Waits up to timeout seconds for w's next message into rp: 0 when one came, END_TIMEOUT,
+ * END_STOPPED when the caller's stop() said so, END_DIED when the worker is gone or sent
+ * garbage (as -1). A worker under a memory limit is watched meanwhile, so that a death at the
+ * limit can be told from other crashes. */
+static int await_reply(struct kg_worker *w, struct kg_reply *rp, double timeout, const struct kg_call_opts *o)
 {
     double end = kg_now() + timeout;
     for (;;) {
+        if (o && o->stop && o->stop(o->ud)) return 1 + END_STOPPED;
         double left = end - kg_now();
-        if (left <= 0) return 1;
+        if (left <= 0) return 1 + END_TIMEOUT;
         struct pollfd p = {w->fd, POLLIN, 0};
         int ms = (int)(left * 1000) + 1;
+        if (o && o->stop && ms > STOP_POLL_MS) ms = STOP_POLL_MS;
         if (w->mem_limit) {
             note_vm(w);
-            if (ms > 5) ms = 5;
+            if (ms > VM_POLL_MS) ms = VM_POLL_MS;
         }
         int r = poll(&p, 1, ms);
         if (r < 0 && errno == EINTR) continue;
@@ -368,23 +390,35 @@ static int await_reply(struct kg_worker *w, struct kg_reply *rp, double timeout)
     ssize_t k;
     while ((k = recv(w->fd, rp, sizeof *rp, 0)) < 0 && errno == EINTR) {
     }
-    if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) return -1;
+    if (k != (ssize_t)sizeof *rp || rp->magic != KG_PROTO_MAGIC) return 1 + END_DIED;
     rp->msg[sizeof rp->msg - 1] = 0;
     return 0;
 }
 
 int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout)
 {
-    return kg_worker_call_load(w, rq, shm_fd, rp, timeout, 0);
+    return kg_worker_request(w, rq, shm_fd, rp, timeout, NULL);
 }
 
-int kg_worker_call_load(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
-                        double then)
+int kg_worker_call_until(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                         bool (*stop)(void *ud), void *ud)
+{
+    struct kg_call_opts o = {.stop = stop, .ud = ud};
+    return kg_worker_request(w, rq, shm_fd, rp, timeout, &o);
+}
+
+int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                      const struct kg_call_opts *o)
 {
     memset(rp, 0, sizeof *rp);
     if (w->pid <= 0) {
         rp->status = KG_WS_CRASH;
         snprintf(rp->msg, sizeof rp->msg, "no worker");
+        return -1;
+    }
+    if (o && o->stop && o->stop(o->ud)) {
+        rp->status = KG_WS_INTERRUPTED;
+        snprintf(rp->msg, sizeof rp->msg, "interrupted: not started");
         return -1;
     }
     struct iovec iov = {(void *)rq, sizeof *rq};
@@ -408,15 +442,15 @@ int kg_worker_call_load(struct kg_worker *w, const struct kg_req *rq, int shm_fd
     while ((k = sendmsg(w->fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
     if (k != (ssize_t)sizeof *rq) {
-        reap(w, rp, 0, timeout);
+        reap(w, rp, END_DIED, timeout, o);
         return -1;
     }
-    int r = await_reply(w, rp, timeout);
+    int r = await_reply(w, rp, timeout, o);
     if (r == 0 && rp->status == KG_WS_PROGRESS) { /* compiled: the candidate's code is next */
-        if (then <= 0) then = timeout;
-        r = await_reply(w, rp, then);
-        if (r == 1) {
-            reap(w, rp, 1, then);
+        double then = o && o->then > 0 ? o->then : timeout;
+        r = await_reply(w, rp, then, o);
+        if (r == 1 + END_TIMEOUT) {
+            reap(w, rp, END_TIMEOUT, then, o);
             snprintf(rp->msg, sizeof rp->msg,
                      "the kernel did not finish loading within %.3g s: its own code (a constructor, module-level "
                      "code) never returned, and the worker was killed",
@@ -425,7 +459,7 @@ int kg_worker_call_load(struct kg_worker *w, const struct kg_req *rq, int shm_fd
         }
     }
     if (r) {
-        reap(w, rp, r == 1, timeout);
+        reap(w, rp, (enum end)(r - 1), timeout, o);
         return -1;
     }
     return 0;

@@ -27,12 +27,32 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e);
  * with rp filled when a reply came; otherwise kills the worker, fills rp->status with
  * KG_WS_CRASH or KG_WS_TIMEOUT and rp->msg with what happened, and returns -1. */
 int kg_worker_call(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout);
+/* The same, asking stop(ud) (when not NULL) before sending and every 100 ms while it waits:
+ * when it says true the worker is killed and the call returns -1 with KG_WS_INTERRUPTED (a
+ * worker that dies of SIGINT meanwhile is reported so too); before sending, the worker is
+ * left as it was. The inspector's Ctrl-C comes this way: this layer knows processes, not
+ * why a caller stops. */
+int kg_worker_call_until(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                         bool (*stop)(void *ud), void *ud);
 
-/* The same for LOAD: timeout covers the compile; once the worker says the candidate's own code
- * runs next (a KG_WS_PROGRESS reply: dlopen and its constructors, a module's import), then
- * seconds more, after which the worker is killed (KG_WS_TIMEOUT, saying so). then 0: timeout again. */
-int kg_worker_call_load(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
-                        double then);
+/* What else a call may do. then: for LOAD, timeout covers the compile; once the worker says the
+ * candidate's own code runs next (a KG_WS_PROGRESS reply: dlopen and its constructors, a
+ * module's import), then seconds more, after which the worker is killed (KG_WS_TIMEOUT, saying
+ * so); 0: timeout again. stop: asked (when not NULL) before sending and every 100 ms while the
+ * call waits: when it says true the worker is killed and the call returns -1 with
+ * KG_WS_INTERRUPTED (a worker that dies of SIGINT meanwhile is reported so too); before
+ * sending, the worker is left as it was. The inspector's Ctrl-C comes this way: this layer
+ * knows processes, not why a caller stops. */
+struct kg_call_opts {
+    double then;
+    bool (*stop)(void *ud);
+    void *ud;
+};
+int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                      const struct kg_call_opts *o);
+/* kg_worker_request with only a stop callback. */
+int kg_worker_call_until(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                         bool (*stop)(void *ud), void *ud);
 
 /* A zygote (`python3 torch_runner.py --zygote NAME`, started by kg_zygote_start) forks fresh
  * torch workers on request: kg_worker_spawn_zygote connects to the abstract socket NAME, hands
