@@ -38,6 +38,12 @@ static void progress(void *ud, const char *gate, const char *what)
     if (in->on_progress) in->on_progress(in, gate, what);
 }
 
+static bool stop_asked(void *ud)
+{
+    const struct kg_insp *in = ud;
+    return in->interrupted && *in->interrupted;
+}
+
 /* ---- load ------------------------------------------------------------------------------------ */
 
 static void describe_kernel(const struct kg_insp *in, FILE *out)
@@ -62,6 +68,8 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
     kg_session_opts_default(&o);
     o.progress = progress;
     o.progress_ud = in;
+    o.interrupted = stop_asked;
+    o.interrupted_ud = in;
     struct kg_session *s;
     if (kg_session_open(&s, real, &o, &e) != KG_EXIT_OK) goto fail;
     kg_insp_drop_kernel(in);
@@ -199,14 +207,21 @@ static void select_gate(struct kg_insp *in, int i)
     adopt_case_of(in, i);
 }
 
+/* An interrupted gate decided nothing: it stays "not run" (its old verdict is gone). */
 static void run_gate(struct kg_insp *in, int i, FILE *out)
 {
     if (in->ran[i]) kg_verdict_clear(&in->v[i]);
     in->ran[i] = false;
     kg_session_run_gate(in->s, kg_gates[i], &in->v[i]);
-    in->ran[i] = true;
     in->running = -1;
-    fprintf(out, "  %-16s %-7s %s\n", kg_gates[i]->id, kg_status_name(in->v[i].status), in->v[i].summary);
+    if (in->v[i].wstatus == KG_WS_INTERRUPTED) {
+        kg_verdict_clear(&in->v[i]);
+        fprintf(out, "  %-16s %-7s no verdict: stopped by Ctrl-C (run %s again)\n", kg_gates[i]->id, "-",
+                kg_gates[i]->id);
+    } else {
+        in->ran[i] = true;
+        fprintf(out, "  %-16s %-7s %s\n", kg_gates[i]->id, kg_status_name(in->v[i].status), in->v[i].summary);
+    }
     fflush(out);
 }
 
@@ -219,6 +234,10 @@ static void overall_line(const struct kg_insp *in, FILE *out)
             tmp[n++] = in->v[i];
             count[in->v[i].status]++;
         }
+    if (!n) { /* nothing checked is not a pass */
+        fprintf(out, "verdict so far: none (0 of %d gates run)\n", in->ngates);
+        return;
+    }
     fprintf(out, "verdict so far: %s (", kg_status_name(kg_overall(tmp, n)));
     const char *sep = "";
     for (int st = 0; st < 5; st++)
@@ -238,12 +257,9 @@ static int run_batch(struct kg_insp *in, const int *which, int n, FILE *out)
         fprintf(out, "run refused, no gate was run: %s\n", e.msg);
         return -1;
     }
-    for (int q = 0; q < n; q++) {
-        if (in->interrupted && *in->interrupted) {
-            fprintf(out, "interrupted\n");
-            break;
-        }
+    for (int q = 0; q < n && !stop_asked(in); q++) {
         run_gate(in, which[q], out);
+        if (!in->ran[which[q]]) break;
         last = which[q];
         enum kg_status st = in->v[last].status;
         if (first_bad < 0 && (st == KG_FAIL || st == KG_ERROR)) first_bad = last;
@@ -350,7 +366,8 @@ static int cmd_help(struct kg_insp *in, int argc, char **argv, FILE *out)
     }
     fprintf(out, "builtins:");
     for (const struct kg_builtin *b = kg_builtins; b->name; b++) fprintf(out, " builtin:%s", b->file);
-    fprintf(out, "\nstart: load FILE, run all, then type the 'next:' line a failing gate shows.\n");
+    fprintf(out, "\nstart: load FILE, run all, then type the 'next:' line a failing gate shows.\n"
+                 "Ctrl-C stops a running command (and at the prompt, leaves).\n");
     if (in->fullscreen)
         fprintf(out, "keys: Tab on an empty line moves to the heatmap (arrows, + -, w: worst, Tab back);\n"
                      "PgUp/PgDn scroll this pane; Ctrl-L redraws.\n");
@@ -412,7 +429,12 @@ int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out)
             return -1;
         }
         snprintf(in->detail_title, sizeof in->detail_title, "%s", line);
-        return c->fn(in, argc, argv, out);
+        int rc = c->fn(in, argc, argv, out);
+        if (stop_asked(in)) {
+            fprintf(out, "interrupted: '%s' stopped (Ctrl-C); what had finished is kept\n", line);
+            rc = -1;
+        }
+        return rc;
     }
     fprintf(out, "unknown command '%s' (help lists them)\n", argv[0]);
     return -1;

@@ -6,6 +6,7 @@
 #ifndef KG_TUI_INSPECTOR_H
 #define KG_TUI_INSPECTOR_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -63,7 +64,9 @@ struct kg_insp {
     /* set by the screen */
     bool fullscreen; /* the heatmap is drawn in a pane, not printed */
     bool quit;
-    volatile bool *interrupted; /* a signal asked to stop; checked between gates */
+    /* Ctrl-C asked to stop the running command: the screen's signal handler sets it, the screen
+     * clears it before each command; the session asks it (kg_session_opts.interrupted) */
+    volatile sig_atomic_t *interrupted;
     void (*on_progress)(struct kg_insp *in, const char *gate, const char *what);
     void *ui;
 };

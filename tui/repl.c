@@ -1,7 +1,10 @@
 /* repl.c: the inspector's entry point and its line REPL. On a terminal the REPL reads with
  * readline (readline.c: history in ~/.kgate_history, tab completion); otherwise it reads plain
- * lines and prints plain text with no escape codes, so it can be scripted and tested. */
+ * lines and prints plain text with no escape codes, so it can be scripted and tested. While a
+ * command runs, Ctrl-C stops it (the session's runs check in->interrupted) instead of kgate;
+ * at the prompt SIGINT does what it did before. */
 #include <readline/readline.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,41 @@
 
 #include "tui/inspector.h"
 #include "tui/tui.h"
+
+/* The signal handler takes no user pointer: the one REPL's flag. */
+static volatile sig_atomic_t stop_flag;
+
+/* ---- Ctrl-C during a command ---------------------------------------------------------------- */
+
+static void on_sigint(int sig)
+{
+    if (stop_flag) { /* a second Ctrl-C before the command stopped: leave, as at the prompt */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    stop_flag = 1;
+}
+
+/* Catches SIGINT for one command (old keeps its disposition: readline's or the default at the
+ * prompt); false when it stays as it was, as an ignored SIGINT does (a background job, nohup). */
+static bool sigint_catch(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    stop_flag = 0;
+    return sigaction(SIGINT, NULL, old) == 0 && old->sa_handler != SIG_IGN && sigaction(SIGINT, &sa, NULL) == 0;
+}
+
+static void sigint_release(bool caught, const struct sigaction *old)
+{
+    fflush(stdout);
+    if (caught) sigaction(SIGINT, old, NULL);
+    stop_flag = 0;
+}
 
 /* ---- the line REPL ------------------------------------------------------------------------- */
 
@@ -29,17 +67,23 @@ static char *read_line(bool tty)
 static int repl(struct kg_insp *in, const char *path)
 {
     bool tty = isatty(0) && isatty(1);
+    in->interrupted = &stop_flag;
     if (tty) kg_insp_readline_init(in);
-    if (path)
+    struct sigaction old;
+    bool caught;
+    if (path) {
+        caught = sigint_catch(&old);
         kg_insp_load(in, path, stdout);
-    else if (tty)
+        sigint_release(caught, &old);
+    } else if (tty)
         printf("kgate inspector: load FILE to start (help lists the commands)\n");
     while (!in->quit) {
         char *line = read_line(tty);
         if (!line) break;
         if (tty) kg_insp_remember(line);
+        caught = sigint_catch(&old);
         kg_insp_exec(in, line, stdout);
-        fflush(stdout);
+        sigint_release(caught, &old);
         free(line);
     }
     if (tty) kg_insp_history_save();

@@ -16,7 +16,8 @@
 /* Readline's callbacks and the signal handler take no user pointer: the one screen. */
 static struct kg_screen *scr;
 static volatile sig_atomic_t got_signal;
-static volatile bool stop_requested;
+static volatile sig_atomic_t stop_requested; /* the running command should stop (in->interrupted) */
+static volatile sig_atomic_t busy;           /* a command is running */
 
 /* ---- readline in a curses window ------------------------------------------------------------ */
 
@@ -90,7 +91,7 @@ static void readline_setup(struct kg_screen *sc)
 static void progress_hook(struct kg_insp *in, const char *gate, const char *what)
 {
     struct kg_screen *sc = in->ui;
-    snprintf(sc->hint, sizeof sc->hint, "%s: %s ...   (Ctrl-C stops after this gate)", gate, what);
+    snprintf(sc->hint, sizeof sc->hint, "%s: %s ...   (Ctrl-C stops it)", gate, what);
     sc->hint_error = false;
     kg_tui_draw(sc);
 }
@@ -113,9 +114,13 @@ static void execute(struct kg_screen *sc, const char *line)
     char prev_title[128];
     memcpy(prev_title, in->detail_title, sizeof prev_title);
     in->detail = KG_DETAIL_TEXT;
-    snprintf(sc->hint, sizeof sc->hint, "running: %s", line);
+    snprintf(sc->hint, sizeof sc->hint, "running: %s   (Ctrl-C stops it)", line);
     kg_tui_draw(sc);
+    stop_requested = 0;
+    busy = 1;
     int rc = kg_insp_exec(in, line, f);
+    busy = 0;
+    if (!got_signal) stop_requested = 0;
     fclose(f);
     sc->hint[0] = 0;
     sc->hint_error = false;
@@ -226,17 +231,23 @@ static void key(struct kg_screen *sc, int c)
 
 /* ---- signals and the main loop -------------------------------------------------------------- */
 
+/* Ctrl-C while a command runs stops the command (at the next case) and the screen stays; at
+ * the prompt, and for SIGTERM and SIGHUP, the screen ends. */
 static void on_signal(int sig)
 {
-    if (got_signal) {
-        /* a second signal while a gate runs: restore the terminal and go now */
+    if (sig == SIGINT && busy && !stop_requested) {
+        stop_requested = 1;
+        return;
+    }
+    if (got_signal || (sig == SIGINT && busy)) {
+        /* a second signal while a command runs: restore the terminal and go now */
         endwin();
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
     got_signal = sig;
-    stop_requested = true;
+    stop_requested = 1;
 }
 
 static void catch_signals(bool on)
@@ -244,6 +255,7 @@ static void catch_signals(bool on)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on ? on_signal : SIG_DFL;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

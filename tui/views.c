@@ -35,8 +35,9 @@ static int ensure_inspection(struct kg_insp *in, FILE *out)
     if (in->insp.status != KG_WS_OK) {
         char id[KG_CASE_ID_MAX];
         kg_case_id(&k, id, sizeof id);
-        fprintf(out, "the run of %s did not finish: %s: %s\n", id, kg_wstatus_name((enum kg_wstatus)in->insp.status),
-                in->insp.msg);
+        if (in->insp.status != KG_WS_INTERRUPTED) /* the dispatcher says that one */
+            fprintf(out, "the run of %s did not finish: %s: %s\n", id,
+                    kg_wstatus_name((enum kg_wstatus)in->insp.status), in->insp.msg);
         kg_inspection_free(&in->insp);
         in->have_insp = false;
         return -1;
