@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/rng.h"
@@ -51,7 +52,12 @@ static void fill_load(struct kg_session *s, struct kg_client *cl, enum kg_dtype 
     kg_strlcpy(l->cuda_home, ch ? ch : "/usr/local/cuda", sizeof l->cuda_home);
     /* a candidate's worker is limited (the host runner applies it: CUDA reserves far more
      * address space than it uses, so there an address-space limit would break the driver) */
-    if (!oracle && s->be->kind == KG_RUNNER_HOST) l->mem_limit = s->o.memory ? s->o.memory : half_the_ram();
+    if (!oracle && s->be->kind == KG_RUNNER_HOST) {
+        l->mem_limit = s->o.memory ? s->o.memory : half_the_ram();
+        struct rlimit rl; /* an outer ulimit -v, which the worker inherits, may be tighter */
+        if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < l->mem_limit)
+            l->mem_limit = rl.rlim_max;
+    }
 }
 
 static void load_req(struct kg_session *s, struct kg_client *cl, enum kg_dtype dtype)

@@ -26,10 +26,10 @@ extern char **environ;
 
 const char *kg_wstatus_name(enum kg_wstatus s)
 {
-    static const char *const names[] = {
-        "ok",          "refused", "compile error", "entry missing",   "launch error", "CUDA error", "unavailable",
-        "bad request", "crash",   "timeout",       "output mismatch", "exception",    "loading",    "out of memory",
-        "interrupted"};
+    static const char *const names[] = {"ok",           "refused",       "compile error",   "entry missing",
+                                        "launch error", "CUDA error",    "unavailable",     "bad request",
+                                        "crash",        "timeout",       "output mismatch", "exception",
+                                        "loading",      "out of memory", "interrupted"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
@@ -313,8 +313,9 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, enum end why, double 
     if (why == END_STOPPED) {
         rp->status = KG_WS_INTERRUPTED;
         rp->code = 0;
-        snprintf(rp->msg, sizeof rp->msg, "interrupted: the run was stopped and its worker killed (the next run starts "
-                                          "a fresh one)");
+        snprintf(rp->msg, sizeof rp->msg,
+                 "interrupted: the run was stopped and its worker killed (the next run starts "
+                 "a fresh one)");
     } else if (why == END_DIED && w->mem_limit && w->vm_seen >= w->mem_limit / 4 * 3) {
         rp->status = KG_WS_OOM;
         rp->code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -362,7 +363,7 @@ static void note_vm(struct kg_worker *w)
 /* How long one wait may last before stop() is asked again (a signal that arrives just before
  * poll() does not interrupt it), and before a worker under a memory limit is looked at again. */
 #define STOP_POLL_MS 100
-#define VM_POLL_MS 5
+#define VM_POLL_MS   5
 
 /* Waits up to timeout seconds for w's next message into rp: 0 when one came, END_TIMEOUT,
  * END_STOPPED when the caller's stop() said so, END_DIED when the worker is gone or sent

@@ -123,8 +123,12 @@ static int host_open(void *st, const struct kg_req_load *l, struct kg_reply *rep
     const char *so = h->so_path;
     /* its address space is limited from here on (the compiler, a child, had none): an
      * allocation storm ends this worker, not the machine */
-    if (l->mem_limit) {
-        struct rlimit rl = {(rlim_t)l->mem_limit, (rlim_t)l->mem_limit};
+    struct rlimit rl;
+    if (l->mem_limit && getrlimit(RLIMIT_AS, &rl) == 0) {
+        /* never above a limit the worker already has (an outer ulimit -v): that one stays */
+        rlim_t want = (rlim_t)l->mem_limit;
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) want = rl.rlim_max;
+        rl.rlim_cur = rl.rlim_max = want;
         if (setrlimit(RLIMIT_AS, &rl)) {
             snprintf(rep->msg, sizeof rep->msg, "cannot limit the worker's memory to %llu bytes: %s",
                      (unsigned long long)l->mem_limit, strerror(errno));
