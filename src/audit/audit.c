@@ -31,7 +31,7 @@ static bool needs_build(const char *path)
 {
     size_t n = 0;
     struct kg_err e;
-    char *src = kg_read_file(path, &n, &e);
+    char *src = kg_read_file(path, KG_SOURCE_MAX, &n, &e);
     bool b = src && (strstr(src, "load_inline") || strstr(src, "cpp_extension"));
     free(src);
     return b;
@@ -127,7 +127,7 @@ static json_t *finish(const struct job *j, const struct audit_row *r, int status
         /* what the check said on stderr: its first line in the reason, the rest as the log */
         struct kg_err ee;
         size_t n = 0;
-        char *log = timed_out ? NULL : kg_read_file(errpath, &n, &ee);
+        char *log = timed_out ? NULL : kg_read_file(errpath, KG_OUTPUT_MAX, &n, &ee);
         if (log && n) {
             for (size_t i = 0; i < n; i++) /* valid UTF-8 for JSON, whatever a compiler printed */
                 if ((unsigned char)log[i] >= 0x80 || (log[i] < 0x20 && log[i] != '\n' && log[i] != '\t')) log[i] = '?';

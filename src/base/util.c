@@ -3,12 +3,15 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,43 +61,86 @@ uint64_t kg_hash64(const void *data, size_t n, uint64_t seed)
     return h;
 }
 
-char *kg_read_file(const char *path, size_t *len, struct kg_err *e)
+/* What fstat says a file is, for the message that refuses it. */
+static const char *file_kind(mode_t m)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a plain file";
+}
+
+/* max in the unit a person would write it in. */
+static void size_text(size_t max, char *buf, size_t n)
+{
+    if (max >= (1u << 20) && max % (1u << 20) == 0)
+        snprintf(buf, n, "%zu MiB", max >> 20);
+    else
+        snprintf(buf, n, "%zu bytes", max);
+}
+
+/* Opened without blocking (a FIFO with no writer would block open(2) forever) and checked with
+ * fstat before a byte is read (a character device such as /dev/zero never ends); read with at
+ * most max + 1 bytes asked for, so a file that grows past max while being read is refused too. */
+char *kg_read_file(const char *path, size_t max, size_t *len, struct kg_err *e)
+{
+    char cap[32];
+    size_text(max, cap, sizeof cap);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         kg_errf(e, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        kg_errf(e, "%s: out of memory", path);
+    struct stat st;
+    if (fstat(fd, &st)) {
+        kg_errf(e, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
+    if (!S_ISREG(st.st_mode)) {
+        kg_errf(e, "%s: not a regular file (%s): kgate reads only regular files", path, file_kind(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    if ((uintmax_t)st.st_size > max) {
+        kg_errf(e, "%s: %jd bytes, more than %s: the most kgate reads of one file", path, (intmax_t)st.st_size, cap);
+        close(fd);
+        return NULL;
+    }
+    size_t want = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(want + 1);
     for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                kg_errf(e, "%s: out of memory", path);
-                return NULL;
-            }
-            buf = nb;
-            cap *= 2;
+        if (!buf) {
+            close(fd);
+            kg_errf(e, "%s: out of memory", path);
+            return NULL;
         }
-        size_t k = fread(buf + n, 1, cap - n - 1, f);
-        n += k;
+        ssize_t k = read(fd, buf + n, want - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            kg_errf(e, "%s: read error: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return NULL;
+        }
         if (k == 0) break;
+        n += (size_t)k;
+        if (n > max) {
+            kg_errf(e, "%s: more than %s: the most kgate reads of one file", path, cap);
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        if (n == want) { /* the file grew since fstat: read on, within max */
+            want = want * 2 < max + 1 ? want * 2 : max + 1;
+            char *nb = realloc(buf, want + 1);
+            if (!nb) free(buf);
+            buf = nb;
+        }
     }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        kg_errf(e, "%s: read error", path);
-        return NULL;
-    }
+    close(fd);
     buf[n] = '\0';
     if (len) *len = n;
     return buf;

@@ -33,8 +33,18 @@ void kg_appendf(char *buf, size_t n, size_t *len, const char *fmt, ...) __attrib
 /* FNV-1a 64-bit hash, for content-addressed caches and case ids. */
 uint64_t kg_hash64(const void *data, size_t n, uint64_t seed);
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with e filled on error. */
-char *kg_read_file(const char *path, size_t *len, struct kg_err *e);
+/* The most kgate reads of a source file: a kernel, its oracle, a KernelBench problem or
+ * candidate, a header it includes. Far above any real one; a bound so that a link to a huge
+ * file is refused at once instead of filling memory. kgate-contract(5) says it. */
+#define KG_SOURCE_MAX ((size_t)16 << 20)
+/* The most it reads of a file it wrote itself or had a compiler write (cache entries,
+ * binaries, logs). */
+#define KG_OUTPUT_MAX ((size_t)1 << 30)
+
+/* Reads a whole regular file of at most max bytes into a NUL-terminated malloc'd buffer; NULL
+ * with e filled on error. Anything else (a FIFO, a device such as /dev/zero, a directory) is
+ * refused before a byte is read, and opening never blocks. */
+char *kg_read_file(const char *path, size_t max, size_t *len, struct kg_err *e);
 
 /* Writes text to path through PATH.PID.tmp and a rename, so that concurrent kgate processes
  * never read a half-written file; -1 with e naming the file. */

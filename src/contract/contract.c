@@ -367,7 +367,7 @@ static int run_steps(struct kg_parse *x, const struct raw *r)
 static int read_source(struct kg_parse *x)
 {
     struct kg_contract *c = x->c;
-    c->source = kg_read_file(c->path, &c->source_len, x->e);
+    c->source = kg_read_file(c->path, KG_SOURCE_MAX, &c->source_len, x->e);
     if (!c->source) return -1;
     if (memchr(c->source, 0, c->source_len)) return kg_perr(x, 0, "not a text file");
     c->hash = kg_hash64(c->source, c->source_len, 0);

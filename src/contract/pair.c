@@ -20,14 +20,14 @@ struct kg_contract *kg_pair_contract_new(const char *problem, const char *candid
     c->path = strdup(candidate);
     c->problem_path = strdup(problem);
     size_t pl = 0;
-    char *psrc = kg_read_file(problem, &pl, e);
+    char *psrc = kg_read_file(problem, KG_SOURCE_MAX, &pl, e);
     if (!c->path || !c->problem_path || !psrc) {
         if (!c->path || !c->problem_path) kg_errf(e, "out of memory");
         free(psrc);
         kg_contract_free(c);
         return NULL;
     }
-    c->source = kg_read_file(candidate, &c->source_len, e);
+    c->source = kg_read_file(candidate, KG_SOURCE_MAX, &c->source_len, e);
     if (!c->source) {
         free(psrc);
         kg_contract_free(c);

@@ -72,7 +72,7 @@ static uint64_t hash_includes(const char *file, const char *src, const char *kdi
             s->n++;
             size_t len;
             struct kg_err e;
-            char *text = kg_read_file(path, &len, &e);
+            char *text = kg_read_file(path, KG_SOURCE_MAX, &len, &e);
             h = kg_hash64(path, strlen(path), h);
             if (text) {
                 h = kg_hash64(text, len, h);
@@ -246,7 +246,7 @@ static int run_nvcc(const char *nvcc, const struct arch *a, int ptx, const char 
     }
     size_t len = 0;
     struct kg_err e;
-    char *data = kg_read_file(dst, &len, &e);
+    char *data = kg_read_file(dst, KG_OUTPUT_MAX, &len, &e);
     unlink(dst);
     if (!data) {
         snprintf(out, outn, "%s", e.msg);
@@ -276,7 +276,7 @@ static int cache_get(const char *file, struct build *b)
 {
     size_t len;
     struct kg_err e;
-    char *data = kg_read_file(file, &len, &e);
+    char *data = kg_read_file(file, KG_OUTPUT_MAX, &len, &e);
     if (!data) return -1;
     char kind[16] = "", *p = data;
     unsigned long long size = 0;
@@ -461,7 +461,7 @@ int kg_cuda_get_binary(struct cuda *c, const struct kg_req_load *l, const char *
 {
     struct kg_err e;
     size_t srclen;
-    char *src = kg_read_file(l->path, &srclen, &e);
+    char *src = kg_read_file(l->path, KG_SOURCE_MAX, &srclen, &e);
     if (!src) {
         kg_cuda_say(rep, "%s", e.msg);
         return KG_WS_COMPILE;

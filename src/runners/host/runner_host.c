@@ -59,7 +59,7 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     struct host *h = st;
     struct kg_err e;
     size_t len;
-    char *src = kg_read_file(l->path, &len, &e);
+    char *src = kg_read_file(l->path, KG_SOURCE_MAX, &len, &e);
     if (!src) {
         snprintf(rep->msg, sizeof rep->msg, "%s", e.msg);
         return KG_WS_COMPILE;
