@@ -363,12 +363,10 @@ static int run_steps(struct kg_parse *x, const struct raw *r)
 
 /* ---- load -------------------------------------------------------------------------------- */
 
-/* The file's bytes, hash and language (by extension). */
-static int read_source(struct kg_parse *x)
+/* The source's hash and language (by the path's extension); c->source holds its bytes. */
+static int check_source(struct kg_parse *x)
 {
     struct kg_contract *c = x->c;
-    c->source = kg_read_file(c->path, KG_SOURCE_MAX, &c->source_len, x->e);
-    if (!c->source) return -1;
     if (memchr(c->source, 0, c->source_len)) return kg_perr(x, 0, "not a text file");
     c->hash = kg_hash64(c->source, c->source_len, 0);
     size_t pl = strlen(c->path);
@@ -418,23 +416,29 @@ static void set_lines(struct kg_contract *c, const struct raw *r)
     c->line_inputs = r->line[K_INPUTS];
 }
 
-/* Reads and checks the file; then, with every key read, the whole contract against the op and
- * against the entry's definition in the source. */
+/* Checks the source and reads its header; then, with every key read, the whole contract
+ * against the op and against the entry's definition in the source. */
 static int load(struct kg_parse *x, struct raw *r)
 {
-    if (read_source(x) || read_header(x, r)) return -1;
+    if (check_source(x) || read_header(x, r)) return -1;
     set_lines(x->c, r);
     if (run_steps(x, r) || check_op(x) || kg_check_signature(x)) return -1;
     return 0;
 }
 
-int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *e)
+/* The contract of source (len bytes, NUL-terminated, owned from here on) named path. */
+static int load_source(const char *path, char *source, size_t len, struct kg_contract **out, struct kg_err *e)
 {
     *out = NULL;
     struct kg_contract *c = calloc(1, sizeof *c);
-    if (!c) return kg_errf(e, "%s: out of memory", path);
+    if (!c) {
+        free(source);
+        return kg_errf(e, "%s: out of memory", path);
+    }
     struct raw r = {0};
     struct kg_parse x = {c, e};
+    c->source = source;
+    c->source_len = len;
     c->path = strdup(path);
     c->tol_k = 2;
     c->deterministic = true;
@@ -447,6 +451,25 @@ int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *
     }
     *out = c;
     return 0;
+}
+
+int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *e)
+{
+    *out = NULL;
+    size_t len = 0;
+    char *source = kg_read_file(path, KG_SOURCE_MAX, &len, e);
+    if (!source) return -1;
+    return load_source(path, source, len, out, e);
+}
+
+int kg_contract_load_text(const char *path, const char *text, size_t len, struct kg_contract **out, struct kg_err *e)
+{
+    *out = NULL;
+    char *source = malloc(len + 1);
+    if (!source) return kg_errf(e, "%s: out of memory", path);
+    memcpy(source, text, len);
+    source[len] = 0;
+    return load_source(path, source, len, out, e);
 }
 
 void kg_contract_free(struct kg_contract *c)

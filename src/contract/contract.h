@@ -98,6 +98,9 @@ struct kg_contract {
 
 /* Loads and checks FILE's contract. On error returns -1 and e says "FILE:LINE: what". */
 int kg_contract_load(const char *path, struct kg_contract **out, struct kg_err *e);
+/* The same for a file's len bytes already in memory (copied; they may hold NUL bytes): path
+ * names it in messages, gives the language by its extension and the folder of `oracle: in`. */
+int kg_contract_load_text(const char *path, const char *text, size_t len, struct kg_contract **out, struct kg_err *e);
 void kg_contract_free(struct kg_contract *c);
 
 /* Index of the shape symbol / arg called NAME, or -1. */
