@@ -41,6 +41,17 @@ check "a missing file exits 2" test $? -eq 2
 check "  and says so" grep -q "cannot open" "$t/err"
 "$KGATE" check "$td/ok/relu.c" --shape Q=3 > /dev/null 2> "$t/err"
 check "--shape with an unknown symbol exits 2" test $? -eq 2
+# k is bounded as in a contract's tolerance: (an infinite k passes every kernel)
+for k in inf nan 1e308 1000001 0.5 ""; do
+    "$KGATE" check "$td/ok/relu.c" --gates accuracy --tolerance "$k" > /dev/null 2> "$t/err"
+    check "--tolerance '$k' exits 2" test $? -eq 2
+    check "  and says the range" grep -q "from 1 to 1e6" "$t/err"
+done
+"$KGATE" audit --store "$t/s.jsonl" --pair a.py:b.py --tolerance inf > /dev/null 2> "$t/err"
+check "audit --tolerance inf exits 2" test $? -eq 2
+check "  and says the range" grep -q "from 1 to 1e6" "$t/err"
+test ! -e "$t/s.jsonl"
+check "  before the store is created" test $? -eq 0
 
 # `kgate check FILE --json` alone: one JSON document on stdout, the text report on stderr
 "$KGATE" check "$td/ok/relu.c" --gates accuracy --json > "$t/stdout.json" 2> "$t/stderr.txt"

@@ -65,7 +65,15 @@ static int audit_option(struct audit_opts *o, char **pairs, int ch, char *arg)
     case 'C': o->compile_jobs = atoi(arg); break;
     case 'L': o->limit = atof(arg); break;
     case 'T': o->run_timeout = atof(arg); break;
-    case 'k': o->tol_k = atof(arg); break;
+    case 'k': {
+        char *end;
+        o->tol_k = strtod(arg, &end);
+        if (end == arg || *end || !(o->tol_k >= 1 && o->tol_k <= KG_TOL_K_MAX)) {
+            fprintf(stderr, "kgate audit: --tolerance: expected a number from 1 to 1e6, got '%s'\n", arg);
+            return -1;
+        }
+        break;
+    }
     case 'x': o->seed = strtoull(arg, NULL, 10); break;
     case 'y': o->python = arg; break;
     default: return 1;

@@ -234,8 +234,9 @@ static int opt_tolerance(struct check_args *a, const char *arg)
 {
     char *end;
     a->so.tol_k = strtod(arg, &end);
-    if (*end || !(a->so.tol_k >= 1)) {
-        fprintf(stderr, "kgate: --tolerance: expected a number >= 1\n");
+    if (end == arg || *end || !(a->so.tol_k >= 1 && a->so.tol_k <= KG_TOL_K_MAX)) {
+        fprintf(stderr, "kgate: --tolerance: expected a number from 1 to 1e6 (the calibration factor k), got '%s'\n",
+                arg);
         return KG_EXIT_USAGE;
     }
     return GO_ON;

@@ -207,16 +207,18 @@ static int need_op_or_oracle(struct kg_parse *x)
     return kg_perr(x, x->c->line_header, "missing 'op:' (a built-in oracle such as softmax(dim=1)) or 'oracle: FUNC'");
 }
 
+/* `tolerance: k=K`, the whole value: k finite, in [1, KG_TOL_K_MAX] (contract.h says why). */
 static int parse_tolerance(struct kg_parse *x, char *v, int line)
 {
     struct kg_contract *c = x->c;
-    char *kk = strstr(v, "k="), *end;
-    if (!kk) return kg_perr(x, line, "tolerance: expected k=NUMBER (threshold = k x reference error + floor)");
+    char *end;
+    if (strncmp(v, "k=", 2))
+        return kg_perr(x, line, "tolerance: expected k=NUMBER, got '%s' (threshold = k x reference error + floor)", v);
     errno = 0;
-    c->tol_k = strtod(kk + 2, &end);
+    c->tol_k = strtod(v + 2, &end);
     /* k=inf would make every calibrated threshold infinite: a kernel that passes anything */
-    if (errno || end == kk + 2 || *kg_trim(end) || !(isfinite(c->tol_k) && c->tol_k >= 1))
-        return kg_perr(x, line, "tolerance: k must be a number >= 1, got '%s'", kk + 2);
+    if (errno || end == v + 2 || *kg_trim(end) || !(c->tol_k >= 1 && c->tol_k <= KG_TOL_K_MAX))
+        return kg_perr(x, line, "tolerance: k must be a number from 1 to 1e6, got '%s' (the default is k=2)", v + 2);
     return 0;
 }
 

@@ -30,6 +30,12 @@
 #define KG_MAX_DTYPES 8
 #define KG_NAME_MAX   64
 
+/* The calibration factor k of threshold = k x reference error + floor lies in [1, KG_TOL_K_MAX]
+ * (`tolerance:`, --tolerance). Below 1 a correct kernel fails on its own rounding; at 1e6 an
+ * fp32 elementwise kernel (reference error ~6e-8) may already be off by several percent, so a
+ * larger k no longer calibrates anything, it only lets wrong kernels pass. */
+#define KG_TOL_K_MAX 1e6
+
 enum kg_lang { KG_LANG_C, KG_LANG_CUDA, KG_LANG_PYTHON };
 
 enum kg_argkind { KG_ARG_TENSOR, KG_ARG_INT, KG_ARG_LONG, KG_ARG_FLOAT, KG_ARG_DOUBLE };

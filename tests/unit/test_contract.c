@@ -17,17 +17,22 @@
 
 static char path[256];
 
-/* Writes text to a temporary file with the given extension and loads it. */
-static int load(const char *ext, const char *text, struct kg_contract **c, struct kg_err *e)
+/* Writes len bytes of text to a temporary file with the given extension and loads it. */
+static int load_n(const char *ext, const char *text, size_t len, struct kg_contract **c, struct kg_err *e)
 {
     snprintf(path, sizeof path, "/tmp/kgate-test-contract-%d%s", (int)getpid(), ext);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fputs(text, f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
     fclose(f);
     int rc = kg_contract_load(path, c, e);
     unlink(path);
     return rc;
+}
+
+static int load(const char *ext, const char *text, struct kg_contract **c, struct kg_err *e)
+{
+    return load_n(ext, text, strlen(text), c, e);
 }
 
 static const char *softmax = "/*@kgate\n"
@@ -113,12 +118,15 @@ static void test_optional_keys_tuples_and_continuations(void **state)
     kg_contract_free(c);
 }
 
-/* Each malformed header: the expected line and a phrase of the message. */
-static void expect_error(const char *ext, const char *text, int line, const char *phrase)
+/* Each malformed header (len bytes): the expected line and a phrase of the message. */
+static void expect_error_n(const char *ext, const char *text, size_t len, int line, const char *phrase)
 {
     struct kg_contract *c = NULL;
     struct kg_err e;
-    assert_int_equal(load(ext, text, &c, &e), -1);
+    int rc = load_n(ext, text, len, &c, &e);
+    if (rc != -1) fprintf(stderr, "accepted, but should say: %s\n", phrase);
+    kg_contract_free(c);
+    assert_int_equal(rc, -1);
     assert_null(c);
     char where[300];
     if (line)
@@ -131,7 +139,25 @@ static void expect_error(const char *ext, const char *text, int line, const char
     assert_non_null(strstr(e.msg, phrase));
 }
 
-#define HDR(body) "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
+static void expect_error(const char *ext, const char *text, int line, const char *phrase)
+{
+    expect_error_n(ext, text, strlen(text), line, phrase);
+}
+
+/* A header that must load; returns the contract (the caller frees it). */
+static struct kg_contract *expect_ok(const char *ext, const char *text)
+{
+    struct kg_contract *c = NULL;
+    struct kg_err e;
+    int rc = load(ext, text, &c, &e);
+    if (rc) fprintf(stderr, "refused: %s\n", e.msg);
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+#define HDR(body)            "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
+#define ARGS_N               "args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"
+#define INPUTS(tensor, dist) HDR("args: x: in " tensor "[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: " dist "\n")
 
 static void test_malformed_headers_name_file_and_line(void **state)
 {
@@ -146,7 +172,7 @@ static void test_malformed_headers_name_file_and_line(void **state)
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweep: M=1\n"), 7,
                  "undefined symbol 'M'");
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=0.5\n"), 7,
-                 "k must be a number >= 1");
+                 "k must be a number from 1 to 1e6");
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ndeterministic: maybe\n"), 7,
                  "expected yes or no");
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nalias: y=z\n"), 7,
@@ -191,7 +217,7 @@ static void test_errors_are_reported_in_key_table_order(void **state)
     snprintf(text, sizeof text, "/*@kgate\nop: nope\noracle: ref\nentry: f\n%sshape: N=4\n*/\n", args);
     expect_error(".c", text, 3, "give either 'op:'");
     snprintf(text, sizeof text, HDR("%sshape: N=4\ndeterministic: maybe\ntolerance: k=0.5\n"), args);
-    expect_error(".c", text, 8, "k must be a number >= 1");
+    expect_error(".c", text, 8, "k must be a number from 1 to 1e6");
     snprintf(text, sizeof text, HDR("%sshape: N=4\nalias: y=z\ndtypes: f32\n"), args);
     expect_error(".c", text, 8, "no arg has dtype T");
     snprintf(text, sizeof text, HDR("%sshape: N=4\ninputs: x=gaussian\nalias: y=z\n"), args);
@@ -210,9 +236,9 @@ static void test_errors_are_reported_in_key_table_order(void **state)
 static void test_tolerance_k_must_be_finite(void **state)
 {
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=inf\n"), 7,
-                 "k must be a number >= 1, got 'inf'");
+                 "k must be a number from 1 to 1e6, got 'inf'");
     expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\ntolerance: k=Infinity\n"), 7,
-                 "k must be a number >= 1");
+                 "k must be a number from 1 to 1e6");
 }
 
 static void test_signature_is_checked_against_args(void **state)
@@ -242,6 +268,34 @@ static void test_signature_is_checked_against_args(void **state)
                      0);
     assert_true(c->entry_returns_int);
     kg_contract_free(c);
+}
+
+/* k is a factor on the reference's own error: past 1e6 even an fp32 elementwise kernel (error
+ * ~6e-8) may be off by several percent, so a larger k only hides wrong kernels. */
+static void test_tolerance_k_is_bounded_and_alone(void **state)
+{
+    expect_error(".c", HDR(ARGS_N "tolerance: k=1e308\n"), 7, "k must be a number from 1 to 1e6, got '1e308'");
+    expect_error(".c", HDR(ARGS_N "tolerance: k=1000001\n"), 7, "from 1 to 1e6");
+    expect_error(".c", HDR(ARGS_N "tolerance: x k=4\n"), 7, "tolerance: expected k=NUMBER, got 'x k=4'");
+    expect_error(".c", HDR(ARGS_N "tolerance: kk=4\n"), 7, "expected k=NUMBER");
+    struct kg_contract *c = expect_ok(".c", HDR(ARGS_N "tolerance: k=1e6\n"));
+    assert_true(c->tol_k == 1e6);
+    kg_contract_free(c);
+    c = expect_ok(".c", HDR(ARGS_N "tolerance: k=1\n"));
+    assert_true(c->tol_k == 1);
+    kg_contract_free(c);
+}
+
+/* strdup fails for the path named here (this program's strdup is the one libkgate calls). */
+static const char *strdup_fails_for;
+
+char *strdup(const char *s)
+{
+    if (strdup_fails_for && !strcmp(s, strdup_fails_for)) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
 }
 
 static int lookup(void *ud, const char *name, size_t n)
@@ -302,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_errors_are_reported_in_key_table_order),
         cmocka_unit_test(test_tolerance_k_must_be_finite),
         cmocka_unit_test(test_signature_is_checked_against_args),
+        cmocka_unit_test(test_tolerance_k_is_bounded_and_alone),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
