@@ -369,7 +369,13 @@ static int run_steps(struct kg_parse *x, const struct raw *r)
 static int check_source(struct kg_parse *x)
 {
     struct kg_contract *c = x->c;
-    if (memchr(c->source, 0, c->source_len)) return kg_perr(x, 0, "not a text file");
+    const char *nul = memchr(c->source, 0, c->source_len);
+    if (nul) {
+        const char *bol = nul;
+        while (bol > c->source && bol[-1] != '\n') bol--;
+        return kg_perr(x, kg_line_of(c->source, nul), "NUL byte at column %d: not a text file (C or CUDA C source)",
+                       (int)(nul - bol) + 1);
+    }
     c->hash = kg_hash64(c->source, c->source_len, 0);
     size_t pl = strlen(c->path);
     if (pl > 3 && !strcmp(c->path + pl - 3, ".cu"))

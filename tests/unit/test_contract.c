@@ -270,6 +270,16 @@ static void test_signature_is_checked_against_args(void **state)
     kg_contract_free(c);
 }
 
+/* A NUL byte is reported where it is, not as "not a text file" of the whole file. */
+static void test_nul_byte_names_its_line(void **state)
+{
+    static const char in_code[] = "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: int\n"
+                                  "shape: N=4\n*/\nvoid f(const float *x, float *y, int N) {\0}\n";
+    expect_error_n(".c", in_code, sizeof in_code - 1, 7, "NUL byte at column 42");
+    static const char in_header[] = "/*@kgate\nop: re\0lu\nentry: f\n*/\n";
+    expect_error_n(".c", in_header, sizeof in_header - 1, 2, "NUL byte at column 7");
+}
+
 /* k is a factor on the reference's own error: past 1e6 even an fp32 elementwise kernel (error
  * ~6e-8) may be off by several percent, so a larger k only hides wrong kernels. */
 static void test_tolerance_k_is_bounded_and_alone(void **state)
@@ -356,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_errors_are_reported_in_key_table_order),
         cmocka_unit_test(test_tolerance_k_must_be_finite),
         cmocka_unit_test(test_signature_is_checked_against_args),
+        cmocka_unit_test(test_nul_byte_names_its_line),
         cmocka_unit_test(test_tolerance_k_is_bounded_and_alone),
         cmocka_unit_test(test_expressions),
     };
