@@ -323,45 +323,127 @@ int kg_parse_launch(struct kg_parse *x, char *v, int line)
 
 /* ---- inputs: and alias: ------------------------------------------------------------------ */
 
-/* DIST of one `NAME=DIST` of inputs: normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows;
- * missing parameters take the defaults. */
-static int parse_dist(struct kg_parse *x, struct kg_arg *a, const char *d, int line)
+/* The parameters of a distribution, "(P1,P2)" at s (empty: none): at most 2 numbers, nothing
+ * after the ')'. */
+static int dist_params(struct kg_parse *x, const struct kg_arg *a, const char *fname, char *s, double *p, int *np,
+                       int line)
 {
-    const char *name = a->name;
-    double p1 = 0, p2 = 0;
-    int np = 0;
-    char fname[32];
-    size_t fl = strcspn(d, "(");
-    if (fl >= sizeof fname) fl = sizeof fname - 1;
-    memcpy(fname, d, fl);
-    fname[fl] = 0;
-    if (d[fl] == '(') {
-        np = sscanf(d + fl, "(%lf,%lf)", &p1, &p2);
-        if (np < 1 || !strchr(d + fl, ')'))
-            return kg_perr(x, line, "inputs: %s: malformed parameters in '%s'", name, d);
+    *np = 0;
+    if (!*s) return 0;
+    char *close = strchr(s, ')');
+    if (!close) return kg_perr(x, line, "inputs: %s: expected ')' to close the parameters of %s", a->name, fname);
+    if (close[1]) return kg_perr(x, line, "inputs: %s: unexpected '%s' after ')' of %s", a->name, close + 1, fname);
+    *close = 0;
+    char *cur = s + 1;
+    for (;;) {
+        char *comma = strchr(cur, ',');
+        if (comma) *comma = 0;
+        char *t = kg_trim(cur), *end;
+        if (*np == 2) return kg_perr(x, line, "inputs: %s: %s takes at most 2 parameters", a->name, fname);
+        errno = 0;
+        p[*np] = strtod(t, &end);
+        if (errno == ERANGE || end == t || *end)
+            return kg_perr(x, line, "inputs: %s: %s: '%s' is not a number", a->name, fname, t);
+        (*np)++;
+        if (!comma) return 0;
+        cur = comma + 1;
     }
-    if (!strcmp(fname, "normal")) {
-        a->dist = KG_AD_NORMAL;
-        a->dist_a = np >= 1 ? p1 : 0;
-        a->dist_b = np >= 2 ? p2 : 1;
-    } else if (!strcmp(fname, "uniform")) {
-        a->dist = KG_AD_UNIFORM;
-        a->dist_a = np >= 1 ? p1 : -1;
-        a->dist_b = np >= 2 ? p2 : 1;
-        if (!(a->dist_a < a->dist_b)) return kg_perr(x, line, "inputs: %s: uniform(lo,hi) needs lo < hi", name);
-    } else if (!strcmp(fname, "int")) {
-        a->dist = KG_AD_INT;
-        a->dist_a = np >= 1 ? p1 : 0;
-        a->dist_b = np >= 2 ? p2 : 10;
-        if (!(a->dist_a <= a->dist_b)) return kg_perr(x, line, "inputs: %s: int(lo,hi) needs lo <= hi", name);
-    } else if (!strcmp(fname, "unitrows")) {
-        a->dist = KG_AD_UNITROWS;
-    } else {
-        return kg_perr(x, line,
-                       "inputs: %s: unknown distribution '%s' (normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows)",
-                       name, fname);
+}
+
+/* The integers an element of dtype t holds exactly, as kgate draws them (float64 values):
+ * floats up to 2^(mantissa bits), i64 only up to 2^53 too. */
+static const struct exact {
+    enum kg_dtype t;
+    double lo, hi;
+    const char *text; /* "LO <= LO <= HI <= HI" as written in the message */
+} exact_ints[] = {
+    {KG_F64, -0x1p53, 0x1p53, "-2^53 <= LO <= HI <= 2^53"},
+    {KG_F32, -0x1p24, 0x1p24, "-16777216 <= LO <= HI <= 16777216"},
+    {KG_F16, -0x1p11, 0x1p11, "-2048 <= LO <= HI <= 2048"},
+    {KG_BF16, -0x1p8, 0x1p8, "-256 <= LO <= HI <= 256"},
+    {KG_I32, -2147483648.0, 2147483647.0, "-2147483648 <= LO <= HI <= 2147483647"},
+    {KG_I64, -0x1p53, 0x1p53, "-2^53 <= LO <= HI <= 2^53 (kgate draws integers as float64 values)"},
+    {KG_U8, 0, 255, "0 <= LO <= HI <= 255"},
+    {KG_BOOL, 0, 1, "0 <= LO <= HI <= 1"},
+};
+
+/* int(lo,hi) on a tensor of dtype t: every value drawn fits t exactly. */
+static int int_fits(struct kg_parse *x, const struct kg_arg *a, enum kg_dtype t, int line)
+{
+    for (size_t i = 0; i < sizeof exact_ints / sizeof *exact_ints; i++) {
+        const struct exact *r = &exact_ints[i];
+        if (r->t != t) continue;
+        if (a->dist_a < r->lo || a->dist_b > r->hi)
+            return kg_perr(x, line, "inputs: %s: int(LO,HI) on %s needs %s, got int(%.17g,%.17g)", a->name,
+                           kg_dtype_name(t), r->text, a->dist_a, a->dist_b);
     }
     return 0;
+}
+
+/* The parameters of a->dist (defaults filled in) against what that distribution takes. */
+static int check_dist(struct kg_parse *x, const struct kg_arg *a, int line)
+{
+    const struct kg_contract *c = x->c;
+    switch (a->dist) {
+    case KG_AD_NORMAL:
+        if (!isfinite(a->dist_a))
+            return kg_perr(x, line, "inputs: %s: normal(MEAN,STD) needs a finite MEAN, got %g", a->name, a->dist_a);
+        if (!(isfinite(a->dist_b) && a->dist_b > 0))
+            return kg_perr(x, line, "inputs: %s: normal(MEAN,STD) needs a finite STD > 0, got %g", a->name, a->dist_b);
+        return 0;
+    case KG_AD_UNIFORM:
+        if (!(isfinite(a->dist_a) && isfinite(a->dist_b) && a->dist_a < a->dist_b))
+            return kg_perr(x, line, "inputs: %s: uniform(LO,HI) needs finite LO < HI, got uniform(%g,%g)", a->name,
+                           a->dist_a, a->dist_b);
+        return 0;
+    case KG_AD_INT:
+        if (!(isfinite(a->dist_a) && isfinite(a->dist_b) && a->dist_a == floor(a->dist_a) &&
+              a->dist_b == floor(a->dist_b)))
+            return kg_perr(x, line, "inputs: %s: int(LO,HI) needs integers, got int(%g,%g)", a->name, a->dist_a,
+                           a->dist_b);
+        if (!(a->dist_a <= a->dist_b))
+            return kg_perr(x, line, "inputs: %s: int(LO,HI) needs LO <= HI, got int(%.17g,%.17g)", a->name, a->dist_a,
+                           a->dist_b);
+        if (a->dtype != KG_DTYPE_T) return int_fits(x, a, a->dtype, line);
+        for (int i = 0; i < c->ndtypes; i++)
+            if (int_fits(x, a, c->dtypes[i], line)) return -1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* DIST of one `NAME=DIST` of inputs: normal(mean,std), uniform(lo,hi), int(lo,hi), unitrows;
+ * missing parameters take the defaults. */
+static int parse_dist(struct kg_parse *x, struct kg_arg *a, char *d, int line)
+{
+    static const struct {
+        const char *name;
+        enum kg_argdist dist;
+        int nparams;
+        double a, b; /* defaults */
+    } dists[] = {
+        {"normal", KG_AD_NORMAL, 2, 0, 1},
+        {"uniform", KG_AD_UNIFORM, 2, -1, 1},
+        {"int", KG_AD_INT, 2, 0, 10},
+        {"unitrows", KG_AD_UNITROWS, 0, 0, 0},
+    };
+    size_t fl = strcspn(d, "(");
+    size_t k;
+    for (k = 0; k < sizeof dists / sizeof *dists; k++)
+        if (strlen(dists[k].name) == fl && !strncmp(d, dists[k].name, fl)) break;
+    if (k == sizeof dists / sizeof *dists)
+        return kg_perr(x, line,
+                       "inputs: %s: unknown distribution '%.*s' (normal(mean,std), uniform(lo,hi), int(lo,hi), "
+                       "unitrows)",
+                       a->name, (int)fl, d);
+    double p[2];
+    int np;
+    if (dist_params(x, a, dists[k].name, d + fl, p, &np, line)) return -1;
+    if (np > dists[k].nparams) return kg_perr(x, line, "inputs: %s: %s takes no parameters", a->name, dists[k].name);
+    a->dist = dists[k].dist;
+    a->dist_a = np >= 1 ? p[0] : dists[k].a;
+    a->dist_b = np >= 2 ? p[1] : dists[k].b;
+    return check_dist(x, a, line);
 }
 
 int kg_parse_inputs(struct kg_parse *x, char *v, int line)
@@ -377,6 +459,7 @@ int kg_parse_inputs(struct kg_parse *x, char *v, int line)
         if (i < 0) return kg_perr(x, line, "inputs: no arg named '%s'", name);
         struct kg_arg *a = &c->args[i];
         if (!kg_arg_is_input(a)) return kg_perr(x, line, "inputs: '%s' is not an input tensor", name);
+        if (a->dist != KG_AD_DEFAULT) return kg_perr(x, line, "inputs: '%s' given twice", name);
         if (parse_dist(x, a, d, line)) return -1;
     }
     return 0;

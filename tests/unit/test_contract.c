@@ -155,9 +155,11 @@ static struct kg_contract *expect_ok(const char *ext, const char *text)
     return c;
 }
 
-#define HDR(body)            "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
-#define ARGS_N               "args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"
-#define INPUTS(tensor, dist) HDR("args: x: in " tensor "[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: " dist "\n")
+#define HDR(body) "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
+#define ARGS_N    "args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"
+#define INPUTS(tensor, dist)                                                                                           \
+    HDR("args: x: in " tensor "[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: " dist "\n")
+
 
 static void test_malformed_headers_name_file_and_line(void **state)
 {
@@ -296,6 +298,44 @@ static void test_tolerance_k_is_bounded_and_alone(void **state)
     kg_contract_free(c);
 }
 
+static void test_input_distributions_are_finite_ordered_and_fit(void **state)
+{
+    expect_error(".c", INPUTS("f32", "x=normal(nan,inf)"), 7, "normal(MEAN,STD) needs a finite MEAN");
+    expect_error(".c", INPUTS("f32", "x=normal(0,inf)"), 7, "a finite STD > 0");
+    expect_error(".c", INPUTS("f32", "x=normal(0,0)"), 7, "a finite STD > 0");
+    expect_error(".c", INPUTS("f32", "x=normal(0,-1)"), 7, "a finite STD > 0");
+    expect_error(".c", INPUTS("f32", "x=uniform(1,0)"), 7, "uniform(LO,HI) needs finite LO < HI");
+    expect_error(".c", INPUTS("f32", "x=uniform(-inf,inf)"), 7, "uniform(LO,HI) needs finite LO < HI");
+    expect_error(".c", INPUTS("f32", "x=uniform(0,nan)"), 7, "uniform(LO,HI) needs finite LO < HI");
+    expect_error(".c", INPUTS("i64", "x=int(0,2^63-1)"), 7, "'2^63-1' is not a number");
+    expect_error(".c", INPUTS("i64", "x=int(0,9223372036854775807)"), 7,
+                 "int(LO,HI) on i64 needs -2^53 <= LO <= HI <= 2^53");
+    expect_error(".c", INPUTS("i32", "x=int(0,3000000000)"), 7, "on i32 needs -2147483648 <= LO <= HI <= 2147483647");
+    expect_error(".c", INPUTS("u8", "x=int(0,256)"), 7, "on u8 needs 0 <= LO <= HI <= 255");
+    expect_error(".c", INPUTS("u8", "x=int(-1,3)"), 7, "on u8 needs 0 <= LO");
+    expect_error(".c", INPUTS("bool", "x=int"), 7, "on bool needs 0 <= LO <= HI <= 1");
+    expect_error(".c", INPUTS("f16", "x=int(0,4096)"), 7, "on f16 needs -2048 <= LO <= HI <= 2048");
+    expect_error(".c", INPUTS("i32", "x=int(0,1.5)"), 7, "int(LO,HI) needs integers");
+    expect_error(".c", INPUTS("i32", "x=int(3,2)"), 7, "LO <= HI");
+    expect_error(".c", INPUTS("f32", "x=normal(0,1)x"), 7, "unexpected 'x' after ')'");
+    expect_error(".c", INPUTS("f32", "x=normal(0,1,2)"), 7, "normal takes at most 2 parameters");
+    expect_error(".c", INPUTS("f32", "x=normal()"), 7, "'' is not a number");
+    expect_error(".c", INPUTS("f32", "x=normal(0,1"), 7, "expected ')'");
+    expect_error(".c", INPUTS("f32", "x=unitrows(2)"), 7, "unitrows takes no parameters");
+    expect_error(".c", INPUTS("f32", "x=normal x=uniform"), 7, "inputs: 'x' given twice");
+    /* a T tensor must fit every instance */
+    expect_error(".c",
+                 HDR("args: x: in T[N]; y: out T[N]; N: int\nshape: N=4\ndtypes: f32,bf16\ninputs: x=int(0,300)\n"), 8,
+                 "on bf16 needs -256 <= LO <= HI <= 256");
+    struct kg_contract *c = expect_ok(".c", INPUTS("i32", "x=int(-2147483648,2147483647)"));
+    assert_int_equal(c->args[0].dist, KG_AD_INT);
+    assert_true(c->args[0].dist_a == -2147483648.0 && c->args[0].dist_b == 2147483647.0);
+    kg_contract_free(c);
+    c = expect_ok(".c", INPUTS("f32", "x=normal(1.5)"));
+    assert_true(c->args[0].dist_a == 1.5 && c->args[0].dist_b == 1);
+    kg_contract_free(c);
+}
+
 /* strdup fails for the path named here (this program's strdup is the one libkgate calls). */
 static const char *strdup_fails_for;
 
@@ -368,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_signature_is_checked_against_args),
         cmocka_unit_test(test_nul_byte_names_its_line),
         cmocka_unit_test(test_tolerance_k_is_bounded_and_alone),
+        cmocka_unit_test(test_input_distributions_are_finite_ordered_and_fit),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
