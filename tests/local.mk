@@ -72,6 +72,7 @@ CONTROLS = \
 	testdata/malformed/op_shapes.c \
 	testdata/malformed/scalar_kind_mismatch.c \
 	testdata/malformed/scalar_no_symbol.c \
+	testdata/malformed/shape_overflows_int.c \
 	testdata/malformed/unclosed.c \
 	testdata/malformed/undefined_dim_symbol.c \
 	testdata/malformed/undefined_launch_symbol.cu \

@@ -5,6 +5,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,17 @@ int kg_parse_shape(struct kg_parse *x, char *v, int line)
     return 0;
 }
 
+/* Scalar a takes shape symbol a->sym as its C type: v, one of the symbol's values (`key:` on
+ * `line`), must fit it. Checked at load so that it is the contract's error (exit 2), not a
+ * gate's when a case is built. */
+static int symbol_fits(struct kg_parse *x, const struct kg_arg *a, const char *key, int64_t v, int line)
+{
+    if (a->kind == KG_ARG_INT && (v > INT32_MAX || v < INT32_MIN))
+        return kg_perr(x, line, "%s: %s=%lld does not fit '%s: int' (at most %d; declare %s: long)", key,
+                       x->c->sym[a->sym], (long long)v, a->name, INT32_MAX, a->name);
+    return 0;
+}
+
 int kg_parse_sweep(struct kg_parse *x, char *v, int line)
 {
     struct kg_contract *c = x->c;
@@ -52,6 +65,8 @@ int kg_parse_sweep(struct kg_parse *x, char *v, int line)
                 return kg_perr(x, line, "sweep: %s: '%s' is not a non-negative integer", name, val);
             if (c->nsweep[k] == KG_MAX_SWEEP)
                 return kg_perr(x, line, "sweep: more than %d values for %s", KG_MAX_SWEEP, name);
+            for (int i = 0; i < c->nargs; i++)
+                if (c->args[i].sym == k && symbol_fits(x, &c->args[i], "sweep", n, line)) return -1;
             c->sweep[k][c->nsweep[k]++] = n;
         }
     }
@@ -137,6 +152,22 @@ static int scalar_kind(const char *spec, size_t n, enum kg_argkind *kind)
     return 0;
 }
 
+/* A constant `= num` (a->value) holds in a's C type: an int or long in its range (inf is
+ * no integer a kernel can take), a float no larger than FLT_MAX unless written as inf. */
+static int constant_fits(struct kg_parse *x, const struct kg_arg *a, const char *num, int line)
+{
+    double v = a->value;
+    const char *type = NULL, *range = NULL;
+    if (a->kind == KG_ARG_INT && !(v >= INT32_MIN && v <= INT32_MAX))
+        type = "int", range = "an integer from -2147483648 to 2147483647";
+    else if (a->kind == KG_ARG_LONG && !(v >= -0x1p63 && v < 0x1p63))
+        type = "long", range = "an integer from -2^63 to 2^63-1";
+    else if (a->kind == KG_ARG_FLOAT && isfinite(v) && fabs(v) > FLT_MAX)
+        type = "float", range = "at most 3.4028235e38 in magnitude, or inf";
+    if (type) return kg_perr(x, line, "args: '%s': %s does not fit %s (%s)", a->name, num, type, range);
+    return 0;
+}
+
 /* A scalar after its n-character type: `= VALUE` is a constant; without it the scalar takes
  * the shape symbol of its own name. */
 static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t n, int line)
@@ -151,7 +182,7 @@ static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t
             return kg_perr(x, line, "args: '%s': '%s' is not a number", name, num);
         if ((a->kind == KG_ARG_INT || a->kind == KG_ARG_LONG) && a->value != floor(a->value))
             return kg_perr(x, line, "args: '%s' is an integer but its value %s is not", name, num);
-        return 0;
+        return constant_fits(x, a, num, line);
     }
     if (*rest) return kg_perr(x, line, "args: '%s': unexpected '%s' after the type", name, rest);
     a->sym = kg_lookup_sym(x->c, name, strlen(name));
@@ -160,7 +191,7 @@ static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t
                        "args: scalar '%s' has no shape symbol of that name and no '= value' (declare %s in shape:, or "
                        "write '%s: %.*s = VALUE')",
                        name, name, name, (int)n, spec);
-    return 0;
+    return symbol_fits(x, a, "shape", x->c->nominal[a->sym], x->c->line_shape);
 }
 
 /* One `NAME: SPEC` item of args:, into the next free arg (the caller counts it). */

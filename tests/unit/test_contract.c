@@ -155,11 +155,9 @@ static struct kg_contract *expect_ok(const char *ext, const char *text)
     return c;
 }
 
-#define HDR(body) "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
-#define ARGS_N    "args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"
-#define INPUTS(tensor, dist)                                                                                           \
-    HDR("args: x: in " tensor "[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: " dist "\n")
-
+#define HDR(body)            "/*@kgate\nname: t\nop: relu\nentry: f\n" body "*/\nvoid f(const float *x, float *y, int N) {}\n"
+#define ARGS_N               "args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\n"
+#define INPUTS(tensor, dist) HDR("args: x: in " tensor "[N]; y: out f32[N]; N: int\nshape: N=4\ninputs: " dist "\n")
 
 static void test_malformed_headers_name_file_and_line(void **state)
 {
@@ -336,6 +334,29 @@ static void test_input_distributions_are_finite_ordered_and_fit(void **state)
     kg_contract_free(c);
 }
 
+/* A scalar takes its symbol's value as the declared C type: a value it cannot hold is the
+ * contract's error, at load (exit 2), not a gate error when a case is built. */
+static void test_scalar_values_fit_their_type(void **state)
+{
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=3000000000\n"), 6,
+                 "shape: N=3000000000 does not fit 'N: int' (at most 2147483647; declare N: long)");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: int\nshape: N=4\nsweep: N=1,2147483648\n"), 7,
+                 "sweep: N=2147483648 does not fit 'N: int'");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: long; a: int = inf\nshape: N=4\n"), 5,
+                 "args: 'a': inf does not fit int");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: long; a: int = 1e12\nshape: N=4\n"), 5,
+                 "args: 'a': 1e12 does not fit int");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: long; a: long = 1e19\nshape: N=4\n"), 5,
+                 "args: 'a': 1e19 does not fit long");
+    expect_error(".c", HDR("args: x: in f32[N]; y: out f32[N]; N: long; a: float = 1e39\nshape: N=4\n"), 5,
+                 "args: 'a': 1e39 does not fit float");
+    struct kg_contract *c = expect_ok(".c", "/*@kgate\nop: relu\nentry: f\nargs: x: in f32[N]; y: out f32[N]; N: long; "
+                                            "a: int = -2147483648\nshape: N=3000000000\n*/\n"
+                                            "void f(const float *x, float *y, long N, int a) {}\n");
+    assert_true(c->args[3].value == -2147483648.0);
+    kg_contract_free(c);
+}
+
 /* strdup fails for the path named here (this program's strdup is the one libkgate calls). */
 static const char *strdup_fails_for;
 
@@ -409,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_nul_byte_names_its_line),
         cmocka_unit_test(test_tolerance_k_is_bounded_and_alone),
         cmocka_unit_test(test_input_distributions_are_finite_ordered_and_fit),
+        cmocka_unit_test(test_scalar_values_fit_their_type),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
