@@ -214,7 +214,11 @@ static int parse_arg(struct kg_parse *x, char *item, int line)
     a->sym = -1;
     size_t n = strcspn(spec, " \t=");
     if (scalar_kind(spec, n, &a->kind)) return parse_scalar(x, a, spec, n, line);
-    return parse_tensor(x, a, spec, line);
+    if (!parse_tensor(x, a, spec, line)) return 0;
+    /* the arg is not counted, so kg_contract_free will not see the dims it had parsed */
+    for (int d = 0; d < a->rank; d++) kg_expr_free(a->dims[d]);
+    a->rank = 0;
+    return -1;
 }
 
 int kg_parse_args(struct kg_parse *x, char *v, int line)

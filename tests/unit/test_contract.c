@@ -357,6 +357,15 @@ static void test_scalar_values_fit_their_type(void **state)
     kg_contract_free(c);
 }
 
+/* When a later dim of an arg fails, the dims already parsed are freed (LeakSanitizer). */
+static void test_failed_dims_do_not_leak(void **state)
+{
+    expect_error(".c", HDR("args: x: in f32[N,N,Q]; y: out f32[N]; N: int\nshape: N=4\n"), 5, "undefined symbol 'Q'");
+    expect_error(".c", HDR("args: x: in f32[N,N+]; y: out f32[N]; N: int\nshape: N=4\n"), 5, "dim 1 'N+'");
+    expect_error(".cu", HDR(ARGS_N "launch: grid=(N,N,(N) block=1\n"), 7, "launch: grid");
+    expect_error(".cu", HDR(ARGS_N "launch: grid=(N,N) block=(1,Q)\n"), 7, "undefined symbol 'Q'");
+}
+
 /* strdup fails for the path named here (this program's strdup is the one libkgate calls). */
 static const char *strdup_fails_for;
 
@@ -431,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_tolerance_k_is_bounded_and_alone),
         cmocka_unit_test(test_input_distributions_are_finite_ordered_and_fit),
         cmocka_unit_test(test_scalar_values_fit_their_type),
+        cmocka_unit_test(test_failed_dims_do_not_leak),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
