@@ -59,7 +59,9 @@ int kg_parse_sweep(struct kg_parse *x, char *v, int line)
         int k = kg_lookup_sym(c, name, strlen(name));
         if (k < 0) return kg_perr(x, line, "sweep: undefined symbol '%s' (declare it in shape:)", name);
         char *vc = eq + 1, *val;
+        int nvals = 0;
         while ((val = kg_next_item(&vc, ","))) {
+            nvals++;
             int64_t n;
             if (kg_parse_int64(val, &n) || n < 0)
                 return kg_perr(x, line, "sweep: %s: '%s' is not a non-negative integer", name, val);
@@ -69,6 +71,7 @@ int kg_parse_sweep(struct kg_parse *x, char *v, int line)
                 if (c->args[i].sym == k && symbol_fits(x, &c->args[i], "sweep", n, line)) return -1;
             c->sweep[k][c->nsweep[k]++] = n;
         }
+        if (!nvals) return kg_perr(x, line, "sweep: %s= has no values (write %s=V1,V2,...)", name, name);
     }
     return 0;
 }
@@ -266,17 +269,14 @@ static char *launch_value_end(char *p)
     return p;
 }
 
-/* Whether val (vl characters, in parens) is a tuple "(a, b)": it has a comma at depth 1 before
- * its first paren closes. "(a)+(b)" is not one. */
+/* Whether val (vl characters, in parens) is a tuple "(a, b)": its first paren closes at the
+ * end and holds a comma at depth 1. "(a,b)+(c)" is not one (an expression, and a wrong one). */
 static int is_tuple(const char *val, size_t vl)
 {
     int d = 0, tuple = 0;
     for (size_t i = 0; i < vl; i++) {
         if (val[i] == '(') d++;
-        if (val[i] == ')') {
-            d--;
-            if (d == 0 && i != vl - 1) break;
-        }
+        if (val[i] == ')' && --d == 0 && i != vl - 1) return 0;
         if (val[i] == ',' && d == 1) tuple = 1;
     }
     return tuple;
@@ -321,9 +321,13 @@ static int launch_value(struct kg_parse *x, int k, char *val, int line)
         struct kg_err ee;
         char *it = kg_trim(items[i]);
         slots[i] = kg_expr_parse(it, strlen(it), kg_lookup_sym, c, &col, &ee);
-        if (!slots[i])
-            return kg_perr(x, line, "launch: %s '%s': %s%s", launch_keys[k], it, ee.msg,
-                           strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)" : "");
+        if (!slots[i]) {
+            const char *hint = strstr(ee.msg, "undefined symbol") ? " (declare it in shape:)"
+                               : nitems == 1 && k < 2 && it[0] == '(' && strchr(it, ',')
+                                   ? " (a tuple (X,Y,Z) is the whole value)"
+                                   : "";
+            return kg_perr(x, line, "launch: %s '%s': %s%s", launch_keys[k], it, ee.msg, hint);
+        }
     }
     return 0;
 }
@@ -517,6 +521,11 @@ static int alias_pair(struct kg_parse *x, char *item, int line)
     for (int d = 0; d < ao->rank; d++)
         if (strcmp(kg_expr_text(ao->dims[d]), kg_expr_text(ai->dims[d])))
             return kg_perr(x, line, "alias: %s and %s must have the same dims", ao->name, ai->name);
+    if (c->alias_of[o] >= 0) return kg_perr(x, line, "alias: %s is given twice (one OUT=IN per out tensor)", ao->name);
+    for (int j = 0; j < c->nargs; j++)
+        if (c->alias_of[j] == i)
+            return kg_perr(x, line, "alias: %s is the buffer of both %s and %s: two outputs cannot share one buffer",
+                           ai->name, c->args[j].name, ao->name);
     c->alias_of[o] = i;
     return 0;
 }

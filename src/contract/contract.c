@@ -241,6 +241,8 @@ static int parse_dtypes(struct kg_parse *x, char *v, int line)
         enum kg_dtype t;
         if (kg_dtype_parse(item, strlen(item), &t) || t == KG_DTYPE_T || !kg_dtype_is_float(t))
             return kg_perr(x, line, "dtypes: '%s' is not a floating dtype (f64 f32 f16 bf16)", item);
+        for (int i = 0; i < c->ndtypes; i++)
+            if (c->dtypes[i] == t) return kg_perr(x, line, "dtypes: %s listed twice (each instance once)", item);
         if (c->ndtypes == KG_MAX_DTYPES) return kg_perr(x, line, "dtypes: too many");
         c->dtypes[c->ndtypes++] = t;
     }

@@ -366,6 +366,21 @@ static void test_failed_dims_do_not_leak(void **state)
     expect_error(".cu", HDR(ARGS_N "launch: grid=(N,N) block=(1,Q)\n"), 7, "undefined symbol 'Q'");
 }
 
+static void test_smaller_syntax_errors(void **state)
+{
+    /* "(N,2)+(1)" is one expression (and not a valid one), not a tuple */
+    expect_error(".cu", HDR(ARGS_N "launch: grid=(N,2)+(1) block=1\n"), 7, "launch: grid '(N,2)+(1)'");
+    expect_error(".c", HDR(ARGS_N "dtypes: f32,f32\n"), 7, "dtypes: f32 listed twice");
+    expect_error(".c", HDR(ARGS_N "sweep: N=\n"), 7, "sweep: N= has no values (write N=V1,V2,...)");
+    expect_error(".c", HDR(ARGS_N "sweep: N=,\n"), 7, "sweep: N= has no values");
+    const char *two_in = "args: x: in f32[N]; w: in f32[N]; y: out f32[N]; z: out f32[N]; N: int\nshape: N=4\n";
+    char text[512];
+    snprintf(text, sizeof text, HDR("%salias: y=x y=w\n"), two_in);
+    expect_error(".c", text, 7, "alias: y is given twice");
+    snprintf(text, sizeof text, HDR("%salias: y=x z=x\n"), two_in);
+    expect_error(".c", text, 7, "alias: x is the buffer of both y and z");
+}
+
 /* strdup fails for the path named here (this program's strdup is the one libkgate calls). */
 static const char *strdup_fails_for;
 
@@ -441,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_input_distributions_are_finite_ordered_and_fit),
         cmocka_unit_test(test_scalar_values_fit_their_type),
         cmocka_unit_test(test_failed_dims_do_not_leak),
+        cmocka_unit_test(test_smaller_syntax_errors),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
