@@ -8,7 +8,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blanks out comments and string literals (keeping newlines) so the scan below sees code. */
+/* Blanks a string or char literal's contents from p (just after its opening quote) up to the
+ * closing quote q on the same line (a backslash escapes the next character; newlines are kept,
+ * so lines still count); returns where it stopped: the closing quote, a newline or the end. */
+static char *blank_literal(char *p, char q)
+{
+    while (*p && *p != q && *p != '\n') {
+        if (*p == '\\' && p[1]) {
+            *p++ = ' ';
+            if (*p == '\n') {
+                p++;
+                continue;
+            }
+        }
+        *p++ = ' ';
+    }
+    return p;
+}
+
+/* Whether the quote at p (in s) is a digit separator, inside a number as 1'000'000 (C++14,
+ * so CUDA C): the token it belongs to starts with a digit. */
+static int in_number(const char *s, const char *p)
+{
+    const char *b = p;
+    while (b > s && (isalnum((unsigned char)b[-1]) || b[-1] == '_' || b[-1] == '.' || b[-1] == '\'')) b--;
+    return isdigit((unsigned char)*b);
+}
+
+/* Blanks out comments and string and char literals (keeping newlines) so the scan below sees
+ * code: '"' is a char, not the start of a string that would hide the rest of its line. */
 static void strip_comments(char *s)
 {
     for (char *p = s; *p; p++) {
@@ -21,12 +49,8 @@ static void strip_comments(char *s)
         } else if (p[0] == '/' && p[1] == '/') {
             while (*p && *p != '\n') *p++ = ' ';
             if (!*p) break;
-        } else if (*p == '"') {
-            p++;
-            while (*p && *p != '"' && *p != '\n') {
-                if (*p == '\\' && p[1]) *p++ = ' ';
-                *p++ = ' ';
-            }
+        } else if (*p == '"' || (*p == '\'' && !in_number(s, p))) {
+            p = blank_literal(p + 1, *p);
             if (!*p) break;
         }
     }
@@ -45,17 +69,21 @@ static char *find_definition(char *code, const char *entry, char **params, bool 
 {
     size_t n = strlen(entry);
     for (char *p = code; (p = strstr(p, entry)); p += n) {
-        if (p > code && is_word(p[-1])) continue;
+        size_t at = (size_t)(p - code); /* offsets, not pointers: nothing points before code */
+        if (at > 0 && is_word(code[at - 1])) continue;
         char *q = p + n;
         if (is_word(*q)) continue;
         while (isspace((unsigned char)*q)) q++;
         if (*q != '(') continue;
-        char *b = p - 1;
-        while (b >= code && isspace((unsigned char)*b)) b--;
-        if (b < code || !(is_word(*b) || *b == '*' || *b == ')')) continue;
-        char *w = b;
-        while (w > code && is_word(w[-1])) w--;
-        if (b - w + 1 == 6 && !strncmp(w, "return", 6)) continue;
+        size_t b = at; /* one past the character before the name */
+        while (b > 0 && isspace((unsigned char)code[b - 1])) b--;
+        if (b == 0) continue;
+        char last = code[b - 1];
+        if (!(is_word(last) || last == '*' || last == ')')) continue;
+        size_t w = b - 1; /* the word that ends there */
+        while (w > 0 && is_word(code[w - 1])) w--;
+        size_t wl = b - w;
+        if (wl == 6 && !strncmp(code + w, "return", 6)) continue;
         int depth = 0;
         char *r = q;
         for (; *r; r++) {
@@ -66,7 +94,7 @@ static char *find_definition(char *code, const char *entry, char **params, bool 
         char *after = r + 1;
         while (isspace((unsigned char)*after)) after++;
         if (*after != '{') continue; /* only definitions */
-        *returns_int = b - w + 1 == 3 && !strncmp(w, "int", 3);
+        *returns_int = wl == 3 && !strncmp(code + w, "int", 3);
         *r = 0;
         *params = q + 1;
         return p;
@@ -74,8 +102,9 @@ static char *find_definition(char *code, const char *entry, char **params, bool 
     return NULL;
 }
 
-/* Splits a parameter list on depth-0 commas into items, leaving out `void`. Stops at
- * KG_MAX_ARGS + 1 items: one more than any args: can declare. */
+/* Splits a parameter list on depth-0 commas into items, leaving out `void`; returns how many
+ * there are. Keeps the first KG_MAX_ARGS + 1, one more than any args: can declare, but counts
+ * them all for the message. */
 static int split_params(char *params, char **items)
 {
     int np = 0, depth = 0;
@@ -88,8 +117,8 @@ static int split_params(char *params, char **items)
             *p = 0;
             char *t = kg_trim(st);
             if (*t && strcmp(t, "void") != 0) {
-                if (np > KG_MAX_ARGS) break;
-                items[np++] = t;
+                if (np <= KG_MAX_ARGS) items[np] = t;
+                np++;
             }
             if (!sv) break;
             st = p + 1;

@@ -381,6 +381,50 @@ static void test_smaller_syntax_errors(void **state)
     expect_error(".c", text, 7, "alias: x is the buffer of both y and z");
 }
 
+/* The count of the entry's parameters is the real one, past what args: can declare. */
+static void test_long_parameter_lists_are_counted(void **state)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "/*@kgate\nop: relu\nentry: f\n" ARGS_N "*/\nvoid f(");
+    for (int i = 0; i < 40; i++) n += (size_t)snprintf(text + n, sizeof text - n, "%sint p%d", i ? ", " : "", i);
+    snprintf(text + n, sizeof text - n, ") {}\n");
+    expect_error(".c", text, 4, "3 declared, but f (line 7) takes 40 parameters");
+}
+
+/* The scan of the source knows char literals: '"' is not the start of a string. */
+static void test_char_literals_do_not_hide_the_entry(void **state)
+{
+    expect_error(".c",
+                 "/*@kgate\nop: relu\nentry: f\n" ARGS_N "*/\n"
+                 "static const char q = '\"'; void f(const float *x, float *y) {}\n",
+                 4, "3 declared, but f (line 7) takes 2 parameters");
+    expect_error(".c",
+                 "/*@kgate\nop: relu\nentry: f\n" ARGS_N "*/\n"
+                 "static const char q = '\\'', r = '/'; void f(const float *x, float *y) {}\n",
+                 4, "takes 2 parameters");
+    /* a C++14 digit separator (CUDA C) is no char literal */
+    expect_error(".cu",
+                 "/*@kgate\nop: relu\nentry: f\n" ARGS_N "launch: grid=N block=1\n*/\n"
+                 "static const int big = 1'000; __global__ void f(const float *x, float *y) {}\n",
+                 4, "3 declared, but f (line 8) takes 2 parameters");
+    /* a string with a quote in it still hides its contents */
+    struct kg_contract *c =
+        expect_ok(".c", "/*@kgate\nop: relu\nentry: f\n" ARGS_N "*/\n"
+                        "static const char *s = \"'f(\"; void f(const float *x, float *y, int N) {}\n");
+    assert_int_equal(c->line_entry_def, 7);
+    kg_contract_free(c);
+}
+
+/* A file that starts with the entry's name: the scan looks at what precedes the name only
+ * inside the buffer (this ran under UBSan/ASan in the sanitizer build). */
+static void test_entry_name_at_the_start_of_the_file(void **state)
+{
+    struct kg_contract *c = expect_ok(".c", "f(x)\n/*@kgate\nop: relu\nentry: f\n" ARGS_N
+                                            "*/\nvoid f(const float *x, float *y, int N) {}\n");
+    assert_int_equal(c->line_entry_def, 8);
+    kg_contract_free(c);
+}
+
 /* strdup fails for the path named here (this program's strdup is the one libkgate calls). */
 static const char *strdup_fails_for;
 
@@ -457,6 +501,9 @@ int main(void)
         cmocka_unit_test(test_scalar_values_fit_their_type),
         cmocka_unit_test(test_failed_dims_do_not_leak),
         cmocka_unit_test(test_smaller_syntax_errors),
+        cmocka_unit_test(test_long_parameter_lists_are_counted),
+        cmocka_unit_test(test_char_literals_do_not_hide_the_entry),
+        cmocka_unit_test(test_entry_name_at_the_start_of_the_file),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
