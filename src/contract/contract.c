@@ -453,7 +453,8 @@ static int load_source(const char *path, char *source, size_t len, struct kg_con
     c->tol_k = 2;
     c->deterministic = true;
     for (int i = 0; i < KG_MAX_ARGS; i++) c->alias_of[i] = -1;
-    int rc = c->path ? load(&x, &r) : kg_perr(&x, 0, "out of memory");
+    /* without a copy of the path, kg_perr would print "(null)" */
+    int rc = c->path ? load(&x, &r) : kg_errf(e, "%s: out of memory", path);
     for (int k = 0; k < K_COUNT; k++) free(r.value[k]);
     if (rc) {
         kg_contract_free(c);

@@ -437,6 +437,19 @@ char *strdup(const char *s)
     return d;
 }
 
+static void test_out_of_memory_names_the_file(void **state)
+{
+    struct kg_contract *c = NULL;
+    struct kg_err e;
+    const char *text = HDR(ARGS_N);
+    strdup_fails_for = "kernel.c";
+    int rc = kg_contract_load_text("kernel.c", text, strlen(text), &c, &e);
+    strdup_fails_for = NULL;
+    assert_int_equal(rc, -1);
+    assert_null(c);
+    assert_string_equal(e.msg, "kernel.c: out of memory");
+}
+
 static int lookup(void *ud, const char *name, size_t n)
 {
     (void)ud;
@@ -504,6 +517,7 @@ int main(void)
         cmocka_unit_test(test_long_parameter_lists_are_counted),
         cmocka_unit_test(test_char_literals_do_not_hide_the_entry),
         cmocka_unit_test(test_entry_name_at_the_start_of_the_file),
+        cmocka_unit_test(test_out_of_memory_names_the_file),
         cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
