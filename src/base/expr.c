@@ -3,6 +3,7 @@
 #include "base/expr.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +99,9 @@ static int parse_atom(struct parser *p)
     } else if (isdigit((unsigned char)c)) {
         char *end;
         const char *start = p->s + p->pos;
+        errno = 0;
         long long v = strtoll(start, &end, 10);
+        if (errno == ERANGE) return fail(p, "number too large (at most 2^63-1)%s", "");
         if ((size_t)(end - p->s) > p->n) end = (char *)p->s + p->n;
         p->pos = (size_t)(end - p->s);
         /* allow 1e6-style and k/M suffixes? no: contracts use plain integers */

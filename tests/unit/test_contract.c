@@ -487,6 +487,9 @@ static void test_expressions(void **state)
     assert_null(kg_expr_parse("pow(N,2)", 8, lookup, NULL, &col, &e));
     assert_non_null(strstr(e.msg, "unknown function 'pow'"));
     assert_null(kg_expr_parse("N +", 3, lookup, NULL, &col, &e));
+    /* a number past int64 is an error, not INT64_MAX */
+    assert_null(kg_expr_parse("N * 99999999999999999999", 24, lookup, NULL, &col, &e));
+    assert_non_null(strstr(e.msg, "number too large"));
     struct kg_expr *x = kg_expr_parse("N / (M - M)", 11, lookup, NULL, &col, &e);
     int64_t sym[2] = {1, 2}, out;
     assert_int_equal(kg_expr_eval(x, sym, &out, &e), -1);
