@@ -67,6 +67,7 @@ CONTROLS = \
 	testdata/malformed/arg_name.c \
 	testdata/malformed/bad_dtype.c \
 	testdata/malformed/compile_error.c \
+	testdata/malformed/inputs_not_finite.c \
 	testdata/malformed/later_dim_undefined.c \
 	testdata/malformed/missing_entry.c \
 	testdata/malformed/no_contract.c \
