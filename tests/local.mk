@@ -81,14 +81,15 @@ CONTROLS = \
 	testdata/malformed/unknown_key.c \
 	testdata/malformed/unknown_op.c \
 	$(empty)
-TESTS += tests/cli.sh tests/tui_repl.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/sandbox.sh \
+TESTS += tests/cli.sh tests/tui_repl.sh tests/fuzz.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/sandbox.sh \
 	tests/audit_store.sh tests/layers.sh tests/test_names.sh tests/format.sh tests/hostile.sh \
 	$(CONTROLS)
 EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
 	tests/audit_store.sh tests/layers.sh tests/report_snapshot.sh tests/test_names.sh tests/format.sh tests/hostile.sh \
 	testdata/hostile \
 	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS) \
-	testdata/kernelbench
+	testdata/kernelbench tests/fuzz.sh tests/fuzz/README tests/fuzz/fuzz_contract.c tests/fuzz/corpus.sh \
+	tests/fuzz/contract.dict tests/fuzz/regressions
 
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
@@ -121,7 +122,17 @@ endif
 dist-hook:
 	-rm -rf `find $(distdir)/testdata -name __pycache__`
 
-clean-local: clean-test-cache
+clean-local: clean-test-cache clean-fuzz
 clean-test-cache:
 	-rm -rf tests/cache
-.PHONY: clean-test-cache
+# what tests/fuzz.sh builds and finds in the build tree (regressions/ is the source tree's)
+clean-fuzz:
+	-rm -rf tests/fuzz/fuzz_contract tests/fuzz/corpus tests/fuzz/*.log tests/fuzz/crash-* tests/fuzz/leak-* \
+		tests/fuzz/timeout-* tests/fuzz/oom-* tests/fuzz/slow-unit-*
+.PHONY: clean-test-cache clean-fuzz
+
+# `make fuzz`: the contract parser's fuzzer for KG_FUZZ_SECONDS (default 600), tests/fuzz/README
+fuzz:
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' KG_FUZZ_SECONDS=$${KG_FUZZ_SECONDS:-600} \
+		$(SHELL) $(top_srcdir)/tests/fuzz.sh
+.PHONY: fuzz
