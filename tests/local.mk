@@ -8,6 +8,13 @@ AM_TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
 	KGATE='$(abs_top_builddir)/kgate'; KGATE_CACHE_DIR='$(abs_top_builddir)/tests/cache'; \
 	export top_srcdir top_builddir KGATE KGATE_CACHE_DIR;
+if ENABLE_ASAN
+# the sanitizer build: a leak (LeakSanitizer at exit) or undefined behaviour fails the test that
+# met it; a value the caller set wins
+AM_TESTS_ENVIRONMENT += \
+	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=1}"; UBSAN_OPTIONS="$${UBSAN_OPTIONS:-print_stacktrace=1}"; \
+	export ASAN_OPTIONS UBSAN_OPTIONS;
+endif
 
 CONTROLS = \
 	testdata/builtin/softmax_rows.c \
