@@ -6,8 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
-#include <stdint.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,7 +394,7 @@ static int dist_params(struct kg_parse *x, const struct kg_arg *a, const char *f
 static const struct exact {
     enum kg_dtype t;
     double lo, hi;
-    const char *text; /* "LO <= LO <= HI <= HI" as written in the message */
+    const char *text; /* the range, as the message writes it */
 } exact_ints[] = {
     {KG_F64, -0x1p53, 0x1p53, "-2^53 <= LO <= HI <= 2^53"},
     {KG_F32, -0x1p24, 0x1p24, "-16777216 <= LO <= HI <= 16777216"},
