@@ -68,12 +68,19 @@ if [ -n "$py" ]; then
 fi
 
 # an allocation storm under --memory is an error that says out of memory, and stays bounded (the
-# outer ulimit only keeps a build without the limit from taking this machine down)
-(ulimit -v 4000000 && check "$h/alloc_storm.c" --gates structure --memory 256M --json "$t/as.json" && echo "$rc $secs" > "$t/as.rc")
-read rc secs < "$t/as.rc"
-[ $rc -eq 1 ] || bad "alloc_storm: exit $rc, expected 1"
-grep -q "out of memory" "$t/as.json" 2>/dev/null || bad "alloc_storm: the report does not say out of memory: $(head -c 400 "$t/out")"
-[ $secs -lt 60 ] || bad "alloc_storm: took $secs s"
+# outer ulimit only keeps a build without the limit from taking this machine down). A sanitizer
+# build cannot start under an address-space limit (its shadow memory) and sets none: skipped.
+if (ulimit -v 4000000 && "$KGATE" --version) > /dev/null 2>&1; then
+    (ulimit -v 4000000 && check "$h/alloc_storm.c" --gates structure --memory 256M --json "$t/as.json" &&
+        echo "$rc $secs" > "$t/as.rc")
+    read rc secs < "$t/as.rc"
+    [ $rc -eq 1 ] || bad "alloc_storm: exit $rc, expected 1"
+    grep -q "out of memory" "$t/as.json" 2>/dev/null ||
+        bad "alloc_storm: the report does not say out of memory: $(head -c 400 "$t/out")"
+    [ $secs -lt 60 ] || bad "alloc_storm: took $secs s"
+else
+    echo "note: alloc_storm skipped: this kgate cannot start under an address-space limit (a sanitizer build)"
+fi
 
 [ $fails -eq 0 ] || exit 1
 echo "PASS: 5 hostile kernels: bounded, reported, nothing left behind"
