@@ -8,25 +8,13 @@
 # Driven three ways: `kill -INT` on the line REPL reading a pipe, Ctrl-C in tmux on the line
 # REPL (readline) and on the full screen. The tmux parts skip without tmux.
 set -u
-if "$KGATE" --repl < /dev/null 2>&1 | grep -q "has no inspector"; then
-    echo "SKIP: kgate was configured with --disable-tui"
-    exit 77
-fi
+. "$top_srcdir/tests/repl_lib.sh"
 t=${TMPDIR:-/tmp}/kgate-repl-interrupt-$$
 S=kgate-int-$$
 mkdir -p "$t"
 trap 'tmux -L "$S" kill-server > /dev/null 2>&1; [ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
 HOME=$t
 export HOME
-fails=0
-check() { # check DESCRIPTION COMMAND...: the command must succeed
-    d=$1
-    shift
-    if "$@"; then echo "ok: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
-has() { # has FILE TEXT: FILE contains TEXT (fixed string)
-    grep -qF -- "$2" "$1"
-}
 count() { # count FILE ERE: lines of FILE matching ERE
     grep -cE -- "$2" "$1"
 }

@@ -6,24 +6,12 @@
 # that fits; kgate stays small and takes the next command. Each run is under `ulimit -v` (where
 # the build allows it) so that a kgate without the limits fails here instead of eating the host.
 set -u
-if "$KGATE" --repl < /dev/null 2>&1 | grep -q "has no inspector"; then
-    echo "SKIP: kgate was configured with --disable-tui"
-    exit 77
-fi
+. "$top_srcdir/tests/repl_lib.sh"
 t=${TMPDIR:-/tmp}/kgate-repl-limits-$$
 mkdir -p "$t"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
 HOME=$t
 export HOME
-fails=0
-check() { # check DESCRIPTION COMMAND...: the command must succeed
-    d=$1
-    shift
-    if "$@"; then echo "ok: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
-has() { # has FILE TEXT: FILE contains TEXT (fixed string)
-    grep -qF -- "$2" "$1"
-}
 td=$top_srcdir/testdata
 
 # 4 GiB of address space: plenty for these kernels, far too little for the sizes below. An

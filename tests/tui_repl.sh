@@ -4,24 +4,12 @@
 # worst cell is the planted position, replay shows where nondeterministic runs differ, sweep
 # prints its table, every bad command says why, and the output is plain text.
 set -u
-if "$KGATE" --repl < /dev/null 2>&1 | grep -q "has no inspector"; then
-    echo "SKIP: kgate was configured with --disable-tui"
-    exit 77
-fi
+. "$top_srcdir/tests/repl_lib.sh"
 t=${TMPDIR:-/tmp}/kgate-tui-repl-$$
 mkdir -p "$t"
 trap 'rm -rf "$t"' EXIT
 HOME=$t
 export HOME
-fails=0
-check() { # check DESCRIPTION COMMAND...: the command must succeed
-    d=$1
-    shift
-    if "$@"; then echo "ok: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
-}
-has() { # has FILE TEXT: FILE contains TEXT (fixed string)
-    grep -qF -- "$2" "$1"
-}
 repl() { # repl OUT ARGS...: the REPL with commands from standard input; exit status in OUT.rc
     out=$1
     shift
