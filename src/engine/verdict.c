@@ -16,6 +16,7 @@ void kg_verdict_init(struct kg_verdict *v, const struct kg_gate *g)
     memset(v, 0, sizeof *v);
     v->gate = g;
     v->status = KG_ERROR;
+    v->same_as = -1;
     snprintf(v->summary, sizeof v->summary, "not run");
 }
 
@@ -41,6 +42,17 @@ void kg_verdict_detail(struct kg_verdict *v, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(v->detail + len, sizeof v->detail - len, fmt, ap);
+    va_end(ap);
+}
+
+void kg_verdict_cause(struct kg_verdict *v, enum kg_cause c, const char *fmt, ...)
+{
+    v->cause = c;
+    v->cause_text[0] = 0;
+    if (!fmt) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->cause_text, sizeof v->cause_text, fmt, ap);
     va_end(ap);
 }
 

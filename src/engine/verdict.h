@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "contract/case.h"
+#include "engine/cause.h"
 
 struct kg_session;
 
@@ -44,6 +45,9 @@ struct kg_verdict {
     double ratio; /* calibrated gates: measured error / reference error (0 if n/a) */
     int ncases;
     int wstatus; /* the worker status behind an error verdict (enum kg_wstatus) */
+    enum kg_cause cause;               /* a fail/error: what was diagnosed (KG_CAUSE_GATE: not diagnosed) */
+    char cause_text[KG_SUMMARY_MAX];   /* the diagnosis's evidence, one line ("error x4 per 4x K, as fp16's") */
+    int same_as;                       /* the index of the verdict that showed this cause first, or -1 */
 };
 
 void kg_verdict_init(struct kg_verdict *v, const struct kg_gate *g);
@@ -51,6 +55,10 @@ void kg_verdict_clear(struct kg_verdict *v);
 void kg_verdict_set(struct kg_verdict *v, enum kg_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void kg_verdict_detail(struct kg_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets v's cause and the diagnosis's one-line evidence. */
+void kg_verdict_cause(struct kg_verdict *v, enum kg_cause c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The overall verdict of n gates: fail if any gate failed, else error if any errored, else pass. */
 enum kg_status kg_overall(const struct kg_verdict *v, int n);
