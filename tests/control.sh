@@ -30,6 +30,13 @@ case "$expect" in
     ;;
 esac
 rm -f "$err"
+if [ $rc -eq 3 ] && [ -e /dev/nvidiactl ] && [ "${file%.cu}" != "$file" ] && [ "${KGATE_NO_GPU_OK:-0}" != 1 ]; then
+    # a GPU is here: a CUDA kernel that cannot run is kgate's failure, not a skip (seen: workers
+    # in a PID namespace without their own /proc, where cuInit fails)
+    echo "FAIL: a GPU is here (/dev/nvidiactl) but the CUDA runner cannot run $file (KGATE_NO_GPU_OK=1 to allow)"
+    rm -f "$out"
+    exit 1
+fi
 if [ $rc -eq 3 ]; then
     echo "SKIP: the runner for $file cannot run here"
     rm -f "$out"

@@ -3,7 +3,8 @@
 # testdata/sandbox/ holds hostile kernels (host C, and KernelBench format through the PyTorch
 # runner with and without the zygote) that return NaN whenever they can read another kgate
 # process's memory through /proc/PID/mem: under the sandbox they must pass. With
-# KGATE_SANDBOX=0 they must fail wherever this machine lets a process read its parent's memory
+# KGATE_SANDBOX=0 KGATE_CONTAIN=0 (no PID namespace either: a worker's own /proc shows it no
+# judge) they must fail wherever this machine lets a process read its parent's memory
 # (measured first): that shows the test can fail.
 set -u
 sb=$top_srcdir/testdata/sandbox
@@ -13,10 +14,10 @@ check() { # check DESCRIPTION COMMAND...: the command must succeed
     shift
     if "$@"; then echo "ok: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
 }
-verdict() { # verdict KGATE_SANDBOX COMMAND...: the check's verdict word
+verdict() { # verdict 1|0 COMMAND...: the check's verdict word, sandboxed and contained or neither
     v=$1
     shift
-    KGATE_SANDBOX=$v "$@" 2>&1 | sed -n 's/^verdict: \([a-z]*\).*/\1/p'
+    KGATE_SANDBOX=$v KGATE_CONTAIN=$v "$@" 2>&1 | sed -n 's/^verdict: \([a-z]*\).*/\1/p'
 }
 # whether a process here can read its parent's memory at all (root, or Yama's ptrace_scope 0,
 # and no container policy against it): measured with python3 where there is one
@@ -42,13 +43,19 @@ run_pair() { # run_pair NAME COMMAND...
     check "$name: sandboxed, the read fails and the kernel is correct" test "$(verdict 1 "$@")" = pass
     got=$(verdict 0 "$@")
     if [ $readable = 1 ]; then
-        check "$name: KGATE_SANDBOX=0, the read succeeds (the kernel returns NaN)" test "$got" = fail
+        check "$name: KGATE_SANDBOX=0 KGATE_CONTAIN=0, the read succeeds (the kernel returns NaN)" test "$got" = fail
     else
         echo "note: $name: this machine blocks the read without the sandbox too ($got)"
     fi
 }
 
 run_pair "host C kernel" "$KGATE" check "$sb/peek_judge_relu.c" --gates accuracy --no-color
+# containment alone: a worker in a PID namespace with its own /proc finds no judge to read
+if [ $readable = 1 ] && unshare -p -m -f --mount-proc true 2> /dev/null; then
+    check "host C kernel: KGATE_SANDBOX=0, contained, no judge in sight" \
+        test "$(KGATE_SANDBOX=0 "$KGATE" check "$sb/peek_judge_relu.c" --gates accuracy --no-color 2>&1 |
+            sed -n 's/^verdict: \([a-z]*\).*/\1/p')" = pass
+fi
 py=""
 for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
     [ -n "$p" ] && "$p" -c "import torch" > /dev/null 2>&1 && { py=$p; break; }

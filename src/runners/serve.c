@@ -297,6 +297,7 @@ static void end_strays(void)
 
 int kg_worker_main(int fd)
 {
+    kg_worker_drop_host_proc();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1) return 1;
     prctl(PR_SET_CHILD_SUBREAPER, 1);

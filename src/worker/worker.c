@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -53,23 +54,56 @@ static void map_ids(uid_t uid, gid_t gid)
     close(fd);
 }
 
-/* fork() into a PID namespace of the child's own: with the privilege to make one, else
- * inside an unprivileged user namespace, else (KGATE_CONTAIN=0, or neither is allowed) a plain
- * fork, and the worker reaps what its kernel starts itself (runners/serve.c). The judge is
- * single-threaded, so the raw clone needs none of fork's atfork handlers; the child only
- * execs. */
+/* In the child, the init of a fresh PID and mount namespace: a /proc of its own namespace.
+ * libcuda fails in a PID namespace whose /proc is the parent's (cuInit: CUDA_ERROR_OPERATING_SYSTEM,
+ * seen on the H200); a fresh one also shows the worker only its own processes. The parent's
+ * /proc stays reachable through one descriptor, KGATE_HOST_PROC_FD, for the PyTorch fork
+ * server, whose workers tell the judge their pid as the judge's /proc numbers it; every
+ * worker closes it before a candidate's first instruction. */
+static void own_proc(void)
+{
+    int host = open("/proc", O_PATH | O_DIRECTORY);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+        if (host >= 0) close(host); /* /proc is the parent's and still names the judge's pids */
+        return;
+    }
+    if (host < 0) return;
+    char n[16];
+    snprintf(n, sizeof n, "%d", host);
+    setenv("KGATE_HOST_PROC_FD", n, 1);
+}
+
+/* fork() into a PID and mount namespace of the child's own (own_proc): with the privilege to
+ * make them, else inside an unprivileged user namespace, else (KGATE_CONTAIN=0, or neither is
+ * allowed) a plain fork, and the worker reaps what its kernel starts itself (runners/serve.c).
+ * The judge is single-threaded, so the raw clone needs none of fork's atfork handlers; the
+ * child only execs. */
 static pid_t fork_contained(void)
 {
     const char *env = getenv("KGATE_CONTAIN");
     if (env && !strcmp(env, "0")) return fork();
-    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) own_proc();
     if (pid >= 0) return pid;
     uid_t uid = getuid();
     gid_t gid = getgid();
-    pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
-    if (pid == 0) map_ids(uid, gid);
+    pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) {
+        map_ids(uid, gid);
+        own_proc();
+    }
     if (pid >= 0) return pid;
     return fork();
+}
+
+/* A worker's first act: the parent's /proc (own_proc) is not for the candidate. */
+void kg_worker_drop_host_proc(void)
+{
+    const char *fd = getenv("KGATE_HOST_PROC_FD");
+    if (!fd) return;
+    close(atoi(fd));
+    unsetenv("KGATE_HOST_PROC_FD");
 }
 
 int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)

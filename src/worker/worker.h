@@ -19,6 +19,9 @@ struct kg_worker {
     uint64_t vm_seen;
 };
 
+/* Closes the parent's /proc that a contained worker is handed (worker.c); a worker calls it first. */
+void kg_worker_drop_host_proc(void);
+
 /* Starts argv (argv[0] the program: `kgate __worker 3`, or `python3 torch_runner.py 3`) with
  * the request socket on descriptor 3. */
 int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e);

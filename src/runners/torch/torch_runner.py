@@ -1350,14 +1350,32 @@ def zygote_request(conn):
     return env, fds
 
 
+# The judge's /proc, where the worker's /proc is its own namespace's (worker.c own_proc): the fork
+# server's children read their pid as the judge numbers it there. No candidate sees it.
+HOST_PROC = None
+
+
+def drop_host_proc():
+    global HOST_PROC
+    fd = os.environ.pop("KGATE_HOST_PROC_FD", None)
+    for f in {HOST_PROC, int(fd) if fd else None} - {None}:
+        try:
+            os.close(f)
+        except OSError:
+            pass
+    HOST_PROC = None
+
+
 def worker_child(srv, conn, owner, env, fds, wr):
     """The forked worker: its pid as /proc numbers it sent to the zygote (on wr), the zygote's
     sockets closed, its own process group, the request's socket on fd 3 and log on 1 and 2, the
     judge's environment, sealed, then serving. Exits."""
     code = 1
     try:
-        os.write(wr, os.readlink("/proc/self").encode())
+        os.write(wr, os.readlink("self", dir_fd=HOST_PROC).encode() if HOST_PROC is not None
+                 else os.readlink("/proc/self").encode())
         os.close(wr)
+        drop_host_proc()
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         srv.close()
@@ -1393,7 +1411,10 @@ if __name__ == "__main__":
         print(json.dumps(layout()))
         sys.exit(0)
     if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
+        if os.environ.get("KGATE_HOST_PROC_FD"):
+            HOST_PROC = int(os.environ.pop("KGATE_HOST_PROC_FD"))
         sys.exit(zygote(sys.argv[2]))
+    drop_host_proc()
     why = seal()
     if why:
         sys.exit("kgate worker: not sealed: %s (KGATE_SANDBOX=0 runs it anyway)" % why)
