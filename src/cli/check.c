@@ -76,9 +76,9 @@ void kg_cli_usage(FILE *f)
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
                "       kgate explain GATE              what a gate checks and why\n"
-               "       kgate --list-gates | --help | --version\n"
+               "       kgate --list-gates | --list-builtins | --help | --version (and the runners here)\n"
                "FILE is a .c (host runner) or .cu (CUDA runner) file with a /*@kgate ... */ contract\n"
-               "(kgate-contract(5)), or builtin:NAME (kgate --list-builtins... see `kgate demo`).\n\noptions:\n");
+               "(kgate-contract(5)), or builtin:NAME (kgate --list-builtins lists them).\n\noptions:\n");
     for (int i = 0; i < NOPTS; i++) {
         char left[48];
         if (opts[i].val < 256 && opts[i].val > 0)
