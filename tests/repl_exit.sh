@@ -57,5 +57,24 @@ set N=
 EOF2
 check "kgate FILE with piped commands: the same status (a bad set: 1)" test $? -eq 1
 
+# ---- zero elements: refused, never "exact" with nothing compared ------------------------------
+repl "$t/empty" "$td/ok/relu.c" <<'EOF2'
+set N=0
+run accuracy
+run structure
+sweep N 0,4
+EOF2
+check "N=0: accuracy is refused" grep -qE '^  accuracy +refused the case N=0 has no output elements: nothing to compare' "$t/empty"
+check "  structure too" grep -qE '^  structure +refused the case N=0 has no output elements' "$t/empty"
+check "  nothing says exact" sh -c "! grep -q 'exact' '$t/empty'"
+check "  a sweep's N=0 row is refused" grep -qE '^ +0 f32 +refused the case N=0 has no output elements' "$t/empty"
+check "  and its N=4 row still runs" grep -qE '^ +4 f32 +pass ' "$t/empty"
+check "  the commands worked: exit 0" test "$(cat "$t/empty.rc")" -eq 0
+
+"$KGATE" check "$td/ok/relu.c" --shape N=0 --gates accuracy,structure,shapes --no-color > "$t/check0" 2>&1
+check "kgate check --shape N=0: nothing was checked, exit 3" test $? -eq 3
+check "  every gate refused" test "$(grep -cE '^  [a-z-]+ +refused the case N=0 has no output elements' "$t/check0")" -eq 3
+check "  nothing says exact" sh -c "! grep -q 'exact' '$t/check0'"
+
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
 echo "PASS"
