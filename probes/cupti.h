@@ -26,6 +26,10 @@ int kg_cupti_start(const char *cuda_home, char *why, size_t n);
  * (only for failures after a successful start). */
 void kg_cupti_collect(struct kg_reply *rep);
 
+/* For `kgate --version`: loads libcupti as kg_cupti_start would and reads its API version,
+ * recording nothing. Returns 0 with *version, or -1 with a plain reason in why. */
+int kg_cupti_version(const char *cuda_home, unsigned *version, char *why, size_t n);
+
 /* Stops recording and drops what was not collected. libcupti stays loaded. */
 void kg_cupti_stop(void);
 

@@ -72,26 +72,33 @@ CONTROLS = \
 	testdata/bugs/sum_threads_race.c \
 	testdata/malformed/arg_count.c \
 	testdata/malformed/arg_name.c \
+	testdata/malformed/args_commas.c \
 	testdata/malformed/bad_dtype.c \
 	testdata/malformed/compile_error.c \
 	testdata/malformed/inputs_not_finite.c \
 	testdata/malformed/later_dim_undefined.c \
 	testdata/malformed/missing_entry.c \
 	testdata/malformed/no_contract.c \
+	testdata/malformed/no_kgate_h.c \
+	testdata/malformed/no_kgate_h_call.c \
+	testdata/malformed/op_expression.c \
+	testdata/malformed/op_positional.c \
 	testdata/malformed/op_shapes.c \
 	testdata/malformed/scalar_kind_mismatch.c \
 	testdata/malformed/scalar_no_symbol.c \
+	testdata/malformed/scalar_type_int32.c \
 	testdata/malformed/shape_overflows_int.c \
 	testdata/malformed/unclosed.c \
 	testdata/malformed/undefined_dim_symbol.c \
 	testdata/malformed/undefined_launch_symbol.cu \
 	testdata/malformed/unknown_key.c \
 	testdata/malformed/unknown_op.c \
+	testdata/malformed/unused_symbol.c \
 	$(empty)
-TESTS += tests/cli.sh tests/tui_repl.sh tests/fuzz.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/sandbox.sh \
+TESTS += tests/cli.sh tests/cli_messages.sh tests/tui_repl.sh tests/repl_exit.sh tests/fuzz.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/sandbox.sh \
 	tests/audit_store.sh tests/layers.sh tests/test_names.sh tests/format.sh tests/hostile.sh \
 	$(CONTROLS)
-EXTRA_DIST += tests/cli.sh tests/tui_repl.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
+EXTRA_DIST += tests/cli.sh tests/cli_messages.sh tests/tui_repl.sh tests/repl_exit.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/kernelbench.sh tests/control.sh \
 	tests/repl_lib.sh tests/audit_store.sh tests/layers.sh tests/report_snapshot.sh tests/test_names.sh tests/format.sh tests/hostile.sh \
 	testdata/hostile \
 	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS) \

@@ -44,7 +44,7 @@ sweep N 1,99999999999999999999
 sweep N 1..4096*8
 show case
 EOF2
-check "sweep: end of input exits 0" test "$(cat "$t/sweep.rc")" -eq 0
+check "sweep: a refused command makes the REPL exit 1" test "$(cat "$t/sweep.rc")" -eq 1
 check "sweep: the doubling range is refused as a whole" grep -qE "^sweep refused, nothing was run: [0-9]+ of its 63 values (is|are) too large: N=[0-9]+ \(f32\) needs about [0-9.]* [KMGTPE]iB for one case" "$t/sweep"
 check "sweep: the message names the budget" grep -q "over the inspector's budget of [0-9.]* [KMGT]iB (half the memory available to kgate)" "$t/sweep"
 check "sweep: the message says which values fit" grep -q "use a smaller value: N <= [0-9]* fits" "$t/sweep"
@@ -66,7 +66,7 @@ set N=9223372036854775807
 set N=1000
 show case
 EOF2
-check "set: end of input exits 0" test "$(cat "$t/set.rc")" -eq 0
+check "set: a refused command makes the REPL exit 1" test "$(cat "$t/set.rc")" -eq 1
 check "set: a huge N is refused with its size" has "$t/set" "set N=4000000000 refused: N=4000000000 (f32) needs about"
 check "set: and how to go on" grep -q "use a smaller value: N <= [0-9]* fits; N stays 100000" "$t/set"
 check "set: the case is unchanged" test "$(grep -c '^current case: N=100000 dtype=f32' "$t/set")" -ge 1
@@ -82,7 +82,7 @@ repl "$t/dt" "$td/ok/scale_multi.c" <<'EOF2'
 sweep N 1..99999999999*10
 sweep N 1..64*4
 EOF2
-check "dtypes: end of input exits 0" test "$(cat "$t/dt.rc")" -eq 0
+check "dtypes: a refused command makes the REPL exit 1" test "$(cat "$t/dt.rc")" -eq 1
 check "dtypes: the sweep is refused at its first value too large" grep -qE "sweep refused, nothing was run: [0-9]+ of its 11 values (is|are) too large: N=[0-9]+ \(f32\) needs about" "$t/dt"
 check "dtypes: a sweep that fits runs every dtype" test "$(grep -cE '^ +(1|4|16|64) (f32|bf16|f16) +pass ' "$t/dt")" -eq 12
 check "dtypes: kgate stayed small" small "$t/dt"

@@ -135,7 +135,7 @@ show nonsense
 next
 help
 EOF
-check "bad: end of input exits 0 after a load failure" test "$(cat "$t/bad.rc")" -eq 0
+check "bad: a load failure makes the REPL exit 2" test "$(cat "$t/bad.rc")" -eq 2
 check "bad: the load error names FILE:LINE" grep -q "unknown_key.c:[0-9]*:" "$t/bad"
 check "bad: commands need a kernel" has "$t/bad" "no kernel loaded: load FILE first"
 check "bad: unknown command" has "$t/bad" "unknown command 'frobnicate' (help lists them)"

@@ -64,16 +64,28 @@ static char *read_line(bool tty)
     return line;
 }
 
+/* Whether line is a `load` command. */
+static bool is_load(const char *line)
+{
+    line += strspn(line, " \t");
+    return !strncmp(line, "load", 4) && (!line[4] || line[4] == ' ' || line[4] == '\t');
+}
+
+/* The REPL's exit status: 0 when every command did its job, 2 when a load failed (the FILE
+ * argument or a `load`: as kgate check says of a file it cannot load), else 1 when another
+ * command failed (unknown, bad arguments, no kernel loaded, interrupted). A gate that fails is
+ * a command that worked. */
 static int repl(struct kg_insp *in, const char *path)
 {
     bool tty = isatty(0) && isatty(1);
+    bool failed = false, load_failed = false;
     in->interrupted = &stop_flag;
     if (tty) kg_insp_readline_init(in);
     struct sigaction old;
     bool caught;
     if (path) {
         caught = sigint_catch(&old);
-        kg_insp_load(in, path, stdout);
+        load_failed = kg_insp_load(in, path, stdout) != 0;
         sigint_release(caught, &old);
     } else if (tty)
         printf("kgate inspector: load FILE to start (help lists the commands)\n");
@@ -82,12 +94,15 @@ static int repl(struct kg_insp *in, const char *path)
         if (!line) break;
         if (tty) kg_insp_remember(line);
         caught = sigint_catch(&old);
-        kg_insp_exec(in, line, stdout);
+        if (kg_insp_exec(in, line, stdout)) {
+            failed = true;
+            load_failed |= is_load(line);
+        }
         sigint_release(caught, &old);
         free(line);
     }
     if (tty) kg_insp_history_save();
-    return 0;
+    return load_failed ? KG_EXIT_USAGE : failed ? KG_EXIT_FAIL : KG_EXIT_OK;
 }
 
 int kg_tui_main(const char *path, bool line_repl)

@@ -1,10 +1,12 @@
 /* cache.c: cache directory, the embedded kgate.h, and running compilers with a time limit. */
 #include "base/cache.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +125,81 @@ int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout)
         return -1;
     }
     return WEXITSTATUS(status);
+}
+
+/* Whether some line of src is `#include <kgate.h>` (or "kgate.h"), spaces allowed. */
+static int includes_kgate_h(const char *src)
+{
+    for (const char *p = src; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q++ != '#') continue;
+        while (*q == ' ' || *q == '\t') q++;
+        if (strncmp(q, "include", 7)) continue;
+        q += 7;
+        while (*q == ' ' || *q == '\t') q++;
+        if ((*q == '<' || *q == '"') && !strncmp(q + 1, "kgate.h", 7)) return 1;
+    }
+    return 0;
+}
+
+/* Whether the identifier id (n characters) is declared by kgate.h: it occurs there as a word. */
+static int kgate_h_declares(const char *id, size_t n)
+{
+    for (const char *p = strstr(kg_kgate_h, "kg_"); p; p = strstr(p + 1, "kg_")) {
+        bool starts = p == kg_kgate_h || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        if (starts && !strncmp(p, id, n) && !(isalnum((unsigned char)p[n]) || p[n] == '_')) return 1;
+    }
+    return 0;
+}
+
+/* The line of src where the word name first occurs outside comments, 0 when it does not. */
+static int first_use(const char *src, const char *name)
+{
+    size_t n = strlen(name);
+    int line = 1;
+    for (const char *p = src; *p; p++) {
+        if (p[0] == '/' && p[1] == '/') p += strcspn(p, "\n");
+        if (p[0] == '/' && p[1] == '*') {
+            for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++) line += *p == '\n';
+            if (*p) p++; /* at the comment's closing '/' */
+        }
+        if (!*p) break;
+        if (*p == '\n') line++;
+        bool starts = p == src || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        if (starts && !strncmp(p, name, n) && !(isalnum((unsigned char)p[n]) || p[n] == '_')) return line;
+    }
+    return 0;
+}
+
+int kg_missing_kgate_h(const char *src, const char *out, char *name, size_t n, int *line)
+{
+    if (includes_kgate_h(src)) return 0;
+    for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        const char *end = strchr(l, '\n');
+        if (!end) end = l + strlen(l);
+        const char *msg = strstr(l, ": error: ");
+        if (!msg || msg > end) msg = strstr(l, ": warning: implicit declaration");
+        if (!msg || msg > end) msg = strstr(l, "undefined symbol: "); /* dlopen's, of such a function */
+        if (!msg || msg > end) continue;
+        for (const char *p = msg; p + 3 < end; p++) {
+            if (strncmp(p, "kg_", 3) || isalnum((unsigned char)p[-1]) || p[-1] == '_') continue;
+            size_t k = 3;
+            while (p + k < end && (isalnum((unsigned char)p[k]) || p[k] == '_')) k++;
+            if (!kgate_h_declares(p, k)) continue;
+            snprintf(name, n, "%.*s", (int)k, p);
+            /* FILE:LINE:COL: error: ... ; the file name may hold colons, the line is before COL */
+            *line = 0;
+            const char *c = msg;
+            while (c > l && c[-1] != ':') c--; /* c at COL */
+            if (c > l + 1) {
+                const char *b = c - 1;
+                while (b > l && isdigit((unsigned char)b[-1])) b--;
+                if (b < c - 1) *line = atoi(b);
+            }
+            if (!*line) *line = first_use(src, name);
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -20,6 +20,13 @@ int kg_cache_include_dir(const char *cache, char *buf, size_t n, struct kg_err *
  * the exit status (>= 0), or -1 with out describing why it could not run or was killed. */
 int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout);
 
+/* Whether a compile failed because src does not include <kgate.h>: the compiler's output out
+ * (or dlopen's "undefined symbol") names an identifier kgate.h declares (kg_f16, struct
+ * kg_oracle_io, kg_oracle_sym...) and no
+ * `#include <kgate.h>` line is in src. Then the identifier goes into name and the line of out
+ * that names it (the FILE:LINE:COL: prefix's line, 0 when none) into *line. */
+int kg_missing_kgate_h(const char *src, const char *out, char *name, size_t n, int *line);
+
 /* mkdir -p */
 int kg_mkdirs(const char *path);
 

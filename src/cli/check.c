@@ -76,9 +76,9 @@ void kg_cli_usage(FILE *f)
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
                "       kgate explain GATE              what a gate checks and why\n"
-               "       kgate --list-gates | --help | --version\n"
+               "       kgate --list-gates | --list-builtins | --help | --version (and the runners here)\n"
                "FILE is a .c (host runner) or .cu (CUDA runner) file with a /*@kgate ... */ contract\n"
-               "(kgate-contract(5)), or builtin:NAME (kgate --list-builtins... see `kgate demo`).\n\noptions:\n");
+               "(kgate-contract(5)), or builtin:NAME (kgate --list-builtins lists them).\n\noptions:\n");
     for (int i = 0; i < NOPTS; i++) {
         char left[48];
         if (opts[i].val < 256 && opts[i].val > 0)
@@ -509,11 +509,12 @@ static int write_json(const struct kg_session *s, const struct check_args *a, co
     return KG_EXIT_INTERNAL;
 }
 
-/* 0 when every gate passed or skipped, but 3 when all were skipped: nothing was checked. */
+/* 0 when every gate passed or skipped, but 3 when all were skipped or refused (a shape with no
+ * output element, a kernel that declines every case): nothing was checked. */
 static int verdict_status(const struct check_result *r)
 {
     bool all_skipped = true;
-    for (int i = 0; i < r->ns; i++) all_skipped &= r->v[i].status == KG_SKIP;
+    for (int i = 0; i < r->ns; i++) all_skipped &= r->v[i].status == KG_SKIP || r->v[i].status == KG_REFUSED;
     if (kg_overall(r->v, r->ns) != KG_PASS) return KG_EXIT_FAIL;
     return all_skipped && r->ns ? KG_EXIT_UNAVAILABLE : KG_EXIT_OK;
 }

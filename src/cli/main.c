@@ -3,6 +3,7 @@
  * and `report` in audit.c; `kgate FILE` opens the inspector; `kgate __worker FD` is the worker
  * process the judge starts (never typed by hand). Only this file exits. */
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,44 @@ static int explain(const char *id)
     return KG_EXIT_OK;
 }
 
+static int list_builtins(void)
+{
+    static char out[16384];
+    kg_builtin_list(out, sizeof out);
+    fputs(out, stdout);
+    printf("\nkgate check builtin:NAME, or kgate builtin:NAME for the inspector\n");
+    return KG_EXIT_OK;
+}
+
+/* `kgate FILE` with a FILE that is not there (a mistyped command, too): said here, exit 2,
+ * rather than an inspector with nothing loaded. */
+static bool no_such_file(const char *path)
+{
+    if (!strncmp(path, "builtin:", 8) || access(path, F_OK) == 0) return false;
+    fprintf(stderr, "kgate: %s: no such file (and no such command; kgate --help)\n", path);
+    return true;
+}
+
+/* The version, then which runners can run here and why not. */
+static int version(void)
+{
+    static char out[8192];
+    printf("kgate %s\n", PACKAGE_VERSION);
+    fflush(stdout);
+    kg_runners_probe("/proc/self/exe", NULL, out, sizeof out);
+    fputs(out, stdout);
+    return KG_EXIT_OK;
+}
+
+/* `kgate __probe`: the CUDA libraries probed in this (child) process, for version(). */
+static int probe_here(void)
+{
+    static char out[4096];
+    kg_runners_probe_here(out, sizeof out);
+    fputs(out, stdout);
+    return KG_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     /* the judge (and every worker) closes its memory to other processes: a kernel must not
@@ -40,6 +79,7 @@ int main(int argc, char **argv)
     kg_sandbox_private();
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "__layout")) return kg_proto_layout(stdout);
+    if (argc == 2 && !strcmp(argv[1], "__probe")) return probe_here();
     /* the judge allocates and frees tensors of a few MB per run, hundreds of times a check: keep
      * them in the heap instead of fresh mmaps that fault in every page again each time */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -58,12 +98,18 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return kg_cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "audit-merge")) return kg_cli_audit_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) {
+        if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+            printf("usage: kgate explain GATE\nwhat a gate checks and why; the gates: kgate --list-gates\n");
+            return KG_EXIT_OK;
+        }
         if (argc != 3) {
             fprintf(stderr, "usage: kgate explain GATE\n");
             return KG_EXIT_USAGE;
         }
         return explain(argv[2]);
     }
+    if (!strcmp(cmd, "--list-builtins") || !strcmp(cmd, "list-builtins") || !strcmp(cmd, "builtins"))
+        return list_builtins();
     if (!strcmp(cmd, "--list-gates") || !strcmp(cmd, "gates")) {
         list_gates();
         return KG_EXIT_OK;
@@ -72,10 +118,8 @@ int main(int argc, char **argv)
         kg_cli_usage(stdout);
         return KG_EXIT_OK;
     }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-        printf("kgate %s\n", PACKAGE_VERSION);
-        return KG_EXIT_OK;
-    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) return version();
+    if (cmd[0] != '-' && no_such_file(cmd)) return KG_EXIT_USAGE;
 #ifdef KG_HAVE_TUI
     if (!strcmp(cmd, "--repl")) return kg_tui_main(argc > 2 ? argv[2] : NULL, true);
     if (cmd[0] != '-') return kg_tui_main(cmd, !(isatty(0) && isatty(1)));

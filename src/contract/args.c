@@ -122,7 +122,10 @@ static int parse_tensor(struct kg_parse *x, struct kg_arg *a, char *spec, int li
     else if (n == 7 && !strncmp(s, "scratch", 7))
         a->io = KG_SCRATCH;
     else
-        return kg_perr(x, line, "args: '%s': expected in, out, inout or scratch before the dtype", a->name);
+        return kg_perr(x, line,
+                       "args: '%s': expected in, out, inout or scratch before the dtype (or a scalar type: int, "
+                       "long, float, double)",
+                       a->name);
     s = kg_trim(s + n);
     char *lb = strchr(s, '[');
     size_t tn = lb ? (size_t)(lb - s) : strlen(s);
@@ -197,10 +200,80 @@ static int parse_scalar(struct kg_parse *x, struct kg_arg *a, char *spec, size_t
     return symbol_fits(x, a, "shape", x->c->nominal[a->sym], x->c->line_shape);
 }
 
+/* The comma in s at bracket depth 0 that a `NAME:` follows ("x: in f32[N], y: out f32[N]"), or
+ * NULL: args are separated by ';', and a comma there starts what was meant as the next arg. */
+static const char *comma_before_name(const char *s)
+{
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '[' || *p == '(') depth++;
+        if (*p == ']' || *p == ')') depth--;
+        if (*p != ',' || depth != 0) continue;
+        const char *q = p + 1;
+        while (isspace((unsigned char)*q)) q++;
+        size_t n = 0;
+        while (isalnum((unsigned char)q[n]) || q[n] == '_') n++;
+        const char *r = q + n;
+        while (isspace((unsigned char)*r)) r++;
+        if (kg_valid_ident(q, n) && *r == ':') return p;
+    }
+    return NULL;
+}
+
+/* item with each comma that separates two args written as ';', in the message. */
+static int commas_between_args(struct kg_parse *x, const char *item, int line)
+{
+    char fixed[512];
+    size_t len = 0;
+    fixed[0] = 0;
+    const char *p = item, *comma;
+    while ((comma = comma_before_name(p))) {
+        kg_appendf(fixed, sizeof fixed, &len, "%.*s;", (int)(comma - p), p);
+        p = comma + 1;
+    }
+    kg_appendf(fixed, sizeof fixed, &len, "%s", p);
+    return kg_perr(x, line, "args: args are separated by ';', not ',': write '%s'", fixed);
+}
+
+/* The C types a scalar is often written as, and the scalar type that is meant. */
+static const struct {
+    const char *w, *meant;
+} scalar_aliases[] = {
+    {"int32", "int"},      {"int32_t", "int"}, {"i32", "int"},      {"int64", "long"},     {"int64_t", "long"},
+    {"i64", "long"},       {"size_t", "long"}, {"ssize_t", "long"}, {"ptrdiff_t", "long"}, {"float32", "float"},
+    {"float64", "double"}, {"f32", "float"},   {"f64", "double"},
+};
+
+/* A one-word spec (maybe `= VALUE` after it) that is no scalar type and no in/out: a scalar
+ * whose type is misspelt (`N: int32`, `N: i32`), or a tensor missing its in/out and dims. */
+static int not_a_scalar_type(struct kg_parse *x, const char *name, const char *w, size_t n, int line)
+{
+    for (size_t i = 0; i < sizeof scalar_aliases / sizeof *scalar_aliases; i++)
+        if (strlen(scalar_aliases[i].w) == n && !strncmp(w, scalar_aliases[i].w, n))
+            return kg_perr(x, line,
+                           "args: '%s': '%.*s' is not a scalar type (the scalar types are int, long, float, double): "
+                           "write '%s: %s'",
+                           name, (int)n, w, name, scalar_aliases[i].meant);
+    return kg_perr(x, line,
+                   "args: '%s': '%.*s' is not a scalar type (the scalar types are int, long, float, double) nor a "
+                   "tensor ('%s: in|out|inout|scratch DTYPE[DIMS]')",
+                   name, (int)n, w, name);
+}
+
+/* Whether the n-character word at w is one of in, out, inout, scratch. */
+static int is_io_word(const char *w, size_t n)
+{
+    static const char *const io[] = {"in", "out", "inout", "scratch"};
+    for (size_t i = 0; i < sizeof io / sizeof *io; i++)
+        if (strlen(io[i]) == n && !strncmp(w, io[i], n)) return 1;
+    return 0;
+}
+
 /* One `NAME: SPEC` item of args:, into the next free arg (the caller counts it). */
 static int parse_arg(struct kg_parse *x, char *item, int line)
 {
     struct kg_contract *c = x->c;
+    if (comma_before_name(item)) return commas_between_args(x, item, line);
     char *colon = strchr(item, ':');
     if (!colon)
         return kg_perr(x, line,
@@ -217,6 +290,9 @@ static int parse_arg(struct kg_parse *x, char *item, int line)
     a->sym = -1;
     size_t n = strcspn(spec, " \t=");
     if (scalar_kind(spec, n, &a->kind)) return parse_scalar(x, a, spec, n, line);
+    const char *after = kg_trim(spec + n);
+    if ((!*after || *after == '=') && n && !memchr(spec, '[', n) && !is_io_word(spec, n))
+        return not_a_scalar_type(x, a->name, spec, n, line);
     if (!parse_tensor(x, a, spec, line)) return 0;
     /* the arg is not counted, so kg_contract_free will not see the dims it had parsed */
     for (int d = 0; d < a->rank; d++) kg_expr_free(a->dims[d]);

@@ -21,4 +21,8 @@ extern const struct kg_builtin kg_builtins[]; /* NULL-terminated by name */
  * exists, else NAME.c. */
 int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, struct kg_err *e);
 
+/* `kgate --list-builtins`: one line per built-in NAME into out (its runners, its op or oracle,
+ * the first sentence of its description); returns how many (builtin_list.c). */
+int kg_builtin_list(char *out, size_t n);
+
 #endif

@@ -160,3 +160,14 @@ int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case 
     }
     return kg_case_init(k, c, sym, dtype, (uint64_t)seed, dist, e);
 }
+
+bool kg_case_outputs_empty(const struct kg_case *k)
+{
+    bool any = false;
+    for (int i = 0; i < k->c->nargs; i++) {
+        if (!kg_arg_is_output(&k->c->args[i])) continue;
+        any = true;
+        if (k->numel[i] > 0) return false;
+    }
+    return any;
+}

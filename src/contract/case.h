@@ -51,6 +51,10 @@ void kg_case_id(const struct kg_case *k, char *buf, size_t n);
  * commands carry ids). -1 with e filled when it does not parse or evaluate. */
 int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case *k, struct kg_err *e);
 
+/* Whether the case has nothing to compare: every out and inout tensor has zero elements (N=0).
+ * A judgement of such a case would be "exact" with nothing compared; it is refused instead. */
+bool kg_case_outputs_empty(const struct kg_case *k);
+
 /* Total bytes of all tensors (for sizing shared memory and refusing absurd cases). */
 int64_t kg_case_bytes(const struct kg_case *k);
 

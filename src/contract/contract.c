@@ -156,12 +156,44 @@ static int need_launch_if_cuda(struct kg_parse *x)
     return kg_perr(x, x->c->line_header, "missing 'launch:' (grid=..., block=..., smem=...): a .cu kernel needs it");
 }
 
+/* What to write for an op that is not built in. */
+static const char *const not_built_in =
+    "an op that is not built in is 'oracle: FUNC' instead, your own fp64 C function (see kgate-contract(5))";
+
+/* Whether v is an expression ("y = x*2+1") rather than NAME or NAME(KEY=VALUE, ...): an
+ * operator outside the parentheses. */
+static int is_expression(const char *v)
+{
+    int depth = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if (depth == 0 && strchr("=+-*/%^<>?", *p)) return 1;
+    }
+    return 0;
+}
+
+/* Whether v starts with a name that is no built-in op. */
+static int names_no_op(const char *v)
+{
+    char name[KG_NAME_MAX];
+    size_t n = 0;
+    while (n + 1 < sizeof name && (isalnum((unsigned char)v[n]) || v[n] == '_')) n++;
+    memcpy(name, v, n);
+    name[n] = 0;
+    return n && !kg_op_find(name);
+}
+
 static int parse_op(struct kg_parse *x, char *v, int line)
 {
     struct kg_contract *c = x->c;
     struct kg_err ee;
     kg_strlcpy(c->op_text, v, sizeof c->op_text);
-    if (kg_op_parse(v, &c->op, &ee)) return kg_perr(x, line, "op: %s", ee.msg);
+    if (is_expression(v))
+        return kg_perr(x, line, "op: '%s' is an expression, not a built-in op (such as relu or softmax(dim=1)); %s", v,
+                       not_built_in);
+    if (kg_op_parse(v, &c->op, &ee))
+        return kg_perr(x, line, "op: %s%s%s", ee.msg, names_no_op(v) ? "; " : "", names_no_op(v) ? not_built_in : "");
     c->has_op = true;
     return 0;
 }
@@ -261,6 +293,35 @@ static int check_one_oracle(struct kg_parse *x, const struct raw *r)
     return 0;
 }
 
+/* Whether shape symbol k is used by a dim, a scalar or a launch expression. */
+static int symbol_used(const struct kg_contract *c, int k)
+{
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        if (a->sym == k) return 1;
+        for (int d = 0; d < a->rank; d++)
+            if (kg_expr_uses(a->dims[d], k)) return 1;
+    }
+    for (int i = 0; i < 3; i++)
+        if ((c->grid[i] && kg_expr_uses(c->grid[i], k)) || (c->block[i] && kg_expr_uses(c->block[i], k))) return 1;
+    return c->smem && kg_expr_uses(c->smem, k);
+}
+
+/* A symbol nothing uses is a mistake (a dim written with another name, a forgotten scalar): the
+ * shapes gate would sweep it and run the same case again and again. */
+static int check_symbols_used(struct kg_parse *x, const struct raw *r)
+{
+    (void)r;
+    const struct kg_contract *c = x->c;
+    for (int k = 0; k < c->nsyms; k++)
+        if (!symbol_used(c, k))
+            return kg_perr(x, c->line_shape,
+                           "shape: symbol '%s' is unused: no dim, scalar or launch expression uses it (remove it, or "
+                           "use it in args:)",
+                           c->sym[k]);
+    return 0;
+}
+
 /* `dtypes:` lists the instances of dtype T: one without the other means nothing. */
 static int check_dtypes_vs_t(struct kg_parse *x, const struct raw *r)
 {
@@ -338,6 +399,7 @@ static const struct step steps[] = {
     KEY(K_ARGS, kg_parse_args, need_args),
     KEY(K_SWEEP, kg_parse_sweep, NULL),
     KEY(K_LAUNCH, kg_parse_launch, need_launch_if_cuda),
+    CHECK(check_symbols_used),
     CHECK(check_one_oracle),
     KEY(K_OP, parse_op, NULL),
     KEY(K_ORACLE, parse_oracle, need_op_or_oracle),

@@ -16,6 +16,13 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
     struct kg_exec x;
     struct kg_exec_opts def = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
     kg_exec(s, k, &in, o ? o : &def, &x);
+    if (x.status == KG_WS_OK && kg_case_outputs_empty(k)) { /* it ran (no crash), but there is nothing to judge */
+        kg_verdict_empty(v, k);
+        kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+        kg_exec_free(&x);
+        kg_inputs_free(&in);
+        return -1;
+    }
     if (x.status != KG_WS_OK) {
         kg_verdict_from_exec(v, k, &x);
         kg_replay(s, v->gate, k, v->replay, sizeof v->replay);

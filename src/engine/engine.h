@@ -161,9 +161,13 @@ void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const 
                            const struct kg_judgement *j, struct kg_verdict *v);
 
 /* One-shot helper used by most calibrated gates: generate inputs, run, oracle, judge.
- * Returns 0 when it ran (j filled), -1 when the run errored (v set to error or refused). */
+ * Returns 0 when it ran (j filled), -1 when the run errored (v set to error or refused) or the
+ * case has no output elements (v refused: nothing to compare). */
 int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o, struct kg_judgement *j,
                   struct kg_expect *ex_out, struct kg_exec *x_out, struct kg_verdict *v);
+
+/* Sets v to refused: case k has no output elements (kg_case_outputs_empty), nothing to judge. */
+void kg_verdict_empty(struct kg_verdict *v, const struct kg_case *k);
 
 /* Sets v to error/refused/fail from a failed run. */
 void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const struct kg_exec *x);

@@ -61,6 +61,17 @@ void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const 
     kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
 }
 
+void kg_verdict_empty(struct kg_verdict *v, const struct kg_case *k)
+{
+    char sh[KG_SHAPE_STR_MAX];
+    kg_case_shape_str(k, sh, sizeof sh);
+    kg_verdict_set(v, KG_REFUSED, "the case %s has no output elements: nothing to compare", sh);
+    kg_verdict_detail(v,
+                      "Every out and inout tensor is empty at %s, so no value could be wrong: a verdict there "
+                      "would say nothing. Choose a shape with at least one output element.",
+                      sh);
+}
+
 void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const struct kg_exec *x)
 {
     char id[KG_CASE_ID_MAX];

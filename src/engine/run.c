@@ -12,8 +12,13 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
     s->current_gate = g;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
     const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
+    struct kg_case k;
+    struct kg_err e;
     if (no_gpu)
         kg_verdict_set(v, KG_SKIP, "%s", no_gpu);
+    else if (!kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e) &&
+             kg_case_outputs_empty(&k)) /* a shape pinned at N=0: every gate would judge nothing */
+        kg_verdict_empty(v, &k);
     else
         g->run(s, v);
     if (kg_session_interrupted(s)) {

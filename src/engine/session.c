@@ -42,6 +42,18 @@ void kg_session_restart(struct kg_session *s, struct kg_client *cl)
     kg_worker_stop(&cl->w);
 }
 
+/* The candidate's latest load (device, attributes), whose compiler says "(cached)" only when no
+ * load of this session compiled: a fresh worker's replay and another dtype's worker find what
+ * the session's first compile stored. The oracle worker's load is not the candidate's. */
+static void keep_load(struct kg_session *s, const struct kg_reply *rp)
+{
+    char compiler[sizeof s->last_load.compiler];
+    bool compiled = s->last_load.compiler[0] && !strstr(s->last_load.compiler, "(cached)");
+    memcpy(compiler, s->last_load.compiler, sizeof compiler);
+    s->last_load = *rp;
+    if (compiled) memcpy(s->last_load.compiler, compiler, sizeof compiler);
+}
+
 int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp)
 {
     if (kg_worker_alive(&cl->w)) return 0;
@@ -76,7 +88,7 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
         return -1;
     }
     cl->load_reply = *rp;
-    s->last_load = *rp;
+    if (cl != &s->oracle) keep_load(s, rp);
     cl->loaded = true;
     return 0;
 }

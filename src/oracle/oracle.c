@@ -118,6 +118,29 @@ static int unknown_keyword(const struct kg_opdef *d, const char *kw, size_t n, s
     return kg_errf(e, "%s has no keyword '%.*s' (keywords: %s)", d->name, (int)(n < 64 ? n : 64), kw, known);
 }
 
+static bool starts_number(const char *p)
+{
+    return isdigit((unsigned char)p[0]) ||
+           ((p[0] == '-' || p[0] == '+' || p[0] == '.') && p[1] && (isdigit((unsigned char)p[1]) || p[1] == '.'));
+}
+
+/* A value where a keyword belongs, "scale(2)": the parameters are keywords; the message writes
+ * the call with the op's own keyword (or says the op takes none). */
+static int positional(const struct kg_opdef *d, const char *p, struct kg_err *e)
+{
+    if (!d->params[0])
+        return kg_errf(e, "%s takes no parameters; got '%.*s' (write %s)", d->name, token_len(p), p, d->name);
+    if (!d->params[1])
+        return kg_errf(e, "%s: the parameters are keywords, not positions: write %s(%s=%.*s)", d->name, d->name,
+                       d->params[0], token_len(p), p);
+    char known[256];
+    size_t len = 0;
+    known[0] = '\0';
+    for (int i = 0; i < KG_OP_MAX_PARAMS && d->params[i]; i++)
+        kg_appendf(known, sizeof known, &len, "%s%s=...", i ? ", " : "", d->params[i]);
+    return kg_errf(e, "%s: the parameters are keywords, not positions: write %s(%s)", d->name, d->name, known);
+}
+
 /* Whether strto* read something from p and stopped at the end of a token. */
 static bool value_ends(const char *p, const char *q)
 {
@@ -168,6 +191,7 @@ int kg_op_parse(const char *text, struct kg_opcall *call, struct kg_err *e)
         while (*p != ')') {
             if (!*p) return kg_errf(e, "%s: missing ')' after the keywords", d->name);
             size_t kn = ident_len(p);
+            if (!kn && starts_number(p)) return positional(d, p, e);
             if (!kn) return kg_errf(e, "%s: expected a keyword or ')', got '%.*s'", d->name, token_len(p), p);
             int k = -1;
             for (int i = 0; i < KG_OP_MAX_PARAMS && d->params[i] && k < 0; i++)

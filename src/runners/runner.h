@@ -51,6 +51,14 @@ extern const struct kg_runner_ops kg_runner_host;
 extern const struct kg_runner_ops kg_runner_cuda;
 #endif
 
+/* `kgate --version`'s runner lines: which runners can run here and, for those that cannot,
+ * why ("cuda: no (libcuda.so.1 not found: ...)"), with the versions of libcuda, NVRTC, CUPTI
+ * and PyTorch (python: the torch runner's interpreter, NULL for $KGATE_PYTHON or python3).
+ * The CUDA libraries are loaded in a child process (exe __probe), never in the caller. */
+void kg_runners_probe(const char *exe, const char *python, char *out, size_t n);
+/* The child's part: the CUDA runner's lines, probed in this process. */
+void kg_runners_probe_here(char *out, size_t n);
+
 /* Worker entry point: serves requests on fd until QUIT or EOF. Returns the exit status. */
 int kg_worker_main(int fd);
 

@@ -54,6 +54,29 @@ static const char *ctype_of(int dtype)
     }
 }
 
+/* "FILE:LINE: does not include <kgate.h>..." into msg when what the compiler (or dlopen) said in
+ * out comes of a missing #include <kgate.h> in src. */
+static void no_kgate_h(const char *path, const char *src, const char *out, char *msg, size_t n, size_t *ml)
+{
+    char name[64], where[16] = "";
+    int line;
+    if (!kg_missing_kgate_h(src, out, name, sizeof name, &line)) return;
+    if (line > 0) snprintf(where, sizeof where, ":%d", line);
+    kg_appendf(msg, n, ml,
+               "%s%s: does not include <kgate.h>, which declares %s: add `#include <kgate.h>` before its first use\n",
+               path, where, name);
+}
+
+/* The compile error of path: the compiler's output, after the cause in plain words when it is
+ * a missing #include <kgate.h> (the raw errors alone say only "unknown type name"). */
+static void compile_failed(const char *path, const char *src, const char *cc, const char *out, struct kg_reply *rep)
+{
+    size_t ml = 0; /* the compiler's output is cut where the message ends */
+    rep->msg[0] = 0;
+    no_kgate_h(path, src, out, rep->msg, sizeof rep->msg, &ml);
+    kg_appendf(rep->msg, sizeof rep->msg, &ml, "%s: compile failed (%s):\n%s", path, cc, out);
+}
+
 static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep)
 {
     struct host *h = st;
@@ -84,7 +107,6 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     key = kg_hash64(cc, strlen(cc), key);
     key = kg_hash64(defs, strlen(defs), key);
     key = kg_hash64(inc, strlen(inc), key);
-    free(src);
     char so[KG_REQ_PATH_MAX + KG_PATH_SLACK], tmp[KG_REQ_PATH_MAX + 2 * KG_PATH_SLACK];
     snprintf(so, sizeof so, "%s/host-%016llx.so", l->cache_dir, (unsigned long long)key);
     struct stat sb;
@@ -98,20 +120,21 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
         int rc = kg_run_cmd(argv, out, sizeof out, 120);
         if (rc != 0) {
             unlink(tmp);
-            size_t ml = 0; /* the compiler's output is cut where the message ends */
-            rep->msg[0] = 0;
-            kg_appendf(rep->msg, sizeof rep->msg, &ml, "%s: compile failed (%s):\n%s", l->path, cc, out);
+            compile_failed(l->path, src, cc, out, rep);
+            free(src);
             return rc == 127 ? KG_WS_UNAVAILABLE : KG_WS_COMPILE;
         }
         if (rename(tmp, so)) {
             snprintf(rep->msg, sizeof rep->msg, "cannot store %s: %s", so, strerror(errno));
             unlink(tmp);
+            free(src);
             return KG_WS_UNAVAILABLE;
         }
         snprintf(rep->compiler, sizeof rep->compiler, "%s", cc);
     } else {
         snprintf(rep->compiler, sizeof rep->compiler, "%s (cached)", cc);
     }
+    free(src);
     rep->compile_seconds = kg_now() - t0;
     kg_strlcpy(h->so_path, so, sizeof h->so_path);
     return KG_WS_OK;
@@ -147,7 +170,17 @@ static int host_open(void *st, const struct kg_req_load *l, struct kg_reply *rep
     }
     h->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!h->so) {
-        snprintf(rep->msg, sizeof rep->msg, "%s: cannot load the compiled kernel: %s", l->path, dlerror());
+        char dl[1024];
+        kg_strlcpy(dl, dlerror(), sizeof dl);
+        size_t ml = 0, len;
+        struct kg_err e;
+        /* a kgate.h function called undeclared compiles (an implicit declaration is a warning)
+         * and is missing only here */
+        char *src = strstr(dl, "undefined symbol: kg_") ? kg_read_file(l->path, KG_SOURCE_MAX, &len, &e) : NULL;
+        rep->msg[0] = 0;
+        if (src) no_kgate_h(l->path, src, dl, rep->msg, sizeof rep->msg, &ml);
+        free(src);
+        kg_appendf(rep->msg, sizeof rep->msg, &ml, "%s: cannot load the compiled kernel: %s", l->path, dl);
         return KG_WS_COMPILE;
     }
     h->fn = dlsym(h->so, l->entry);

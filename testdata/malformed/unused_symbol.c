@@ -1,0 +1,10 @@
+/*@kgate
+name:    relu
+op:      relu
+entry:   relu
+args:    x: in f32[N]; y: out f32[N]; N: int
+shape:   N=100 M=4
+sweep:   M=1,7
+*/
+// expect: error 6 shape: symbol 'M' is unused
+void relu(const float *x, float *y, int N) { for (int i = 0; i < N; i++) y[i] = x[i] < 0 ? 0 : x[i]; }
