@@ -22,7 +22,7 @@ check "the detail pane suggests the next command" wait_for '│ next: heatmap y'
 keys 'heatmap y' Enter
 check "heatmap: the pane renders" wait_for '│ HEATMAP y \[100000\]  1 cell = 1x[0-9]+ \(\+ zooms\)'
 check "heatmap: the cursor is on the lost NaN" wait_for '│ y\[[0-9]+\] got 0, expected nan: NaN lost'
-check "heatmap: the lost NaN is marked" wait_for '│ *N'
+check "heatmap: the lost NaN is marked" wait_for '│ +[0-9]+ +N'
 check "heatmap: the legend" wait_for '^ N NaN lost I Inf lost'
 
 keys Tab
