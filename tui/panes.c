@@ -258,7 +258,7 @@ static char *detail_text(const struct kg_screen *sc, char *title, size_t n)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
-    if (in->detail == KG_DETAIL_GATE && in->selected >= 0 && in->s) {
+    if (in->detail == KG_DETAIL_GATE && in->selected >= 0) { /* a gate has run only in a session */
         snprintf(title, n, " DETAIL: gate %s", kg_gates[in->selected]->id);
         kg_insp_verdict_text(in, in->selected, f);
     } else {
