@@ -105,6 +105,10 @@ EXTRA_DIST += tests/cli.sh tests/cli_messages.sh tests/tui_repl.sh tests/repl_ex
 	testdata/kernelbench tests/fuzz.sh tests/fuzz/README tests/fuzz/fuzz_contract.c tests/fuzz/corpus.sh \
 	tests/fuzz/contract.dict tests/fuzz/regressions
 
+# the full-screen inspector's keys, wrapping and heatmap labels (tmux; tmux_lib.sh is shared)
+TESTS += tests/tui_tmux_keys.sh
+EXTRA_DIST += tests/tui_tmux_keys.sh tests/tmux_lib.sh
+
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 UNIT_LIBS = libkgate.la $(CMOCKA_LIBS) -lm

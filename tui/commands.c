@@ -165,7 +165,8 @@ static void verdict_evidence(const struct kg_verdict *v, FILE *out)
     if (ev->case_id[0]) fprintf(out, "  case: %s\n", ev->case_id);
 }
 
-void kg_insp_verdict_text(const struct kg_insp *in, int i, FILE *out)
+/* with_next: the `next:` line too (only the selected gate's is shown: its case is the heatmap's) */
+static void verdict_text(const struct kg_insp *in, int i, bool with_next, FILE *out)
 {
     const struct kg_gate *g = kg_gates[i];
     if (!in->ran[i]) {
@@ -178,11 +179,16 @@ void kg_insp_verdict_text(const struct kg_insp *in, int i, FILE *out)
     fprintf(out, "  %s\n", v->summary);
     char next[160];
     kg_insp_next_step(in, i, next, sizeof next);
-    if (next[0]) fprintf(out, "next: %s\n", next);
+    if (next[0] && with_next) fprintf(out, "next: %s\n", next);
     if (v->status != KG_PASS || v->ev.valid) verdict_evidence(v, out);
     if (v->ratio != 0 && v->status != KG_PASS) fprintf(out, "  error ratio: %.3g x the reference's\n", v->ratio);
     if (v->detail[0] && v->status != KG_PASS) fprintf(out, "%s\n", v->detail);
     if (v->replay[0] && v->status != KG_PASS) fprintf(out, "replay: %s\n", v->replay);
+}
+
+void kg_insp_verdict_text(const struct kg_insp *in, int i, FILE *out)
+{
+    verdict_text(in, i, true, out);
 }
 
 /* A failing gate's case becomes the heatmap's, so `heatmap OUTPUT` shows what failed. */
@@ -200,7 +206,7 @@ static void adopt_case_of(struct kg_insp *in, int i)
     in->have_insp = false;
 }
 
-static void select_gate(struct kg_insp *in, int i)
+void kg_insp_select(struct kg_insp *in, int i)
 {
     in->selected = i;
     in->detail = KG_DETAIL_GATE;
@@ -269,9 +275,9 @@ static int run_batch(struct kg_insp *in, const int *which, int n, FILE *out)
         int i = which[q];
         if (!in->ran[i] || (in->v[i].status != KG_FAIL && in->v[i].status != KG_ERROR)) continue;
         fprintf(out, "\n");
-        kg_insp_verdict_text(in, i, out);
+        verdict_text(in, i, i == first_bad, out);
     }
-    if (first_bad >= 0 || last >= 0) select_gate(in, first_bad >= 0 ? first_bad : last);
+    if (first_bad >= 0 || last >= 0) kg_insp_select(in, first_bad >= 0 ? first_bad : last);
     return 0;
 }
 
@@ -315,8 +321,9 @@ static int cmd_explain(struct kg_insp *in, int argc, char **argv, FILE *out)
         return -1;
     }
     const struct kg_gate *g = kg_gates[i];
-    fprintf(out, "%s: %s (%s%s)\n%s\n", g->id, g->title, g->tolerance_free ? "tolerance-free" : "calibrated",
-            g->needs_gpu ? ", GPU only" : "", g->explain);
+    fprintf(out, "%s: %s (%s%s)\n", g->id, g->title, g->tolerance_free ? "tolerance-free" : "calibrated",
+            g->needs_gpu ? ", GPU only" : "");
+    kg_insp_prose(in, g->explain, out);
     if (in->s && in->ran[i]) {
         fprintf(out, "\nhere: ");
         kg_insp_verdict_text(in, i, out);
@@ -358,19 +365,23 @@ static int cmd_help(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     (void)argc;
     (void)argv;
-    fprintf(out, "commands (Tab completes, Up/Down recall history):\n");
+    fprintf(out, "commands (Tab completes, %s recall history):\n", in->fullscreen ? "Ctrl-P/Ctrl-N" : "Up/Down");
     for (const struct cmd *c = cmds; c->name; c++) {
         char left[40];
         snprintf(left, sizeof left, "%s %s", c->name, c->args);
         fprintf(out, "  %-26s %s\n", left, c->help);
     }
+    fprintf(out, "  %-26s %s\n", "GATE", "a gate id alone selects the gate: its verdict");
     fprintf(out, "builtins:");
     for (const struct kg_builtin *b = kg_builtins; b->name; b++) fprintf(out, " builtin:%s", b->file);
     fprintf(out, "\nstart: load FILE, run all, then type the 'next:' line a failing gate shows.\n"
                  "Ctrl-C stops a running command (and at the prompt, leaves).\n");
     if (in->fullscreen)
-        fprintf(out, "keys: Tab on an empty line moves to the heatmap (arrows, + -, w: worst, Tab back);\n"
-                     "PgUp/PgDn scroll this pane; Ctrl-L redraws.\n");
+        kg_insp_prose(in,
+                      "keys: Up/Down or j/k on an empty line select a gate (its verdict shows here; with\n"
+                      "text on the line they recall history); Tab on an empty line moves to the heatmap\n"
+                      "(arrows, + -, w: worst, Tab back); PgUp/PgDn scroll this pane; Ctrl-L redraws.",
+                      out);
     return 0;
 }
 
@@ -414,6 +425,19 @@ static int split(char *line, char **argv, int max)
     return n;
 }
 
+/* A gate id typed alone selects the gate, as the arrow keys do, and shows its verdict. */
+static int select_by_id(struct kg_insp *in, int i, int argc, FILE *out)
+{
+    if (argc > 1) {
+        fprintf(out, "a gate id alone selects the gate; it takes no arguments (run %s runs it)\n", kg_gates[i]->id);
+        return -1;
+    }
+    kg_insp_select(in, i);
+    snprintf(in->detail_title, sizeof in->detail_title, "gate %s", kg_gates[i]->id);
+    kg_insp_verdict_text(in, i, out);
+    return 0;
+}
+
 int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out)
 {
     char buf[4096];
@@ -436,6 +460,8 @@ int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out)
         }
         return rc;
     }
+    int g = gate_index(argv[0]);
+    if (g >= 0) return select_by_id(in, g, argc, out);
     fprintf(out, "unknown command '%s' (help lists them)\n", argv[0]);
     return -1;
 }
@@ -475,6 +501,7 @@ bool kg_insp_complete(const struct kg_insp *in, const char *cmd, int argi, const
 {
     if (argi == 0) {
         for (const struct cmd *c = cmds; c->name; c++) add(ud, c->name);
+        for (int i = 0; kg_gates[i]; i++) add(ud, kg_gates[i]->id);
         return true;
     }
     if (!strcmp(cmd, "load") && argi == 1 && text[0] &&

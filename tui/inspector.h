@@ -82,6 +82,10 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out);
  * the command failed (the text says why). Sets in->quit on `quit`. */
 int kg_insp_exec(struct kg_insp *in, const char *line, FILE *out);
 
+/* Selects gate i: the detail pane shows its verdict, and a failing gate's case becomes the
+ * heatmap's. */
+void kg_insp_select(struct kg_insp *in, int i);
+
 /* The verdict of gate i as text: status, summary, evidence, detail, replay, next command. */
 void kg_insp_verdict_text(const struct kg_insp *in, int i, FILE *out);
 
@@ -134,6 +138,11 @@ void kg_insp_drop_views(struct kg_insp *in);
 
 /* Drops the views, the verdicts and the session (a new kernel replaces it). */
 void kg_insp_drop_kernel(struct kg_insp *in);
+
+/* Writes prose that is stored wrapped at ~100 columns (a gate's explain text): as it is for
+ * the line REPL; for the full screen each paragraph as one line, which the pane wraps once at
+ * its own width. Blank lines, indented lines and list items are kept as they are. */
+void kg_insp_prose(const struct kg_insp *in, const char *text, FILE *out);
 
 /* Whether name is an output argument of c. */
 bool kg_insp_is_output(const struct kg_contract *c, const char *name);

@@ -1,8 +1,8 @@
 /* panes.c: drawing the full-screen inspector: the title, the gate list, the detail of a
  * verdict or of the last command, the heatmap (or replay map, or sweep plot) with its legend,
  * and the command line, laid out for the terminal's size. A draw reads struct kg_insp; it
- * changes only the map's scroll (the cursor stays in view) and notes what it drew (the grid,
- * the detail's line count) for the keys in tui.c. */
+ * changes only the scrolls (the map's cursor stays in view, the detail pane ends on its last
+ * line) and notes what it drew (the grid, the detail's line counts) for the keys in tui.c. */
 #include <curses.h>
 #include <math.h>
 #include <readline/readline.h>
@@ -166,7 +166,7 @@ static void draw_gates(const struct kg_screen *sc, const struct layout *L)
         put_clip(r->y + 1 + i, r->x + 17, r->w - 17, st, status_paint(sc, st));
         if (next < 0 && in->s && !in->ran[i]) next = i;
     }
-    if (next >= 0 && in->ngates + 1 < r->h) {
+    if (next >= 0 && in->ngates + 1 < r->h && !sc->detail_next) { /* one `next:` on the screen */
         char t[64];
         snprintf(t, sizeof t, " next: %s", kg_gates[next]->id);
         put_clip(r->y + 1 + in->ngates, r->x, r->w, t, paint(sc, P_COLD));
@@ -184,8 +184,18 @@ static void draw_legend(const struct kg_screen *sc, const struct layout *L)
     for (int i = 0; i < n && i < r->h; i++) put_clip(r->y + i, r->x + 1, r->w - 1, lines[i], paint(sc, P_COLD));
 }
 
+/* How far the continuation of a line too long for the pane is indented: two columns past
+ * the line's own indent, so that it reads as the same line (or list item) going on. */
+static int hang(const char *p, int len, int width)
+{
+    int i = 0;
+    while (i < len && p[i] == ' ') i++;
+    return i + 2 < width / 2 ? i + 2 : width / 2;
+}
+
 /* Splits text into display lines of at most width columns (breaking at spaces where it can)
- * and calls line() for each; returns the number of lines. */
+ * and calls line() for each; returns the number of lines. Each line of text is wrapped once,
+ * here: prose comes as one line a paragraph (kg_insp_prose). */
 static int wrap(const char *text, int width, void (*line)(void *ud, int k, const char *s, int n), void *ud)
 {
     int k = 0;
@@ -193,7 +203,7 @@ static int wrap(const char *text, int width, void (*line)(void *ud, int k, const
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
         int len = nl ? (int)(nl - p) : (int)strlen(p);
-        int cont = 0;
+        int cont = 0, indent = hang(p, len, width);
         do {
             int room = width - cont, take = len;
             if (take > room) {
@@ -210,7 +220,7 @@ static int wrap(const char *text, int width, void (*line)(void *ud, int k, const
             while (take < len && p[take] == ' ') take++;
             p += take;
             len -= take;
-            cont = 2;
+            cont = indent;
         } while (len > 0);
         p = nl ? nl + 1 : p;
         if (!nl) break;
@@ -222,12 +232,14 @@ struct detail_ctx {
     const struct kg_screen *sc;
     const struct rect *r;
     int first;
+    bool draw;
 };
 
 static void detail_line(void *ud, int k, const char *s, int n)
 {
     struct detail_ctx *d = ud;
     int row = k - d->first;
+    if (!d->draw) return;
     if (row < 0 || row >= d->r->h - 1) return;
     attr_t a = A_NORMAL;
     if (!strncmp(s, "next:", 5))
@@ -246,7 +258,7 @@ static char *detail_text(const struct kg_screen *sc, char *title, size_t n)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
-    if (in->detail == KG_DETAIL_GATE && in->selected >= 0 && in->s) {
+    if (in->detail == KG_DETAIL_GATE && in->selected >= 0) { /* a gate has run only in a session */
         snprintf(title, n, " DETAIL: gate %s", kg_gates[in->selected]->id);
         kg_insp_verdict_text(in, in->selected, f);
     } else {
@@ -262,11 +274,19 @@ static void draw_detail(struct kg_screen *sc, const struct layout *L)
     char title[256];
     char *text = detail_text(sc, title, sizeof title);
     if (!text) return;
-    struct detail_ctx d = {sc, &L->detail, sc->scroll};
-    int total = wrap(text, L->detail.w - 2, detail_line, &d);
+    /* count first: a resize or a shorter text may leave the scroll past the last full page */
+    struct detail_ctx d = {sc, &L->detail, 0, false};
+    int total = wrap(text, L->detail.w - 2, detail_line, &d), rows = L->detail.h - 1;
+    if (sc->scroll > total - rows) sc->scroll = total - rows;
+    if (sc->scroll < 0) sc->scroll = 0;
+    d.first = sc->scroll;
+    d.draw = true;
+    wrap(text, L->detail.w - 2, detail_line, &d);
+    sc->detail_next = !strncmp(text, "next:", 5) || strstr(text, "\nnext:");
     free(text);
     sc->detail_lines = total;
-    if (total > L->detail.h - 1) {
+    sc->detail_rows = rows;
+    if (total > rows) {
         size_t len = strlen(title);
         snprintf(title + len, sizeof title - len, "  [%d-%d of %d, PgUp/PgDn]", sc->scroll + 1,
                  sc->scroll + L->detail.h - 1 < total ? sc->scroll + L->detail.h - 1 : total, total);
@@ -290,10 +310,34 @@ static void map_title(const struct kg_screen *sc, const struct kg_hm_src *src, c
                g->max_zoom ? "" : " (+ zooms)");
 }
 
+/* The digits of the longest index label: a row's first index (flat, for a vector folded into
+ * rows), or a column's. */
+static int label_digits(const struct kg_hm_src *src)
+{
+    int64_t top = src->rank >= 2 ? src->dims[src->rank - 2] : src->numel;
+    if (src->rank >= 2 && src->dims[src->rank - 1] > top) top = src->dims[src->rank - 1];
+    char b[24];
+    return snprintf(b, sizeof b, "%lld", (long long)(top > 1 ? top - 1 : 0));
+}
+
+/* The column axis above the cells: the index of a column's first element, every ten cells (or
+ * further apart when the labels are long). For a folded vector it is the offset in the row. */
+static void draw_axis(const struct kg_screen *sc, int y, int x0, const struct kg_hm_grid *g, const struct kg_hm_view *v,
+                      int digits)
+{
+    int tick = digits + 1 > 10 ? (digits + 5) / 5 * 5 : 10;
+    for (int x = 0; x < g->cols; x += tick) {
+        char b[24];
+        int n = snprintf(b, sizeof b, "%lld", (long long)((v->ox + x) * g->bw));
+        put_clip(y, x0 + x, g->cols - x < n ? g->cols - x : n, b, paint(sc, P_COLD));
+    }
+}
+
 static void draw_grid(struct kg_screen *sc, const struct rect *r, const struct kg_hm_src *src, struct kg_hm_view *v)
 {
     struct kg_hm_grid g;
-    if (kg_hm_layout(src, v, r->h - 2, r->w - 1, &g)) return;
+    int digits = label_digits(src), x0 = r->x + 2 + digits; /* a gutter of row labels, a space */
+    if (kg_hm_layout(src, v, r->h - 3, r->w - 2 - digits, &g)) return;
     char t[256], d[400];
     map_title(sc, src, &g, t, sizeof t);
     header(r, t, A_REVERSE);
@@ -302,15 +346,21 @@ static void draw_grid(struct kg_screen *sc, const struct rect *r, const struct k
     const struct kg_hm_cell *cc = g.cur_y >= 0 && g.cur_x >= 0 ? &g.cell[g.cur_y * g.cols + g.cur_x] : NULL;
     kg_hm_describe(src, cc && cc->worst >= 0 && !g.max_zoom ? cc->worst : at, d, sizeof d);
     put_clip(r->y + 1, r->x + 1, r->w - 1, d, A_BOLD);
-    for (int y = 0; y < g.rows; y++)
+    draw_axis(sc, r->y + 2, x0, &g, v, digits);
+    for (int y = 0; y < g.rows; y++) {
+        char b[24];
+        int64_t row = (v->oy + y) * g.bh;
+        snprintf(b, sizeof b, "%*lld", digits, (long long)(src->rank >= 2 ? row : row * g.C));
+        put_clip(r->y + 3 + y, r->x + 1, digits, b, paint(sc, P_COLD));
         for (int x = 0; x < g.cols; x++) {
             const struct kg_hm_cell *c = &g.cell[y * g.cols + x];
             attr_t a = cell_paint(sc, c);
             if (y == g.cur_y && x == g.cur_x) a |= sc->focus == KG_FOCUS_MAP ? A_REVERSE : A_UNDERLINE;
             attron(a);
-            mvaddch(r->y + 2 + y, r->x + 1 + x, (chtype)(unsigned char)kg_hm_glyph(c));
+            mvaddch(r->y + 3 + y, x0 + x, (chtype)(unsigned char)kg_hm_glyph(c));
             attroff(a);
         }
+    }
     kg_hm_grid_free(&g);
     sc->grid = g;
     sc->grid_valid = true;
@@ -341,7 +391,7 @@ static void draw_map(struct kg_screen *sc, const struct layout *L)
     struct kg_hm_view *v;
     const struct kg_hm_src *src = kg_insp_map_src(sc->in, &v);
     sc->grid_valid = false;
-    if (src && r->h >= 3) {
+    if (src && r->h >= 4) {
         draw_grid(sc, r, src, v);
         return;
     }
@@ -391,9 +441,9 @@ void kg_tui_draw(struct kg_screen *sc)
         return;
     }
     draw_title(sc, &L);
+    draw_detail(sc, &L); /* first: whether it shows a `next:` line decides the gate list's */
     draw_gates(sc, &L);
     mvvline(1, L.gates.w, ACS_VLINE, LINES - 3);
-    draw_detail(sc, &L);
     draw_map(sc, &L);
     draw_legend(sc, &L);
     draw_cmd(sc, &L);

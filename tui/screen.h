@@ -21,10 +21,14 @@ struct kg_screen {
     enum kg_focus focus;
     int scroll;       /* first line of the detail pane */
     int detail_lines; /* lines the detail text took at the last draw */
+    int detail_rows;  /* lines of text the detail pane showed at the last draw */
+    bool detail_next; /* the detail text has a `next:` line (the gate list then shows none) */
     char *text;       /* the last command's output */
     char hint[512];
     bool hint_error;
-    char *pending; /* a line readline accepted, to run */
+    bool hint_matches; /* the hint is readline's list of completions */
+    bool hint_fresh;   /* ... set by the key being handled now */
+    char *pending;     /* a line readline accepted, to run */
     bool eof;
     int ch; /* the key readline reads next */
     bool ch_avail;

@@ -43,6 +43,41 @@ void kg_insp_free(struct kg_insp *in)
 
 /* ---- lookups the command files share ------------------------------------------------------- */
 
+/* A line that continues its paragraph: text at the margin, not a list item ("- ", "* ", "1. "). */
+static bool flows(const char *p, size_t len)
+{
+    if (!len || p[0] == ' ' || p[0] == '\t') return false;
+    if (len >= 2 && (p[0] == '-' || p[0] == '*') && p[1] == ' ') return false;
+    size_t d = 0;
+    while (d < len && p[d] >= '0' && p[d] <= '9') d++;
+    return !(d && d + 1 < len && (p[d] == '.' || p[d] == ')') && p[d + 1] == ' ');
+}
+
+void kg_insp_prose(const struct kg_insp *in, const char *text, FILE *out)
+{
+    if (!in->fullscreen) {
+        fprintf(out, "%s\n", text);
+        return;
+    }
+    bool open = false; /* a flowing line is being written: the next one joins it */
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        while (len && p[len - 1] == ' ') len--;
+        bool f = flows(p, len);
+        if (open && f)
+            fputc(' ', out);
+        else if (open)
+            fputc('\n', out);
+        fwrite(p, 1, len, out);
+        open = f;
+        if (!f) fputc('\n', out);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    if (open) fputc('\n', out);
+}
+
 bool kg_insp_is_output(const struct kg_contract *c, const char *name)
 {
     int a = kg_contract_arg(c, name);

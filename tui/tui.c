@@ -59,6 +59,7 @@ static void rl_matches_hook(char **matches, int n, int max)
     scr->hint[0] = 0;
     for (int i = 1; i <= n; i++) kg_appendf(scr->hint, sizeof scr->hint, &len, "%s ", matches[i]);
     scr->hint_error = false;
+    scr->hint_matches = scr->hint_fresh = true;
 }
 
 static void feed(struct kg_screen *sc, int c)
@@ -92,7 +93,7 @@ static void progress_hook(struct kg_insp *in, const char *gate, const char *what
 {
     struct kg_screen *sc = in->ui;
     snprintf(sc->hint, sizeof sc->hint, "%s: %s ...   (Ctrl-C stops it)", gate, what);
-    sc->hint_error = false;
+    sc->hint_error = sc->hint_matches = false;
     kg_tui_draw(sc);
 }
 
@@ -115,6 +116,7 @@ static void execute(struct kg_screen *sc, const char *line)
     memcpy(prev_title, in->detail_title, sizeof prev_title);
     in->detail = KG_DETAIL_TEXT;
     snprintf(sc->hint, sizeof sc->hint, "running: %s   (Ctrl-C stops it)", line);
+    sc->hint_matches = false;
     kg_tui_draw(sc);
     stop_requested = 0;
     busy = 1;
@@ -147,17 +149,34 @@ static void execute(struct kg_screen *sc, const char *line)
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 
+/* A page is the pane less one line: the last line shown stays in view, so none is skipped. */
 static void scroll_detail(struct kg_screen *sc, int dir)
 {
-    int page = LINES / 2 - 2 > 1 ? LINES / 2 - 2 : 1;
+    int page = sc->detail_rows - 1 > 1 ? sc->detail_rows - 1 : 1;
+    int last = sc->detail_lines - sc->detail_rows;
     sc->scroll += dir * page;
-    if (sc->scroll > sc->detail_lines - 1) sc->scroll = sc->detail_lines - 1;
+    if (sc->scroll > last) sc->scroll = last;
     if (sc->scroll < 0) sc->scroll = 0;
+}
+
+/* Up/Down (j/k) on an empty command line: the gate above or below the selected one. */
+static void select_key(struct kg_screen *sc, int dir)
+{
+    struct kg_insp *in = sc->in;
+    int i = in->selected < 0 ? 0 : in->selected + dir;
+    if (i < 0) i = 0;
+    if (i >= in->ngates) i = in->ngates - 1;
+    if (i != in->selected || in->detail != KG_DETAIL_GATE) sc->scroll = 0;
+    kg_insp_select(in, i);
 }
 
 static void cmd_key(struct kg_screen *sc, int c)
 {
     struct kg_hm_view *v;
+    if (rl_end == 0 && (c == KEY_UP || c == KEY_DOWN || c == 'k' || c == 'j')) {
+        select_key(sc, c == KEY_UP || c == 'k' ? -1 : 1);
+        return;
+    }
     switch (c) {
     case KEY_UP: rl_get_previous_history(1, 0); break;
     case KEY_DOWN: rl_get_next_history(1, 0); break;
@@ -212,7 +231,7 @@ static void map_key(struct kg_screen *sc, int c)
     }
 }
 
-static void key(struct kg_screen *sc, int c)
+static void handle_key(struct kg_screen *sc, int c)
 {
     if (c == KEY_RESIZE) return; /* the redraw that follows uses the new LINES and COLS */
     if (c == 12) {
@@ -227,6 +246,19 @@ static void key(struct kg_screen *sc, int c)
         map_key(sc, c);
     else
         cmd_key(sc, c);
+}
+
+/* A key, and then a list of completions goes once the line it was for has changed. */
+static void key(struct kg_screen *sc, int c)
+{
+    char *before = rl_line_buffer ? strdup(rl_line_buffer) : NULL;
+    sc->hint_fresh = false;
+    handle_key(sc, c);
+    if (sc->hint_matches && !sc->hint_fresh && before && rl_line_buffer && strcmp(before, rl_line_buffer)) {
+        sc->hint[0] = 0;
+        sc->hint_matches = false;
+    }
+    free(before);
 }
 
 /* ---- signals and the main loop -------------------------------------------------------------- */
