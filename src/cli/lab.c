@@ -50,7 +50,7 @@ int kg_cli_lab(int argc, char **argv)
     bool force = false, repl = !(isatty(0) && isatty(1));
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         if (c == 'f')
             force = true;
         else if (c == 'r')
