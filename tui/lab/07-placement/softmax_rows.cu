@@ -19,7 +19,8 @@ extern "C" __global__ void softmax_rows(const float *x, float *y, int M, int N)
         g_sum[blockIdx.x] = s;
     }
     long long t0 = clock64();
-    while (clock64() - t0 < 400000) {}
+    while (clock64() - t0 < 400000) {
+    }
     __syncthreads();
     float m = g_max[blockIdx.x], s = g_sum[blockIdx.x];
     for (int j = threadIdx.x; j < N; j += blockDim.x) y[(long)blockIdx.x * N + j] = expf(r[j] - m) / s;

@@ -26,8 +26,8 @@ inputs:  g=uniform(-0.7,-0.01) b=uniform(0.05,0.95) k=unitrows
 #pragma GCC visibility pop
 
 int gdn_bwd(const float *q, const float *k, const float *v, const float *g, const float *b, const float *S0,
-            const float *dO, const float *dST, float *dq, float *dk, float *dv, float *dg, float *db, float *dS0,
-            int B, int T, int H, int K, int V, float scale)
+            const float *dO, const float *dST, float *dq, float *dk, float *dv, float *dg, float *db, float *dS0, int B,
+            int T, int H, int K, int V, float scale)
 {
     struct gdn_dims d = {B, T, H, K, V};
     struct gdn_in_f32 in = {q, k, v, g, b, S0};
