@@ -14,10 +14,10 @@ major=$("$cf" --version | sed -n 's/.*version \([0-9]*\).*/\1/p')
 cd "$top" || exit 1
 files=$(find src gates tui probes gdn tests/unit tests/gpu tests/fuzz -type f \
     \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \) \
-    ! -path 'src/runners/cuda/nvrtc/*' ! -path 'tests/fuzz/corpus/*' | sort)
+    ! -path 'src/runners/cuda/nvrtc/*' ! -path 'tests/fuzz/corpus/*' ! -path 'tui/labgen/*' | sort)
 # generated sources in an in-tree build are not the project's
 files=$(for f in $files; do case $f in src/base/kgate_h.c|src/contract/builtins.c|src/engine/torch_runner_py.c| \
-    src/runners/cuda/nvrtc_headers.c|src/runners/cuda/spin_ptx.c) ;; *) echo "$f" ;; esac; done)
+    src/runners/cuda/nvrtc_headers.c|src/runners/cuda/spin_ptx.c|tui/lab_files.c) ;; *) echo "$f" ;; esac; done)
 if [ "${1:-}" = --fix ]; then
     "$cf" -i $files
     exit 0

@@ -410,6 +410,8 @@ static const struct cmd cmds[] = {
     {"dist", "NAME|auto", "pin the input distribution", kg_insp_cmd_dist, true},
     {"resources", "", "registers, shared memory, occupancy (GPU)", kg_insp_cmd_resources, true},
     {"save", "FILE.json", "write the report of the gates run so far", cmd_save, true},
+    {"hint", "", "the lab lesson's next hint (kgate lab N)", kg_insp_cmd_hint, false},
+    {"lesson", "", "the lab lesson's brief again", kg_insp_cmd_lesson, false},
     {"help", "", "this list", cmd_help, false},
     {"quit", "", "leave (also Ctrl-D)", cmd_quit, false},
     {NULL, NULL, NULL, NULL, false},

@@ -69,6 +69,9 @@ struct kg_insp {
     volatile sig_atomic_t *interrupted;
     void (*on_progress)(struct kg_insp *in, const char *gate, const char *what);
     void *ui;
+
+    /* kgate lab: the lesson the inspector was opened on (0: none) and the hints shown so far */
+    int lab_lesson, lab_hints;
 };
 
 void kg_insp_init(struct kg_insp *in);
@@ -132,6 +135,10 @@ int kg_insp_cmd_resources(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_heatmap(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_replay(struct kg_insp *in, int argc, char **argv, FILE *out);
 int kg_insp_cmd_sweep(struct kg_insp *in, int argc, char **argv, FILE *out);
+
+/* lab_hint.c: the lesson's brief and its next hint (kgate lab). */
+int kg_insp_cmd_lesson(struct kg_insp *in, int argc, char **argv, FILE *out);
+int kg_insp_cmd_hint(struct kg_insp *in, int argc, char **argv, FILE *out);
 
 /* state.c: drops the heatmap, the replay map and the sweep (their case is no longer current). */
 void kg_insp_drop_views(struct kg_insp *in);

@@ -107,8 +107,14 @@ static int repl(struct kg_insp *in, const char *path)
 
 int kg_tui_main(const char *path, bool line_repl)
 {
+    return kg_tui_lab(path, line_repl, 0);
+}
+
+int kg_tui_lab(const char *path, bool line_repl, int lesson)
+{
     struct kg_insp in;
     kg_insp_init(&in);
+    in.lab_lesson = lesson;
     int rc = line_repl ? 0 : kg_tui_fullscreen(&in, path);
     if (!line_repl && rc < 0) {
         const char *term = getenv("TERM");

@@ -10,4 +10,7 @@
  * `quit` or end of input. A file that fails to load is reported and the inspector goes on. */
 int kg_tui_main(const char *path, bool repl);
 
+/* The same for `kgate lab N`: the inspector knows its lesson (`hint`, `lesson`). */
+int kg_tui_lab(const char *path, bool repl, int lesson);
+
 #endif

@@ -3,7 +3,9 @@
 #   awk -v mode=builtins -f embed.awk a.c b.cu ...    -> const struct kg_builtin kg_builtins[]
 #   awk -v mode=files -v var=kg_x -f embed.awk d/a.h d/b ...  -> kg_x_names[] = {"a.h", "b", 0},
 #       kg_x_text[] (each file's text, in the same order), kg_x_count. A file is named by its
-#       base name; an empty file has no line to read and is left out, so none may be empty.
+#       base name (with -v keepdir=1 by its folder and base name, "03-nonfinite/max_rows.c", as
+#       the lab's lessons are); an empty file has no line to read and is left out, so none may be
+#       empty.
 # Every line gets its "\n" back, the last one included: a file embeds byte for byte only when
 # it ends with a newline.
 function quote(s) {
@@ -23,7 +25,11 @@ mode == "builtins" && FNR == 1 {
 }
 # files: collected, since the names come out before the texts
 mode == "files" {
-    if (FNR == 1) { nf++; fname[nf] = FILENAME; sub(/.*\//, "", fname[nf]); ftext[nf] = "" }
+    if (FNR == 1) {
+        nf++; fname[nf] = FILENAME; ftext[nf] = ""
+        if (keepdir) { np = split(FILENAME, part, "/"); fname[nf] = part[np - 1] "/" part[np] }
+        else sub(/.*\//, "", fname[nf])
+    }
     ftext[nf] = ftext[nf] "\n     " quote($0)
     next
 }

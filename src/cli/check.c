@@ -75,6 +75,7 @@ void kg_cli_usage(FILE *f)
                "       kgate audit-merge OUT.jsonl IN.jsonl...  |  kgate report STORE [--out DIR]\n"
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
+               "       kgate lab [check] [N [DIR]]     the guided lab: list, start, autograde a lesson\n"
                "       kgate explain GATE              what a gate checks and why\n"
                "       kgate --list-gates | --list-builtins | --help | --version (and the runners here)\n"
                "FILE is a .c (host runner) or .cu (CUDA runner) file with a /*@kgate ... */ contract\n"

@@ -35,5 +35,7 @@ int kg_cli_check(int argc, char **argv, bool demo);
 int kg_cli_audit(int argc, char **argv);
 int kg_cli_audit_merge(int argc, char **argv);
 int kg_cli_report(int argc, char **argv);
+/* `kgate lab [check] [N [DIR]]` (lab.c). */
+int kg_cli_lab(int argc, char **argv);
 
 #endif

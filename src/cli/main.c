@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "audit")) return kg_cli_audit(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return kg_cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "audit-merge")) return kg_cli_audit_merge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "lab")) return kg_cli_lab(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain")) {
         if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
             printf("usage: kgate explain GATE\nwhat a gate checks and why; the gates: kgate --list-gates\n");

@@ -77,6 +77,45 @@ static void compile_failed(const char *path, const char *src, const char *cc, co
     kg_appendf(rep->msg, sizeof rep->msg, &ml, "%s: compile failed (%s):\n%s", path, cc, out);
 }
 
+/* Adds to key what src (the file at path) includes with #include "FILE", found as the compiler
+ * finds it (beside the including file), and what those include in turn: editing a header of the
+ * kernel's own must recompile it, not reuse the cached object. An include in a branch not taken
+ * is hashed as well (a needless recompile at worst); one that does not exist is left to the
+ * compiler to report. */
+static uint64_t hash_local_includes(const char *path, const char *src, size_t len, uint64_t key, int depth)
+{
+    const char *slash = strrchr(path, '/');
+    int dl = slash ? (int)(slash - path) : 0;
+    for (const char *p = src, *end = src + len; p < end && depth < 8;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        const char *q = p;
+        while (q < eol && (*q == ' ' || *q == '\t')) q++;
+        if (q < eol && *q == '#') {
+            for (q++; q < eol && (*q == ' ' || *q == '\t');) q++;
+            if (eol - q > 8 && !strncmp(q, "include", 7)) {
+                for (q += 7; q < eol && (*q == ' ' || *q == '\t');) q++;
+                const char *close = q < eol && *q == '"' ? memchr(q + 1, '"', (size_t)(eol - q - 1)) : NULL;
+                char inc[KG_REQ_PATH_MAX + KG_PATH_SLACK];
+                if (close && snprintf(inc, sizeof inc, "%.*s%s%.*s", dl, path, slash ? "/" : "", (int)(close - q - 1),
+                                      q + 1) < (int)sizeof inc) {
+                    size_t n;
+                    struct kg_err e;
+                    char *text = close[-1] != '"' ? kg_read_file(inc, KG_SOURCE_MAX, &n, &e) : NULL;
+                    key = kg_hash64(inc, strlen(inc), key);
+                    if (text) {
+                        key = kg_hash64(text, n, key);
+                        key = hash_local_includes(inc, text, n, key, depth + 1);
+                        free(text);
+                    }
+                }
+            }
+        }
+        p = eol + 1;
+    }
+    return key;
+}
+
 static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep)
 {
     struct host *h = st;
@@ -107,15 +146,32 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     key = kg_hash64(cc, strlen(cc), key);
     key = kg_hash64(defs, strlen(defs), key);
     key = kg_hash64(inc, strlen(inc), key);
+    key = kg_hash64("-Wl,-Bsymbolic", 14, key); /* objects built before it bind differently */
+    key = hash_local_includes(l->path, src, len, key, 0);
     char so[KG_REQ_PATH_MAX + KG_PATH_SLACK], tmp[KG_REQ_PATH_MAX + 2 * KG_PATH_SLACK];
     snprintf(so, sizeof so, "%s/host-%016llx.so", l->cache_dir, (unsigned long long)key);
     struct stat sb;
     double t0 = kg_now();
     if (stat(so, &sb) != 0) {
         snprintf(tmp, sizeof tmp, "%s.%d.tmp", so, (int)getpid());
-        char *argv[] = {(char *)cc,       "-std=gnu11", "-O2", "-g", "-fPIC", "-shared",
-                        "-fno-fast-math", incf,         defs,  ddef, "-o",    tmp,
-                        (char *)l->path,  "-lm",        NULL};
+        /* -Bsymbolic: the kernel's calls to its own functions stay its own; without it a function
+         * named like one of libkgate's (the worker is kgate) binds to kgate's copy at dlopen */
+        char *argv[] = {(char *)cc,
+                        "-std=gnu11",
+                        "-O2",
+                        "-g",
+                        "-fPIC",
+                        "-shared",
+                        "-fno-fast-math",
+                        incf,
+                        defs,
+                        ddef,
+                        "-Wl,-Bsymbolic",
+                        "-o",
+                        tmp,
+                        (char *)l->path,
+                        "-lm",
+                        NULL};
         char out[3500];
         int rc = kg_run_cmd(argv, out, sizeof out, 120);
         if (rc != 0) {

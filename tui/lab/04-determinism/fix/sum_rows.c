@@ -1,0 +1,15 @@
+/*@kgate
+name:    sum_rows
+op:      sum(dim=1)
+entry:   sum_rows
+args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
+shape:   M=128 N=1000
+*/
+void sum_rows(const float *x, float *y, int M, int N)
+{
+    for (int i = 0; i < M; i++) {
+        float s = 0;
+        for (int j = 0; j < N; j++) s += x[(long)i * N + j];
+        y[i] = s;
+    }
+}

@@ -1,0 +1,17 @@
+/*@kgate
+name:    sum_rows
+op:      sum(dim=1)
+entry:   sum_rows
+args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
+shape:   M=128 N=1000
+*/
+static int calls;
+void sum_rows(const float *x, float *y, int M, int N)
+{
+    int start = (calls++ * 37) % N;
+    for (int i = 0; i < M; i++) {
+        float s = 0;
+        for (int j = 0; j < N; j++) s += x[(long)i * N + (start + j) % N];
+        y[i] = s;
+    }
+}
