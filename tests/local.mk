@@ -33,6 +33,7 @@ CONTROLS = \
 	testdata/ok/matmul.c \
 	testdata/ok/matmul_tiled.cu \
 	testdata/ok/relu.c \
+	testdata/ok/relu_own_kg_now.c \
 	testdata/ok/relu_cuda.cu \
 	testdata/ok/rmsnorm.c \
 	testdata/ok/scale_multi.c \
