@@ -101,6 +101,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     kg_verdict_set(v, tmp.status, "%s", tmp.summary);
                     memcpy(v->detail, tmp.detail, sizeof v->detail);
                     memcpy(v->replay, tmp.replay, sizeof v->replay);
+                    v->wstatus = tmp.wstatus;
+                    kg_verdict_cause(v, tmp.cause, "%s", tmp.cause_text);
                 }
                 failed = stop = true;
                 break;
