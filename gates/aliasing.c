@@ -125,10 +125,12 @@ static bool reads_prior(struct kg_session *s, const struct kg_case *k, const str
                        kg_load(k->adtype[arg], x[0].after[arg].data, idx));
         /* elements that simply kept each run's prefill were never written: structure's finding */
         size_t es = kg_dtype_size(k->adtype[arg]);
-        bool kept = !memcmp((const uint8_t *)x[r].after[arg].data + idx * es,
-                            (const uint8_t *)x[r].before[arg].data + idx * es, es) &&
-                    !memcmp((const uint8_t *)x[0].after[arg].data + idx * es,
-                            (const uint8_t *)x[0].before[arg].data + idx * es, es);
+        const uint8_t *ra = x[r].after[arg].data, *rb = x[r].before[arg].data, *za = x[0].after[arg].data,
+                      *zb = x[0].before[arg].data;
+        bool kept = true; /* every differing element kept its prefill in both runs */
+        for (int64_t q = 0; q < k->numel[arg] && kept; q++)
+            if (memcmp(ra + q * es, za + q * es, es))
+                kept = !memcmp(ra + q * es, rb + q * es, es) && !memcmp(za + q * es, zb + q * es, es);
         if (kept) {
             kg_verdict_detail(v, "These elements kept whatever the buffer held in each run: never written.");
             kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT, "%s%s keeps its prefill (%s, zeros)", name, ix,

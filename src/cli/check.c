@@ -75,7 +75,7 @@ void kg_cli_usage(FILE *f)
                "       kgate audit-merge OUT.jsonl IN.jsonl...  |  kgate report STORE [--out DIR]\n"
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
-               "       kgate explain GATE              what a gate checks and why\n"
+               "       kgate explain GATE|CAUSE        what a gate checks and why; what a cause is\n"
                "       kgate --list-gates | --help | --version\n"
                "FILE is a .c (host runner) or .cu (CUDA runner) file with a /*@kgate ... */ contract\n"
                "(kgate-contract(5)), or builtin:NAME (kgate --list-builtins... see `kgate demo`).\n\noptions:\n");
