@@ -171,7 +171,7 @@ static int fail(struct kg_exec *x, int status, const char *msg)
 static const char *fault_words(int status)
 {
     switch (status) {
-    case KG_WS_TIMEOUT: return "hung (no answer within --timeout)";
+    case KG_WS_TIMEOUT: return "hung (timed out)";
     case KG_WS_OOM: return "ran out of memory";
     case KG_WS_CUDA: return "hit a CUDA error";
     default: return "crashed";
