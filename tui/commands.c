@@ -148,8 +148,6 @@ void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n)
         snprintf(buf, n, "replay 1 %d   (where the runs differ)", first_differing_run(v));
     else if (v->cause == KG_CAUSE_OOB_WRITE && v->extra && json_object_get(v->extra, "changed"))
         snprintf(buf, n, "show guards   (which guard bytes changed, and to what)");
-    else if (v->cause >= KG_CAUSE_NAN_SWALLOWED && v->cause <= KG_CAUSE_SPURIOUS_NONFINITE)
-        snprintf(buf, n, "show inputs   (the injected values around the element they broke)");
     else if (v->ev.valid && kg_insp_is_output(kg_session_contract(in->s), v->ev.output) && v->status == KG_FAIL)
         snprintf(buf, n, "heatmap %s   (every element's error in this case)", v->ev.output);
     else
