@@ -69,6 +69,9 @@ static bool input_changed(struct kg_session *s, const struct kg_case *k, const s
         kg_verdict_detail(v, "An `in` tensor must be bit-identical after the call. A kernel that uses its input "
                              "as scratch, zeroes it, or works in place without declaring `alias:` corrupts the "
                              "caller's data, and can make a second call look right.");
+        kg_verdict_cause(v, KG_CAUSE_INPUT_MUTATED, "%s%s was %.9g before the call, %.9g after (%lld elements changed)",
+                         a->name, idx, kg_load(k->adtype[i], b, first), kg_load(k->adtype[i], af, first),
+                         (long long)changed);
         element_evidence(s, k, v, i, idx, first, af, b);
         return true;
     }
@@ -120,8 +123,25 @@ static bool reads_prior(struct kg_session *s, const struct kg_case *k, const str
                        name, fill_names[r], (long long)count, name, ix,
                        kg_load(k->adtype[arg], x[r].after[arg].data, idx),
                        kg_load(k->adtype[arg], x[0].after[arg].data, idx));
-        kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
-                             "assuming zeros, or leaves part of it to whatever was there.");
+        /* elements that simply kept each run's prefill were never written: structure's finding */
+        size_t es = kg_dtype_size(k->adtype[arg]);
+        const uint8_t *ra = x[r].after[arg].data, *rb = x[r].before[arg].data, *za = x[0].after[arg].data,
+                      *zb = x[0].before[arg].data;
+        bool kept = true; /* every differing element kept its prefill in both runs */
+        for (int64_t q = 0; q < k->numel[arg] && kept; q++)
+            if (memcmp(ra + q * es, za + q * es, es))
+                kept = !memcmp(ra + q * es, rb + q * es, es) && !memcmp(za + q * es, zb + q * es, es);
+        if (kept) {
+            kg_verdict_detail(v, "These elements kept whatever the buffer held in each run: never written.");
+            kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT, "%s%s keeps its prefill (%s, zeros)", name, ix,
+                             fill_names[r]);
+        } else {
+            kg_verdict_detail(v, "The kernel reads the output before writing it: it accumulates into it (`y += ...`) "
+                                 "assuming zeros, or leaves part of it to whatever was there.");
+            kg_verdict_cause(v, KG_CAUSE_PRIOR_CONTENTS, "%s%s = %.9g after a zero prefill, %.9g after %s", name, ix,
+                             kg_load(k->adtype[arg], x[0].after[arg].data, idx),
+                             kg_load(k->adtype[arg], x[r].after[arg].data, idx), fill_names[r]);
+        }
         element_evidence(s, k, v, arg, ix, idx, x[r].after[arg].data, x[0].after[arg].data);
         return true;
     }
@@ -179,6 +199,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     if (x[0].found & KG_RUN_OUT_SHARES_INPUT) {
         kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
         kg_verdict_detail(v, "%s", x[0].msg);
+        kg_verdict_cause(v, KG_CAUSE_INPUT_MUTATED, "an output is a view of an input: writing it writes the input");
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
     } else if (!input_changed(s, &k, &x[0], v) && !reads_prior(s, &k, x, fill_names, &deterministic, v) &&
                !wrong_in_place(s, &k, &x[0], &has_alias, v)) {

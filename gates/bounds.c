@@ -47,6 +47,12 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
         }
         if (x[n].status != KG_WS_OK) {
             kg_verdict_from_exec(v, k, &x[n]);
+            if (v->status == KG_REFUSED) { /* a candidate that raised at a shape it does not support */
+                kg_verdict_init(v, v->gate);
+                n++;
+                rc = 2;
+                goto out;
+            }
             if (x[n].status == KG_WS_CRASH || x[n].status == KG_WS_CUDA)
                 kg_verdict_detail(v, "A crash or illegal address here is most often an access far outside a buffer.");
             kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
@@ -88,6 +94,22 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             snprintf(v->ev.index, sizeof v->ev.index, "byte %+lld", (long long)(f < 0 ? f : f - bytes));
             kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
             kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+            /* the changed bytes themselves: offset from the buffer's start (negative: before it) */
+            json_t *changed = json_array();
+            char shown[KG_SUMMARY_MAX] = "";
+            size_t sl = 0;
+            int64_t nshow = x[r].guard_bad[i] < KG_GUARD_SHOWN ? x[r].guard_bad[i] : KG_GUARD_SHOWN;
+            for (int64_t q = 0; q < nshow; q++) {
+                int64_t off = x[r].guard_off[i][q];
+                json_array_append_new(changed, json_pack("{s:I,s:i,s:i}", "offset", (json_int_t)off, "value",
+                                                         x[r].guard_val[i][q], "guard", x[r].guard_byte));
+                kg_appendf(shown, sizeof shown, &sl, "%s%s+%lld = 0x%02x", q ? ", " : "", a->name, (long long)off,
+                           x[r].guard_val[i][q]);
+            }
+            json_object_set_new(v->extra, "changed", changed);
+            kg_verdict_cause(v, KG_CAUSE_OOB_WRITE, "%lld guard bytes of %s changed: %s%s (guard 0x%02x)",
+                             (long long)x[r].guard_bad[i], a->name, shown, x[r].guard_bad[i] > nshow ? ", ..." : "",
+                             x[r].guard_byte);
             json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "case", id, "buffer", a->name,
                                                   "bytes_changed", (json_int_t)x[r].guard_bad[i], "first_offset",
                                                   (json_int_t)f, "last_offset", (json_int_t)l));
@@ -106,6 +128,7 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             v->ev.valid = true;
             kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
             kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+            kg_verdict_cause(v, KG_CAUSE_OOB_WRITE, "bytes outside every tensor changed during the call");
             json_array_append_new(list, json_pack("{s:s,s:s}", "case", id, "outside_tensors", x[r].msg));
             rc = 1;
             goto out;
@@ -122,6 +145,9 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
                        kg_load(k->adtype[arg], x[1].after[arg].data, idx));
         kg_verdict_detail(v, "Only the guard bytes differed between the two runs, so the kernel read memory outside "
                              "the buffers it was given (past the end of an input, usually).");
+        kg_verdict_cause(v, KG_CAUSE_OOB_READ, "%s%s = %.9g with 0xA5 guards, %.9g with 0xFF guards",
+                         k->c->args[arg].name, ix, kg_load(k->adtype[arg], x[0].after[arg].data, idx),
+                         kg_load(k->adtype[arg], x[1].after[arg].data, idx));
         v->ev.valid = true;
         kg_strlcpy(v->ev.output, k->c->args[arg].name, sizeof v->ev.output);
         kg_strlcpy(v->ev.index, ix, sizeof v->ev.index);

@@ -77,9 +77,13 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_tensor_index_str(&sh, worst_idx, idx, sizeof idx);
         enum kg_status st = c->deterministic ? KG_FAIL : KG_PASS;
         kg_verdict_set(
-            v, st, "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: %.9g vs %.9g (run %d)",
+            v, st,
+            "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: run 1 = %.9g, run %d = %.9g",
             c->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
-            (long long)worst_count, k.c->args[worst_arg].name, idx, worst_b, worst_a, worst_run + 1);
+            (long long)worst_count, k.c->args[worst_arg].name, idx, worst_a, worst_run + 1, worst_b);
+        if (st == KG_FAIL)
+            kg_verdict_cause(v, KG_CAUSE_NONDETERMINISTIC, "%s%s: run 1 = %.9g, run %d = %.9g (same inputs)",
+                             k.c->args[worst_arg].name, idx, worst_a, worst_run + 1, worst_b);
         kg_verdict_detail(v,
                           "Identical inputs gave different bits. Usual causes: floating-point atomics "
                           "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "

@@ -70,6 +70,11 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_verdict_set(v, KG_FAIL, "%s: %s", sc->what, desc);
             kg_verdict_detail(v, "%s%s", sc->meaning,
                               other.pass ? " (the output equals the answer for the other call's inputs)" : "");
+            kg_verdict_cause(v, KG_CAUSE_STALE_RESULT, "%s: %s%s", sc->what,
+                             other.pass ? "the answer for the other call's inputs came back"
+                             : st == 3  ? "the poisoned output survived"
+                                        : "the answer does not follow the new call's inputs",
+                             "");
             kg_judgement_evidence(s, &k[w], &ex[w], &j, v);
             kg_replay(s, v->gate, &k[0], v->replay, sizeof v->replay);
             kg_exec_free(&x);

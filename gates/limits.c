@@ -215,6 +215,8 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_detail(v, "The reference runs at this size; the candidate does not. An illegal address past 2^31 "
                              "elements is the mark of int32 index arithmetic (blockIdx.x * blockDim.x + threadIdx.x "
                              "in an int) wrapping to a negative offset.");
+        kg_verdict_cause(v, KG_CAUSE_INDEX_OVERFLOW, "the candidate fails at %lld elements (%s), the reference runs",
+                         (long long)big, kg_wstatus_name((enum kg_wstatus)rp.status));
         kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
         goto out;
@@ -251,6 +253,9 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
                           "positions (the case is too large to compare whole). Wrong values only past 2^31 are the "
                           "mark of int32 index arithmetic: the index wraps, so those elements are never written "
                           "(or written elsewhere). Index with int64_t (or size_t) from blockIdx.x * blockDim.x on.");
+        if (beyond == nbad)
+            kg_verdict_cause(v, KG_CAUSE_INDEX_OVERFLOW, "%d sampled positions wrong, all at or past flat index 2^31",
+                             nbad);
         v->ev.valid = true;
         kg_strlcpy(v->ev.output, c->args[a].name, sizeof v->ev.output);
         snprintf(v->ev.index, sizeof v->ev.index, "[flat %lld]", (long long)idx[bi]);
@@ -317,6 +322,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                                               (json_int_t)k.block[2], "smem", (json_int_t)k.smem, "problem", p));
         if (p) {
             kg_verdict_set(v, KG_FAIL, "the launch at %s cannot run on %s: %s", sh, d->name, p);
+            kg_verdict_cause(v, KG_CAUSE_LAUNCH_LIMIT, "at %s: %s", sh, p);
             kg_verdict_detail(v, "The contract's launch line computes this configuration for a shape it claims "
                                  "(nominal, sweep, or 16x nominal); the launch would fail with an error that a "
                                  "caller not checking cudaGetLastError never sees, leaving the output unwritten.");

@@ -19,6 +19,43 @@ static const char *cls_name(double v)
     return n[cls(v)];
 }
 
+/* The injected special value most likely behind output element `flat` of output arg o: at the
+ * same flat index of an input as large, else in the same row of an input whose size is a
+ * multiple of the output's (a reduction over trailing dims), else the first injected. */
+static int injected_for(const struct kg_case *k, const struct kg_inputs *in, int o, int64_t flat)
+{
+    int best = -1;
+    for (int q = 0; q < in->nspecial && best < 0; q++)
+        if (k->numel[in->special[q].arg] == k->numel[o] && in->special[q].index == flat) best = q;
+    for (int q = 0; q < in->nspecial && best < 0; q++) {
+        int64_t ni = k->numel[in->special[q].arg], no = k->numel[o];
+        if (no > 0 && ni > no && ni % no == 0 && in->special[q].index / (ni / no) == flat) best = q;
+    }
+    return best >= 0 ? best : in->nspecial ? 0 : -1;
+}
+
+static void num_words(double v, bool unwritten, char *buf, size_t n)
+{
+    if (unwritten)
+        snprintf(buf, n, "unwritten");
+    else if (isnan(v))
+        snprintf(buf, n, "NaN");
+    else if (isinf(v))
+        snprintf(buf, n, v > 0 ? "+Inf" : "-Inf");
+    else
+        snprintf(buf, n, "%.9g", v);
+}
+
+/* The cause of a class mismatch at one element: got g, the oracle e; finite_ok says whether
+ * the finite elements are right (else the output is wrong everywhere: not a NaN/Inf matter). */
+static enum kg_cause diagnose(double g, double e, bool unwritten, bool finite_ok)
+{
+    if (unwritten || !finite_ok) return KG_CAUSE_GATE;
+    if (isnan(e)) return isnan(g) ? KG_CAUSE_GATE : KG_CAUSE_NAN_SWALLOWED;
+    if (isinf(e)) return KG_CAUSE_INF_LOST;
+    return KG_CAUSE_SPURIOUS_NONFINITE;
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     const struct kg_contract *c = kg_session_contract(s);
@@ -95,16 +132,60 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 kg_tensor_index_str(got, first, idx, sizeof idx);
                 double g = kg_load(got->dtype, got->data, first);
                 const char *name = c->args[ex.arg[j]].name;
-                if (ex.int_out || !kg_dtype_is_float(got->dtype))
+                /* the finite elements: right within the threshold, or is the whole output wrong? */
+                double worst_finite = 0;
+                for (int64_t i = 0; i < got->numel; i++) {
+                    double gi = kg_load(got->dtype, got->data, i);
+                    if (!isfinite(gi) || !isfinite(exp[i])) continue;
+                    double ei = kg_elem_err(gi, exp[i], ex.scale[j]);
+                    if (!(ei <= worst_finite)) worst_finite = isnan(ei) ? INFINITY : ei;
+                }
+                bool finite_ok = worst_finite <= ex.threshold[j];
+                size_t es = kg_dtype_size(got->dtype);
+                bool unwritten = c->args[ex.arg[j]].io == KG_OUT;
+                for (size_t b = 0; b < es && unwritten; b++)
+                    unwritten = ((const uint8_t *)got->data)[first * es + b] == 0xFF;
+                char gw[40], ew[40], line[KG_SUMMARY_MAX];
+                num_words(g, unwritten, gw, sizeof gw);
+                num_words(exp[first], false, ew, sizeof ew);
+                int q = injected_for(&k, &in, ex.arg[j], first);
+                if (q >= 0) {
+                    char iidx[96], iv[40];
+                    kg_tensor_index_str(&in.t[in.special[q].arg], in.special[q].index, iidx, sizeof iidx);
+                    num_words(in.special[q].value, false, iv, sizeof iv);
+                    snprintf(line, sizeof line, "%s%s = %s -> %s%s = %s, oracle %s", c->args[in.special[q].arg].name,
+                             iidx, iv, name, idx, gw, ew);
+                } else {
+                    snprintf(line, sizeof line, "%s%s = %s, oracle %s", name, idx, gw, ew);
+                }
+                json_t *lines = json_array();
+                json_array_append_new(lines, json_string(line));
+                v->extra = json_pack("{s:o}", "lines", lines);
+                enum kg_cause cause = diagnose(g, exp[first], unwritten, finite_ok);
+                if (cause == KG_CAUSE_GATE && unwritten)
+                    kg_verdict_cause(v, cause, "%s: kgate's prefill, not a NaN the kernel made", line);
+                else if (cause == KG_CAUSE_GATE && !finite_ok)
+                    kg_verdict_cause(v, cause, "the finite outputs are wrong too (error %.2g, threshold %.2g)",
+                                     worst_finite, ex.threshold[j]);
+                else
+                    kg_verdict_cause(v, cause, "%s", line);
+                if (unwritten)
+                    kg_verdict_set(
+                        v, KG_FAIL,
+                        "%s%s is unwritten (kgate's prefill), the oracle gives %s: %lld of %lld positions differ", name,
+                        idx, ew, (long long)mism, (long long)got->numel);
+                else if (ex.int_out || !kg_dtype_is_float(got->dtype))
                     kg_verdict_set(v, KG_FAIL, "%s%s = %.17g, expected %.17g with special inputs (%lld of %lld differ)",
                                    name, idx, g, exp[first], (long long)mism, (long long)got->numel);
                 else
                     kg_verdict_set(
                         v, KG_FAIL, "%s%s is %s (%g), the oracle gives %s (%g): %lld of %lld positions differ", name,
                         idx, cls_name(g), g, cls_name(exp[first]), exp[first], (long long)mism, (long long)got->numel);
-                kg_verdict_detail(v, "Special values were injected into the inputs (see evidence.injected). A NaN "
-                                     "that disappears was swallowed (fmaxf, a comparison that drops NaN, a "
-                                     "clamp); an Inf that turns finite or NaN shows an unsafe formula.");
+                kg_verdict_detail(v, "Special values were injected into the inputs (all of them: evidence.injected, "
+                                     "and `show inputs` in the inspector). A NaN that disappears was swallowed "
+                                     "(fmaxf, a comparison that drops NaN, a clamp); an Inf that turns finite or NaN "
+                                     "shows an unsafe formula.");
+                v->ev.unwritten = unwritten;
                 v->ev.valid = true;
                 kg_strlcpy(v->ev.output, name, sizeof v->ev.output);
                 kg_strlcpy(v->ev.index, idx, sizeof v->ev.index);
@@ -127,7 +208,9 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                        "NaN, +-Inf, -0, subnormals injected: non-finite outputs match the oracle at all %lld positions "
                        "(%lld non-finite), 2 seeds",
                        (long long)positions, (long long)oracle_nonfinite);
-    v->extra = json_pack("{s:o,s:I}", "injected", inj, "oracle_nonfinite", (json_int_t)oracle_nonfinite);
+    if (!v->extra) v->extra = json_object();
+    json_object_set_new(v->extra, "injected", inj);
+    json_object_set_new(v->extra, "oracle_nonfinite", json_integer(oracle_nonfinite));
 }
 
 const struct kg_gate kg_gate_nonfinite = {

@@ -101,6 +101,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     kg_verdict_set(v, tmp.status, "%s", tmp.summary);
                     memcpy(v->detail, tmp.detail, sizeof v->detail);
                     memcpy(v->replay, tmp.replay, sizeof v->replay);
+                    v->wstatus = tmp.wstatus;
+                    kg_verdict_cause(v, tmp.cause, "%s", tmp.cause_text);
                 }
                 failed = stop = true;
                 break;
@@ -115,6 +117,19 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 kg_case_shape_str(&k, sh, sizeof sh);
                 kg_verdict_set(v, KG_FAIL, "at %s: %s", sh, desc);
                 kg_judgement_evidence(s, &k, &ex, &j, v);
+                /* right where the kernel was written for, wrong here: the shape is the cause */
+                struct kg_case nk;
+                struct kg_judgement nj;
+                struct kg_verdict nv;
+                kg_verdict_init(&nv, v->gate);
+                char nsh[KG_SHAPE_STR_MAX];
+                if (kg_nominal_case(s, dts[d], 0, k.dist, &nk, &e) == 0 &&
+                    kg_check_case(s, &nk, NULL, &nj, NULL, NULL, &nv) == 0 && nj.pass) {
+                    kg_case_shape_str(&nk, nsh, sizeof nsh);
+                    kg_verdict_cause(v, KG_CAUSE_SHAPE_SPECIFIC, "right at the nominal %s, wrong at %s%s", nsh, sh,
+                                     j.worst_unwritten ? " (elements left unwritten)" : "");
+                }
+                kg_verdict_clear(&nv);
                 failed = true;
                 stop = !opt->exhaustive;
             }

@@ -105,5 +105,32 @@ sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compiler\|ker
 check "same seed, same report" cmp -s "$t/a2" "$t/b2"
 check "another seed, another report" sh -c "! cmp -s '$t/a2' '$t/c2'"
 
+# every gate skipped: nothing was checked, and every face says so (text, JSON, exit 3)
+"$KGATE" check "$td/ok/relu.c" --gates placement,limits --no-color --json "$t/nc.json" > "$t/nc" 2>&1
+check "all gates skipped: exit 3" test $? -eq 3
+check "all gates skipped: verdict not-checked" grep -q "^verdict: not-checked" "$t/nc"
+check "all gates skipped: JSON not-checked" grep -q '"verdict": "not-checked"' "$t/nc.json"
+
+# a hang is timed out once: the gates after it do not run the kernel again (relu_hangs spins on
+# every input; ten gates would time out ten times)
+start=$(date +%s.%N)
+"$KGATE" check "$td/bugs/relu_hangs.c" --timeout 2 --no-color --json "$t/hang.json" > "$t/hang" 2>&1
+check "a hang: exit 1" test $? -eq 1
+took=$(echo "$(date +%s.%N) - $start" | bc)
+check "a hang: verdict error" grep -q '"verdict": "error"' "$t/hang.json"
+check "a hang: one timeout" test "$(grep -c 'the run was killed' "$t/hang")" -eq 1
+check "a hang: under 2x the timeout ($took s)" test "$(echo "$took < 4" | bc)" -eq 1
+check "a hang: one cause" test "$(tr -d '\n' < "$t/hang.json" | grep -o '"gate": "' | wc -l)" -eq 1
+check "a hang: the others say so" test "$(grep -c '(same cause as structure)' "$t/hang")" -ge 9
+
+# a crash names the signal and, for a host kernel (built with -g), the source line
+"$KGATE" check "$td/bugs/relu_segfault.c" --gates structure --no-color > "$t/crash" 2>&1
+check "a crash: the signal" grep -q "signal 11" "$t/crash"
+check "a crash: the line" grep -q "relu_segfault.c:[0-9]" "$t/crash"
+
+# explain names causes as well as gates
+"$KGATE" explain output-depends-on-prior-contents > "$t/ex" 2>&1
+check "explain CAUSE" grep -q "accumulates into its output" "$t/ex"
+
 echo "$fails failed"
 test $fails -eq 0

@@ -1,9 +1,11 @@
 #!/bin/sh
 # control.sh FILE: runs `kgate check FILE --json` on a testdata kernel and asserts what the
-# file's `// expect:` line says: `pass` (every gate passes or skips), `fail GATE` (that gate
-# fails), `error GATE` (that gate reports an error: crash, hang), or `error LINE TEXT` (the
-# file is rejected with exit 2 and a FILE:LINE: message containing TEXT). A `// kgate-args:`
-# line adds options. CUDA kernels skip (exit 77) where the CUDA runner cannot run.
+# file's `// expect:` line says: `pass` (every gate passes or skips, and the report names no
+# cause), `fail GATE [CAUSE]` (that gate fails), `error GATE [CAUSE]` (that gate reports an
+# error: crash, hang), or `error LINE TEXT` (the file is rejected with exit 2 and a FILE:LINE:
+# message containing TEXT). With CAUSE, the report must name exactly one cause, CAUSE, owned by
+# GATE (one defect, one report). A `// kgate-args:` line adds options. CUDA kernels skip (exit
+# 77) where the CUDA runner cannot run.
 set -u
 file=$1
 expect=$(sed -n 's|^// expect: *||p' "$file" | head -n 1)
@@ -50,19 +52,32 @@ fi
 status() { # the status of gate $1 in the report
     tr -d '\n' < "$out" | grep -o "\"id\": \"$1\", *\"status\": \"[a-z]*\"" | sed 's/.*"status": "//; s/"//'
 }
+# the report's distinct causes: only the top-level "causes" entries have a "gate" key
+ncauses() { tr -d '\n' < "$out" | grep -o '"gate": "' | wc -l; }
 case "$expect" in
 pass)
     bad=$(tr -d '\n' < "$out" | grep -o '"status": "[a-z]*"' | grep -v -e pass -e skip -e refused)
+    n=$(ncauses)
     rm -f "$out"
     [ $rc -eq 0 ] && [ -z "$bad" ] || { echo "FAIL: expected every gate to pass (rc=$rc)"; exit 1; }
+    [ "$n" -eq 0 ] || { echo "FAIL: a passing control names $n cause(s)"; exit 1; }
     ;;
 "fail "* | "error "*)
     want=${expect%% *}
-    gate=${expect#* }
+    rest=${expect#* }
+    gate=${rest%% *}
+    cause=""
+    [ "$gate" = "$rest" ] || cause=${rest#* }
     st=$(status "$gate")
+    n=$(ncauses)
+    owner=$(tr -d '\n' < "$out" | grep -o '"id": "[a-z0-9-]*", *"gate": "[a-z-]*"' | sed 's/"id": "//; s/", *"gate": "/ /; s/"$//')
     rm -f "$out"
     [ "$st" = "$want" ] || { echo "FAIL: expected gate $gate to say $want, it says '$st'"; exit 1; }
     [ $rc -eq 1 ] || { echo "FAIL: a failing gate must exit 1, got $rc"; exit 1; }
+    if [ -n "$cause" ]; then
+        [ "$n" -eq 1 ] || { echo "FAIL: expected exactly one cause, the report names $n: $(echo $owner)"; exit 1; }
+        [ "$owner" = "$cause $gate" ] || { echo "FAIL: expected cause $cause from $gate, the report says '$owner'"; exit 1; }
+    fi
     ;;
 *)
     echo "FAIL: unknown expectation '$expect'"

@@ -48,6 +48,7 @@ CONTROLS = \
 	testdata/bugs/matmul_tf32_like.c \
 	testdata/bugs/matmul_transposed_index.c \
 	testdata/bugs/max_skips_nan.c \
+	testdata/bugs/relu_accumulates_into_output.c \
 	testdata/bugs/relu_block_is_n.cu \
 	testdata/bugs/relu_fmaxf.c \
 	testdata/bugs/relu_fmaxf_cuda.cu \

@@ -146,6 +146,8 @@ void kg_insp_next_step(const struct kg_insp *in, int i, char *buf, size_t n)
     if (!in->ran[i] || (v->status != KG_FAIL && v->status != KG_ERROR)) return;
     if (!strcmp(v->gate->id, "determinism") && v->status == KG_FAIL && kg_records(in->s, NULL) >= 2)
         snprintf(buf, n, "replay 1 %d   (where the runs differ)", first_differing_run(v));
+    else if (v->cause == KG_CAUSE_OOB_WRITE && v->extra && json_object_get(v->extra, "changed"))
+        snprintf(buf, n, "show guards   (which guard bytes changed, and to what)");
     else if (v->ev.valid && kg_insp_is_output(kg_session_contract(in->s), v->ev.output) && v->status == KG_FAIL)
         snprintf(buf, n, "heatmap %s   (every element's error in this case)", v->ev.output);
     else
@@ -158,7 +160,7 @@ static void verdict_evidence(const struct kg_verdict *v, FILE *out)
     char a[40], b[40];
     if (!ev->valid) return;
     fprintf(out, "evidence: %s%s%s got %s, expected %s", ev->output, ev->index[0] == '[' ? "" : " ", ev->index,
-            kg_hm_num(ev->got, 9, a, sizeof a), kg_hm_num(ev->expected, 9, b, sizeof b));
+            ev->unwritten ? "unwritten" : kg_hm_num(ev->got, 9, a, sizeof a), kg_hm_num(ev->expected, 9, b, sizeof b));
     if (ev->err != 0 || ev->threshold > 0) fprintf(out, ", error %.3g", ev->err);
     if (ev->threshold > 0) fprintf(out, " (threshold %.3g, reference error %.3g)", ev->threshold, ev->ref_err);
     fprintf(out, "\n");
@@ -174,9 +176,22 @@ static void verdict_text(const struct kg_insp *in, int i, bool with_next, FILE *
         return;
     }
     const struct kg_verdict *v = &in->v[i];
-    fprintf(out, "%s: %s   (%s; %d case%s, %.2f s)\n", g->id, kg_status_name(v->status),
+    char same[KG_NAME_MAX + 32] = "";
+    if ((v->status == KG_FAIL || v->status == KG_ERROR) && v->same_as >= 0 && v->same_as < in->ngates)
+        snprintf(same, sizeof same, " (same cause as %s)", kg_gates[v->same_as]->id);
+    fprintf(out, "%s: %s%s   (%s; %d case%s, %.2f s)\n", g->id, kg_status_name(v->status), same,
             g->tolerance_free ? "tolerance-free" : "calibrated", v->ncases, v->ncases == 1 ? "" : "s", v->seconds);
     fprintf(out, "  %s\n", v->summary);
+    if (v->status == KG_FAIL || v->status == KG_ERROR)
+        fprintf(out, "cause: %s: %s   (explain %s)\n", kg_verdict_cause_id(v), kg_verdict_cause_line(v),
+                kg_verdict_cause_id(v));
+    const json_t *lines = v->extra ? json_object_get(v->extra, "lines") : NULL;
+    size_t li;
+    json_t *line;
+    json_array_foreach(lines, li, line)
+    {
+        fprintf(out, "  %s\n", json_string_value(line));
+    }
     char next[160];
     kg_insp_next_step(in, i, next, sizeof next);
     if (next[0] && with_next) fprintf(out, "next: %s\n", next);
@@ -231,6 +246,19 @@ static void run_gate(struct kg_insp *in, int i, FILE *out)
     fflush(out);
 }
 
+/* One defect, one report: the verdicts run so far grouped by cause (same_as indexes in->v). */
+static void group_ran(struct kg_insp *in)
+{
+    struct kg_verdict tmp[KG_MAX_GATES];
+    int idx[KG_MAX_GATES], n = 0;
+    for (int i = 0; i < in->ngates; i++) {
+        in->v[i].same_as = -1;
+        if (in->ran[i]) idx[n] = i, tmp[n++] = in->v[i];
+    }
+    kg_group_causes(tmp, n);
+    for (int q = 0; q < n; q++) in->v[idx[q]].same_as = tmp[q].same_as >= 0 ? idx[tmp[q].same_as] : -1;
+}
+
 static void overall_line(const struct kg_insp *in, FILE *out)
 {
     struct kg_verdict tmp[KG_MAX_GATES];
@@ -244,7 +272,7 @@ static void overall_line(const struct kg_insp *in, FILE *out)
         fprintf(out, "verdict so far: none (0 of %d gates run)\n", in->ngates);
         return;
     }
-    fprintf(out, "verdict so far: %s (", kg_status_name(kg_overall(tmp, n)));
+    fprintf(out, "verdict so far: %s (", kg_overall_name(kg_overall(tmp, n)));
     const char *sep = "";
     for (int st = 0; st < 5; st++)
         if (count[st]) {
@@ -270,6 +298,7 @@ static int run_batch(struct kg_insp *in, const int *which, int n, FILE *out)
         enum kg_status st = in->v[last].status;
         if (first_bad < 0 && (st == KG_FAIL || st == KG_ERROR)) first_bad = last;
     }
+    group_ran(in);
     overall_line(in, out);
     for (int q = 0; q < n; q++) {
         int i = which[q];
@@ -312,8 +341,15 @@ static int cmd_next(struct kg_insp *in, int argc, char **argv, FILE *out)
 static int cmd_explain(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
     int i = argc >= 2 ? gate_index(argv[1]) : in->selected;
+    enum kg_cause cause = argc >= 2 && i < 0 ? kg_cause_find(argv[1]) : KG_CAUSE_NONE;
+    if (cause != KG_CAUSE_NONE && cause != KG_CAUSE_GATE) {
+        const struct kg_cause_def *d = kg_cause_def(cause);
+        fprintf(out, "%s (cause): %s\n%s\n", d->id, d->title, d->explain);
+        return 0;
+    }
     if (argc >= 2 && i < 0) {
-        fprintf(out, "no gate '%s' (gates lists them)\n", argv[1]);
+        fprintf(out, "no gate or cause '%s' (gates lists the gates; a failure's cause: line names its cause)\n",
+                argv[1]);
         return -1;
     }
     if (i < 0) {
@@ -357,7 +393,7 @@ static int cmd_save(struct kg_insp *in, int argc, char **argv, FILE *out)
         return -1;
     }
     fprintf(out, "saved %d verdict%s of %s to %s (verdict %s)\n", n, n == 1 ? "" : "s",
-            kg_session_contract(in->s)->name, argv[1], kg_status_name(kg_overall(tmp, n)));
+            kg_session_contract(in->s)->name, argv[1], kg_overall_name(kg_overall(tmp, n)));
     return 0;
 }
 
@@ -399,11 +435,11 @@ static const struct cmd cmds[] = {
     {"run", "GATE|all", "run one gate, or all twelve in order", cmd_run, true},
     {"next", "", "run the next gate not yet run", cmd_next, true},
     {"gates", "", "the gates and their status", cmd_gates, false},
-    {"explain", "GATE", "what a gate checks; its verdict here", cmd_explain, false},
+    {"explain", "GATE|CAUSE", "what a gate checks (its verdict here), or a cause", cmd_explain, false},
     {"heatmap", "[OUTPUT] [I,J]", "error of every element of one run", kg_insp_cmd_heatmap, true},
     {"replay", "N M", "where determinism runs N and M differ", kg_insp_cmd_replay, true},
     {"sweep", "SYM LIST|a..b*2", "error/threshold for each value", kg_insp_cmd_sweep, true},
-    {"show", "case", "the current case: shapes, dtypes, launch", kg_insp_cmd_show, true},
+    {"show", "case|inputs|guards", "the case; its inputs [NAME] [INDEX]; bounds' bytes", kg_insp_cmd_show, true},
     {"set", "SYM=VALUE", "pin a shape symbol", kg_insp_cmd_set, true},
     {"dtype", "f32|f16|bf16", "pin the instance dtype", kg_insp_cmd_dtype, true},
     {"seed", "N", "the base seed of the inputs", kg_insp_cmd_seed, true},
@@ -478,8 +514,12 @@ static bool complete_arg(const struct kg_insp *in, const char *cmd, int argi, vo
     if ((!strcmp(cmd, "run") || !strcmp(cmd, "explain")) && argi == 1) {
         for (int i = 0; kg_gates[i]; i++) add(ud, kg_gates[i]->id);
         if (!strcmp(cmd, "run")) add(ud, "all");
+        for (int c2 = KG_CAUSE_GATE + 1; !strcmp(cmd, "explain") && c2 < KG_NCAUSES; c2++)
+            add(ud, kg_cause_def((enum kg_cause)c2)->id);
     } else if (!strcmp(cmd, "show") && argi == 1) {
         add(ud, "case");
+        add(ud, "inputs");
+        add(ud, "guards");
     } else if (!strcmp(cmd, "dist") && argi == 1) {
         for (int d = 0; d < KG_DIST_COUNT; d++) add(ud, kg_dist_name((enum kg_dist)d));
         add(ud, "auto");

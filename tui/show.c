@@ -3,6 +3,7 @@
  * the runner reported about registers, shared memory and occupancy, N/A where it reported
  * nothing. Each writes plain text to a FILE, as every command does. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,10 +35,125 @@ static void print_args(const struct kg_case *k, FILE *out)
     }
 }
 
+/* `show guards`: the guard bytes the bounds gate saw changed (offset from the buffer, value). */
+static int show_guards(const struct kg_insp *in, FILE *out)
+{
+    for (int i = 0; i < in->ngates; i++) {
+        if (strcmp(kg_gates[i]->id, "bounds")) continue;
+        const json_t *ch = in->ran[i] && in->v[i].extra ? json_object_get(in->v[i].extra, "changed") : NULL;
+        if (!ch || !json_array_size(ch)) {
+            fprintf(out, "no changed guard bytes recorded (%s)\n", in->ran[i] ? in->v[i].summary : "run bounds first");
+            return in->ran[i] ? 0 : -1;
+        }
+        fprintf(out, "%s\nchanged guard bytes (offset from the buffer's first byte; negative: before it):\n",
+                in->v[i].summary);
+        size_t q;
+        json_t *b;
+        json_array_foreach(ch, q, b)
+        {
+            fprintf(out, "  %s%+lld: 0x%02llx (the guard was 0x%02llx)\n", in->v[i].ev.output,
+                    (long long)json_integer_value(json_object_get(b, "offset")),
+                    (long long)json_integer_value(json_object_get(b, "value")),
+                    (long long)json_integer_value(json_object_get(b, "guard")));
+        }
+        return 0;
+    }
+    return -1;
+}
+
+static void print_value(double v, FILE *out)
+{
+    if (isnan(v))
+        fprintf(out, "NaN");
+    else if (isinf(v))
+        fprintf(out, v > 0 ? "+Inf" : "-Inf");
+    else
+        fprintf(out, "%.9g", v);
+}
+
+/* `show inputs [NAME] [INDEX]`: the inputs of the current case (the failing gate's, once one
+ * is selected) around a flat or I,J index (default: the selected verdict's element). */
+static int show_inputs(struct kg_insp *in, int argc, char **argv, FILE *out)
+{
+    struct kg_case k;
+    if (in->have_view_case)
+        k = in->view_case;
+    else if (kg_insp_current_case(in, &k, out))
+        return -1;
+    const struct kg_contract *c = k.c;
+    const char *name = NULL, *index = NULL;
+    for (int a = 2; a < argc; a++) {
+        if (kg_contract_arg(c, argv[a]) >= 0)
+            name = argv[a];
+        else
+            index = argv[a];
+    }
+    struct kg_inputs inp;
+    struct kg_err e;
+    if (kg_session_inputs(in->s, &k, &inp, &e)) {
+        fprintf(out, "%s\n", e.msg);
+        return -1;
+    }
+    char id[KG_CASE_ID_MAX];
+    kg_case_id(&k, id, sizeof id);
+    fprintf(out, "inputs of %s\n", id);
+    int64_t at =
+        in->selected >= 0 && in->ran[in->selected] && in->v[in->selected].ev.valid ? in->v[in->selected].ev.flat : 0;
+    int shown = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        if (a->kind != KG_ARG_TENSOR || !kg_arg_is_input(a) || (name && strcmp(a->name, name))) continue;
+        const struct kg_tensor *t = &inp.t[i];
+        int64_t flat = at < 0 ? 0 : at;
+        if (index) {
+            /* I,J,... in the tensor's dims, or one flat number */
+            flat = 0;
+            char *dup = strdup(index), *save = NULL;
+            int d = 0;
+            for (char *p = strtok_r(dup, ",[]", &save); p; p = strtok_r(NULL, ",[]", &save), d++)
+                flat = (d && d < t->rank ? flat * t->dims[d] : flat) + atoll(p);
+            free(dup);
+        }
+        if (flat >= t->numel) flat = t->numel - 1;
+        fprintf(out, "%s %s[", a->name, kg_dtype_name(t->dtype));
+        for (int d = 0; d < t->rank; d++) fprintf(out, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+        fprintf(out, "]:\n");
+        for (int64_t q = flat - 4 < 0 ? 0 : flat - 4; q < t->numel && q <= flat + 4; q++) {
+            char ix[KG_INDEX_MAX];
+            kg_tensor_index_str(t, q, ix, sizeof ix);
+            fprintf(out, "  %s%s%s = ", q == flat ? ">" : " ", a->name, ix);
+            print_value(kg_load(t->dtype, t->data, q), out);
+            for (int sp = 0; sp < inp.nspecial; sp++)
+                if (inp.special[sp].arg == i && inp.special[sp].index == q) fprintf(out, "   <- injected");
+            fprintf(out, "\n");
+        }
+        for (int sp = 0, n = 0; sp < inp.nspecial; sp++)
+            if (inp.special[sp].arg == i) {
+                char ix[KG_INDEX_MAX];
+                kg_tensor_index_str(t, inp.special[sp].index, ix, sizeof ix);
+                fprintf(out, "%s%s%s = ", n++ ? ", " : "  injected: ", a->name, ix);
+                print_value(inp.special[sp].value, out);
+                if (sp == inp.nspecial - 1 || n == 8) {
+                    fprintf(out, "\n");
+                    break;
+                }
+            }
+        shown++;
+    }
+    kg_inputs_free(&inp);
+    if (!shown) {
+        fprintf(out, "no input named '%s' (show case lists them)\n", name ? name : "");
+        return -1;
+    }
+    return 0;
+}
+
 int kg_insp_cmd_show(struct kg_insp *in, int argc, char **argv, FILE *out)
 {
+    if (argc >= 2 && !strcmp(argv[1], "inputs")) return show_inputs(in, argc, argv, out);
+    if (argc == 2 && !strcmp(argv[1], "guards")) return show_guards(in, out);
     if (argc > 2 || (argc == 2 && strcmp(argv[1], "case"))) {
-        fprintf(out, "usage: show case\n");
+        fprintf(out, "usage: show case | show inputs [NAME] [INDEX] | show guards\n");
         return -1;
     }
     struct kg_case k;

@@ -76,7 +76,7 @@ void kg_cli_usage(FILE *f)
                "       kgate FILE | kgate --repl [FILE] the interactive inspector\n"
                "       kgate demo                      check the built-in example (host runner without a GPU)\n"
                "       kgate lab [check] [N [DIR]]     the guided lab: list, start, autograde a lesson\n"
-               "       kgate explain GATE              what a gate checks and why\n"
+               "       kgate explain GATE|CAUSE        what a gate checks and why; what a cause is\n"
                "       kgate --list-gates | --list-builtins | --help | --version (and the runners here)\n"
                "FILE is a .c (host runner) or .cu (CUDA runner) file with a /*@kgate ... */ contract\n"
                "(kgate-contract(5)), or builtin:NAME (kgate --list-builtins lists them).\n\noptions:\n");
@@ -440,6 +440,7 @@ struct check_result {
 static void run_check(struct kg_session *s, struct check_args *a, struct check_result *r)
 {
     for (int i = 0; i < r->ns; i++) kg_session_run_gate(s, r->sel[i], &r->v[i]);
+    kg_group_causes(r->v, r->ns);
     if (a->so.progress) fprintf(stderr, "\r\033[K");
     if (a->base.asked) a->base.result = kg_session_baseline(s, a->base.tol, a->base.why, sizeof a->base.why);
     memset(&r->decoy, 0, sizeof r->decoy);
@@ -455,15 +456,16 @@ static void write_text(FILE *txt, const struct kg_session *s, const struct check
     if (!a->quiet)
         kg_report_text(txt, s, r->v, r->ns, &a->base, a->color && txt == stdout, a->verbose);
     else
-        fprintf(txt, "%s %s\n", kg_session_contract(s)->name, kg_status_name(kg_overall(r->v, r->ns)));
+        fprintf(txt, "%s %s\n", kg_session_contract(s)->name, kg_overall_name(kg_overall(r->v, r->ns)));
     if (!a->ref || a->quiet) return;
     const struct kg_decoy *d = &r->decoy;
     if (!d->valid)
         fprintf(txt, "decoy check: not available (%s)\n", r->decoy_why);
     else if (d->decoy)
         fprintf(txt,
-                "decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n",
-                d->launched);
+                "decoy: YES: of the %d kernels the candidate launched, none is its own (all are the reference's too)\n"
+                "                   cause: decoy: %s\n",
+                d->launched, kg_cause_def(KG_CAUSE_DECOY)->title);
     else
         fprintf(txt, "decoy: no: %d of its %d kernels are its own (%s%s)\n", d->own, d->launched, d->own_names[0],
                 d->own > 1 ? ", ..." : "");
@@ -489,6 +491,10 @@ static int write_json(const struct kg_session *s, const struct check_args *a, co
     json_t *doc = kg_report_json(s, r->v, r->ns, &a->base);
     if (a->ref) {
         json_object_set_new(doc, "decoy", decoy_json(r));
+        if (r->decoy.valid && r->decoy.decoy) /* a cause of its own, after the gates' */
+            json_array_append_new(json_object_get(doc, "causes"),
+                                  json_pack("{s:s,s:s,s:s}", "id", kg_cause_def(KG_CAUSE_DECOY)->id, "gate", "decoy",
+                                            "text", "none of the kernels the candidate launched is its own"));
         json_object_set_new(doc, "problem", json_string(a->ref));
     }
     const char *out = a->json_out;
@@ -510,14 +516,13 @@ static int write_json(const struct kg_session *s, const struct check_args *a, co
     return KG_EXIT_INTERNAL;
 }
 
-/* 0 when every gate passed or skipped, but 3 when all were skipped or refused (a shape with no
- * output element, a kernel that declines every case): nothing was checked. */
+/* 0 when every gate passed, skipped or was refused, but 3 when none decided anything: the
+ * verdict is not-checked. */
 static int verdict_status(const struct check_result *r)
 {
-    bool all_skipped = true;
-    for (int i = 0; i < r->ns; i++) all_skipped &= r->v[i].status == KG_SKIP || r->v[i].status == KG_REFUSED;
-    if (kg_overall(r->v, r->ns) != KG_PASS) return KG_EXIT_FAIL;
-    return all_skipped && r->ns ? KG_EXIT_UNAVAILABLE : KG_EXIT_OK;
+    enum kg_status o = kg_overall(r->v, r->ns);
+    if (o == KG_SKIP) return KG_EXIT_UNAVAILABLE;
+    return o == KG_PASS ? KG_EXIT_OK : KG_EXIT_FAIL;
 }
 
 static int check(struct check_args *a, struct check_result *r)

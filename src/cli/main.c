@@ -25,8 +25,14 @@ static void list_gates(void)
 static int explain(const char *id)
 {
     const struct kg_gate *g = kg_gate_find(id);
+    enum kg_cause c = g ? KG_CAUSE_NONE : kg_cause_find(id);
+    if (c != KG_CAUSE_NONE && c != KG_CAUSE_GATE) {
+        const struct kg_cause_def *d = kg_cause_def(c);
+        printf("%s (cause): %s\n\n%s\n", d->id, d->title, d->explain);
+        return KG_EXIT_OK;
+    }
     if (!g) {
-        fprintf(stderr, "kgate: no gate '%s' (kgate --list-gates)\n", id);
+        fprintf(stderr, "kgate: no gate or cause '%s' (kgate --list-gates; a report's cause: lines name causes)\n", id);
         return KG_EXIT_USAGE;
     }
     printf("%s: %s (%s)\n\n%s\n", g->id, g->title, g->tolerance_free ? "tolerance-free" : "calibrated", g->explain);
@@ -104,7 +110,7 @@ int main(int argc, char **argv)
             return KG_EXIT_OK;
         }
         if (argc != 3) {
-            fprintf(stderr, "usage: kgate explain GATE\n");
+            fprintf(stderr, "usage: kgate explain GATE|CAUSE\n");
             return KG_EXIT_USAGE;
         }
         return explain(argv[2]);

@@ -32,6 +32,7 @@ struct kg_case {
     int64_t numel[KG_MAX_ARGS];         /* tensors */
     double scalar[KG_MAX_ARGS];         /* scalars */
     int64_t grid[3], block[3], smem;    /* when the contract has launch: */
+    bool nominal;                       /* the shape every gate starts from (set by the engine) */
 };
 
 /* Evaluates a case. sym NULL means the nominal shape. Errors: a dim or launch expression

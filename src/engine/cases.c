@@ -10,7 +10,9 @@ int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_off
                     struct kg_case *k, struct kg_err *e)
 {
     enum kg_dist d = s->o.dist >= 0 ? (enum kg_dist)s->o.dist : dist;
-    return kg_case_init(k, s->c, s->o.pin_shape ? s->o.sym : NULL, dtype, s->o.seed + seed_offset, d, e);
+    if (kg_case_init(k, s->c, s->o.pin_shape ? s->o.sym : NULL, dtype, s->o.seed + seed_offset, d, e)) return -1;
+    k->nominal = true;
+    return 0;
 }
 
 int kg_nominal_inputs(struct kg_session *s, struct kg_case *k, struct kg_inputs *in, struct kg_verdict *v)

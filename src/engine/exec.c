@@ -40,26 +40,26 @@ static int copy_tensor(struct kg_tensor *dst, const struct kg_case *k, int i, co
     return 0;
 }
 
-static void check_guards(const uint8_t *region, uint64_t guard, uint64_t bytes, uint8_t gb, int64_t *bad,
-                         int64_t *first, int64_t *last)
+/* Counts the changed guard bytes of tensor i of x, and keeps the first few (offset, value). */
+static void check_guards(const uint8_t *region, uint64_t guard, uint64_t bytes, uint8_t gb, struct kg_exec *x, int i)
 {
+    int64_t *bad = &x->guard_bad[i];
     *bad = 0;
-    *first = *last = 0;
-    for (uint64_t j = 0; j < guard; j++)
-        if (region[j] != gb) {
-            int64_t off = (int64_t)j - (int64_t)guard;
-            if (!*bad) *first = off;
-            *last = off;
+    x->guard_first[i] = x->guard_last[i] = 0;
+    for (int side = 0; side < 2; side++) {
+        const uint8_t *p = side ? region + guard + bytes : region;
+        for (uint64_t j = 0; j < guard; j++) {
+            if (p[j] == gb) continue;
+            int64_t off = side ? (int64_t)(bytes + j) : (int64_t)j - (int64_t)guard;
+            if (!*bad) x->guard_first[i] = off;
+            x->guard_last[i] = off;
+            if (*bad < KG_GUARD_SHOWN) {
+                x->guard_off[i][*bad] = off;
+                x->guard_val[i][*bad] = p[j];
+            }
             (*bad)++;
         }
-    const uint8_t *after = region + guard + bytes;
-    for (uint64_t j = 0; j < guard; j++)
-        if (after[j] != gb) {
-            int64_t off = (int64_t)(bytes + j);
-            if (!*bad) *first = off;
-            *last = off;
-            (*bad)++;
-        }
+    }
 }
 
 /* The RUN request of case k: every tensor's place in shared memory (both launches' for a pair),
@@ -156,9 +156,7 @@ static int read_back(struct kg_session *s, const struct kg_case *k, const struct
             const struct kg_req_arg *sa = &r->args[src];
             uint8_t *region = s->shm.mem + (set ? sa->off2 : sa->off);
             if (copy_tensor(set ? &x->after2[i] : &x->after[i], k, i, region + sa->guard)) return -1;
-            if (set == 0 && a->alias < 0)
-                check_guards(region, sa->guard, sa->bytes, o->guard_byte, &x->guard_bad[i], &x->guard_first[i],
-                             &x->guard_last[i]);
+            if (set == 0 && a->alias < 0) check_guards(region, sa->guard, sa->bytes, o->guard_byte, x, i);
         }
     return 0;
 }
@@ -170,11 +168,53 @@ static int fail(struct kg_exec *x, int status, const char *msg)
     return x->status;
 }
 
+static const char *fault_words(int status)
+{
+    switch (status) {
+    case KG_WS_TIMEOUT: return "hung (timed out)";
+    case KG_WS_OOM: return "ran out of memory";
+    case KG_WS_CUDA: return "hit a CUDA error";
+    default: return "crashed";
+    }
+}
+
+/* The fault that stands for case k, if an earlier run crashed or hung on its kind of case. */
+static const struct kg_fault *fault_of(const struct kg_session *s, const struct kg_case *k)
+{
+    for (int i = 0; i < s->nfault; i++) {
+        const struct kg_fault *f = &s->fault[i];
+        if (f->dtype == k->dtype && (f->any_shape || !memcmp(f->sym, k->sym, sizeof f->sym))) return f;
+    }
+    return NULL;
+}
+
+static void note_fault(struct kg_session *s, const struct kg_case *k, int status)
+{
+    if (s->nfault >= KG_MAX_FAULTS || fault_of(s, k)) return;
+    struct kg_fault *f = &s->fault[s->nfault++];
+    f->status = status;
+    f->dtype = k->dtype;
+    f->any_shape = status != KG_WS_CRASH && status != KG_WS_CUDA;
+    memcpy(f->sym, k->sym, sizeof f->sym);
+    kg_strlcpy(f->gate, s->current_gate ? s->current_gate->id : "", sizeof f->gate);
+    kg_case_id(k, f->case_id, sizeof f->case_id);
+}
+
 int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
             struct kg_exec *x)
 {
     memset(x, 0, sizeof *x);
+    x->fill = o->fill;
+    x->guard_byte = o->guard_byte;
     if (kg_session_interrupted(s)) return fail(x, KG_WS_INTERRUPTED, "interrupted: not run");
+    const struct kg_fault *f = fault_of(s, k);
+    if (f) {
+        x->not_rerun = true;
+        x->status = f->status;
+        snprintf(x->msg, sizeof x->msg, "not run again: the kernel %s at %s%s%s", fault_words(f->status), f->case_id,
+                 f->gate[0] ? " in gate " : "", f->gate);
+        return x->status;
+    }
     static struct kg_req rq;
     uint64_t need = run_request(s, k, o, &rq);
     struct kg_err e;
@@ -197,6 +237,8 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     snprintf(x->msg, sizeof x->msg, "%s", rp.msg);
     s->last_run = rp;
     s->has_last_run = true;
+    if (rp.status == KG_WS_CRASH || rp.status == KG_WS_TIMEOUT || rp.status == KG_WS_OOM || rp.status == KG_WS_CUDA)
+        note_fault(s, k, rp.status);
     if (rp.status != KG_WS_OK && rp.status != KG_WS_REFUSED) return x->status;
     if (rp.status == KG_WS_OK) x->found = (uint32_t)rp.code & s->be->found;
     if (read_back(s, k, o, &rq.u.run, x)) goto oom;

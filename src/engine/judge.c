@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/cache.h"
+
 #include "engine/session.h"
 
 void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, const struct kg_expect *ex,
@@ -28,7 +30,22 @@ void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, con
     j->margin = worst < 0 ? 0 : worst;
     double err = j->cmp[j->worst].max_err, ref = ex->ref_err[j->worst];
     j->ratio = err == 0 ? 0 : ref > 0 ? err / ref : INFINITY;
-    (void)k;
+    /* elements still holding the sentinel prefill were never written (or only computed from it) */
+    if (second || (x->fill != KG_FILL_SENTINEL_A && x->fill != KG_FILL_SENTINEL_B)) return;
+    uint8_t b = x->fill == KG_FILL_SENTINEL_A ? 0xFF : 0x7F;
+    for (int o = 0; o < ex->nout; o++) {
+        int arg = ex->arg[o];
+        if (k->c->args[arg].io != KG_OUT || k->c->alias_of[arg] >= 0 || !x->after[arg].data) continue;
+        size_t es = kg_dtype_size(x->after[arg].dtype);
+        const uint8_t *p = x->after[arg].data;
+        for (int64_t q = 0; q < x->after[arg].numel; q++) {
+            size_t e = 0;
+            while (e < es && p[q * es + e] == b) e++;
+            if (e < es) continue;
+            j->unwritten[o]++;
+            if (o == j->worst && q == j->cmp[o].worst) j->worst_unwritten = true;
+        }
+    }
 }
 
 /* Output o's shape as a tensor header (no data), for index strings. */
@@ -56,6 +73,7 @@ void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const 
     ev->err = c->max_err;
     ev->ref_err = ex->ref_err[j->worst];
     ev->threshold = ex->threshold[j->worst];
+    ev->unwritten = j->worst_unwritten;
     kg_case_id(k, ev->case_id, sizeof ev->case_id);
     v->ratio = j->ratio;
     kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
@@ -72,13 +90,69 @@ void kg_verdict_empty(struct kg_verdict *v, const struct kg_case *k)
                       sh);
 }
 
+/* Whether case k is at the shape every gate starts from (a refusal there is a failure). */
+static bool nominal_shape(const struct kg_case *k)
+{
+    return k->nominal || !memcmp(k->sym, k->c->nominal, sizeof *k->sym * (size_t)k->c->nsyms);
+}
+
+/* "kgate-crash: signal 11 addr 0x... pc 0x... so /path/x.so+0x1139" as the host worker writes it
+ * when the kernel faults, into words, with the source line where addr2line finds one. */
+static void crash_words(const char *msg, const char *src, char *buf, size_t n)
+{
+    const char *m = strstr(msg, "kgate-crash: ");
+    buf[0] = 0;
+    if (!m) return;
+    int sig = 0;
+    unsigned long long addr = 0, pc = 0, off = 0;
+    char so[512] = "";
+    if (sscanf(m, "kgate-crash: signal %d addr %llx pc %llx so %511[^+\n]+%llx", &sig, &addr, &pc, so, &off) < 3)
+        return;
+    size_t len = 0;
+    kg_appendf(buf, n, &len, "signal %d (%s) at address 0x%llx, pc 0x%llx", sig, strsignal(sig), addr, pc);
+    if (!so[0] || so[0] == '-') return;
+    char hex[32], out[1024];
+    snprintf(hex, sizeof hex, "0x%llx", off);
+    char *argv[] = {"addr2line", "-e", so, hex, NULL};
+    if (kg_run_cmd(argv, out, sizeof out, 10) == 0 && out[0] && out[0] != '?') {
+        out[strcspn(out, "\n")] = 0;
+        char *disc = strstr(out, " (discriminator");
+        if (disc) *disc = 0;
+        /* the cache is shared: the .so may have been built from a copy of this file elsewhere */
+        const char *colon = strrchr(out, ':'), *base = strrchr(src, '/');
+        base = base ? base + 1 : src;
+        size_t bl = strlen(base);
+        if (colon && (size_t)(colon - out) >= bl && !strncmp(colon - bl, base, bl) &&
+            (colon - out == (long)bl || colon[-(long)bl - 1] == '/'))
+            kg_appendf(buf, n, &len, " in %s%s", src, colon);
+        else
+            kg_appendf(buf, n, &len, " in %s", out);
+    } else {
+        kg_appendf(buf, n, &len, " (%s+0x%llx; no line: addr2line missing or no debug info)", so, off);
+    }
+}
+
 void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const struct kg_exec *x)
 {
     char id[KG_CASE_ID_MAX];
     kg_case_id(k, id, sizeof id);
     v->wstatus = x->status;
-    if (x->status == KG_WS_REFUSED) {
-        kg_verdict_set(v, KG_REFUSED, "the kernel refused %s (returned %d)", id, x->code);
+    bool refusal = x->status == KG_WS_REFUSED || x->status == KG_WS_EXCEPTION;
+    if (refusal && !nominal_shape(k)) {
+        /* a shape the kernel does not support, said so: not a failure in any gate */
+        if (x->status == KG_WS_REFUSED)
+            kg_verdict_set(v, KG_REFUSED, "the kernel refused %s (returned %d)", id, x->code);
+        else
+            kg_verdict_set(v, KG_REFUSED, "the candidate raised at %s: refused", id);
+        if (x->msg[0]) kg_verdict_detail(v, "%s", x->msg);
+    } else if (refusal) {
+        kg_verdict_set(v, KG_FAIL, "the kernel refused its nominal case %s (%s)", id,
+                       x->status == KG_WS_REFUSED ? "returned non-zero" : "raised an exception");
+        kg_verdict_detail(v,
+                          "%s%sA kernel must compute the shape its contract (or problem) is written for; "
+                          "refusing is only for other shapes.",
+                          x->msg, x->msg[0] ? "\n" : "");
+        kg_verdict_cause(v, KG_CAUSE_GATE, NULL);
     } else if (x->status == KG_WS_MISMATCH) {
         kg_verdict_set(v, KG_FAIL, "outputs differ from the reference's in shape, dtype or device at %s", id);
         kg_verdict_detail(v, "%s", x->msg);
@@ -86,9 +160,37 @@ void kg_verdict_from_exec(struct kg_verdict *v, const struct kg_case *k, const s
         /* the contract claims this case; a launch that cannot happen is the kernel's failure */
         kg_verdict_set(v, KG_FAIL, "the kernel cannot launch at %s", id);
         kg_verdict_detail(v, "%s", x->msg);
+        kg_verdict_cause(v, KG_CAUSE_LAUNCH_LIMIT, "the launch at %s failed", id);
+    } else if (x->not_rerun) {
+        kg_verdict_set(v, KG_ERROR, "%s", x->msg);
+        kg_verdict_cause(v,
+                         x->status == KG_WS_TIMEOUT ? KG_CAUSE_HANG
+                         : x->status == KG_WS_OOM   ? KG_CAUSE_OUT_OF_MEMORY
+                                                    : KG_CAUSE_CRASH,
+                         NULL);
     } else {
         kg_verdict_set(v, KG_ERROR, "%s at %s", kg_wstatus_name((enum kg_wstatus)x->status), id);
         kg_verdict_detail(v, "%s", x->msg);
+        char words[1200];
+        switch (x->status) {
+        case KG_WS_TIMEOUT: kg_verdict_cause(v, KG_CAUSE_HANG, "no answer within the time limit at %s", id); break;
+        case KG_WS_OOM:
+            kg_verdict_cause(v, KG_CAUSE_OUT_OF_MEMORY, "the worker died at its memory limit at %s", id);
+            break;
+        case KG_WS_CUDA: kg_verdict_cause(v, KG_CAUSE_CRASH, "a CUDA error at %s", id); break;
+        case KG_WS_CRASH:
+            crash_words(x->msg, k->c->path, words, sizeof words);
+            if (words[0]) {
+                kg_verdict_cause(v, KG_CAUSE_CRASH, "%s", words);
+                kg_verdict_set(v, KG_ERROR, "crash at %s: signal %d (%s)", id, x->code, strsignal(x->code));
+            } else if (x->code > 0) {
+                kg_verdict_cause(v, KG_CAUSE_CRASH, "signal %d (%s) at %s", x->code, strsignal(x->code), id);
+            } else {
+                kg_verdict_cause(v, KG_CAUSE_CRASH, "the worker exited (status %d) at %s", x->code, id);
+            }
+            break;
+        default: break;
+        }
     }
 }
 
@@ -117,7 +219,11 @@ void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, cons
         return;
     }
     kg_tensor_index_str(&shape, c->worst, idx, sizeof idx);
-    if (c->nonfinite_mismatch)
+    if (j->worst_unwritten)
+        snprintf(buf, n, "%s%s unwritten (still kgate's prefill), expected %.9g (%lld element%s unwritten)",
+                 k->c->args[arg].name, idx, c->exp, (long long)j->unwritten[j->worst],
+                 j->unwritten[j->worst] == 1 ? "" : "s");
+    else if (c->nonfinite_mismatch)
         snprintf(buf, n, "%s%s = %.9g, expected %.9g (%lld non-finite mismatch%s)", k->c->args[arg].name, idx, c->got,
                  c->exp, (long long)c->nonfinite_mismatch, c->nonfinite_mismatch == 1 ? "" : "es");
     else

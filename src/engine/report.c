@@ -47,20 +47,37 @@ json_t *kg_verdict_json(const struct kg_verdict *v)
     return ev;
 }
 
+static bool failed(const struct kg_verdict *v)
+{
+    return v->status == KG_FAIL || v->status == KG_ERROR;
+}
+
 json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b)
 {
-    json_t *gates = json_array();
+    json_t *gates = json_array(), *causes = json_array();
+    int same[KG_REPORT_MAX];
+    if (n > KG_REPORT_MAX) n = KG_REPORT_MAX;
+    kg_cause_groups(v, n, same);
     for (int i = 0; i < n; i++) {
         json_t *g =
             json_pack("{s:s,s:s,s:b,s:s,s:o,s:f,s:i}", "id", v[i].gate->id, "status", kg_status_name(v[i].status),
                       "tolerance_free", v[i].gate->tolerance_free, "summary", v[i].summary, "evidence",
                       kg_verdict_json(&v[i]), "seconds", v[i].seconds, "cases", v[i].ncases);
         if (v[i].replay[0]) json_object_set_new(g, "replay", json_string(v[i].replay));
+        if (failed(&v[i])) {
+            json_object_set_new(g, "cause", json_string(kg_verdict_cause_id(&v[i])));
+            if (v[i].cause_text[0]) json_object_set_new(g, "cause_text", json_string(v[i].cause_text));
+            if (same[i] >= 0)
+                json_object_set_new(g, "same_cause_as", json_string(v[same[i]].gate->id));
+            else
+                json_array_append_new(causes, json_pack("{s:s,s:s,s:s}", "id", kg_verdict_cause_id(&v[i]), "gate",
+                                                        v[i].gate->id, "text", kg_verdict_cause_line(&v[i])));
+        }
         json_array_append_new(gates, g);
     }
-    json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o}", "kernel", s->c->name, "file", s->c->path, "runner",
-                            s->be->name, "verdict", kg_status_name(kg_overall(v, n)), "seed", (json_int_t)s->o.seed,
-                            "compiler", s->last_load.compiler, "gates", gates);
+    json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o,s:o}", "kernel", s->c->name, "file", s->c->path, "runner",
+                            s->be->name, "verdict", kg_overall_name(kg_overall(v, n)), "seed", (json_int_t)s->o.seed,
+                            "compiler", s->last_load.compiler, "causes", causes, "gates", gates);
     char hash[32];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
     json_object_set_new(doc, "file_hash", json_string(hash));
@@ -82,13 +99,37 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
     const char *reset = color ? "\033[0m" : "", *dim = color ? "\033[2m" : "", *bold = color ? "\033[1m" : "";
     fprintf(f, "%s%s%s  %s  (%s runner, %s, seed %llu)\n", bold, s->c->name, reset, s->c->path, s->be->name,
             s->last_load.compiler, (unsigned long long)s->o.seed);
-    int count[5] = {0};
+    int count[5] = {0}, same[KG_REPORT_MAX];
+    if (n > KG_REPORT_MAX) n = KG_REPORT_MAX;
+    kg_cause_groups(v, n, same);
     for (int i = 0; i < n; i++) {
         count[v[i].status]++;
-        fprintf(f, "  %-16s %s%-7s%s %s\n", v[i].gate->id, color ? status_color(v[i].status) : "",
-                kg_status_name(v[i].status), reset, v[i].summary);
-        bool show = v[i].status == KG_FAIL || v[i].status == KG_ERROR || verbose;
+        if (failed(&v[i]) && same[i] >= 0) {
+            /* one defect, one report: its evidence is the owning gate's (this one's under -v) */
+            fprintf(f, "  %-16s %s%-7s%s (same cause as %s) %s%s%s\n", v[i].gate->id,
+                    color ? status_color(v[i].status) : "", kg_status_name(v[i].status), reset, v[same[i]].gate->id,
+                    dim, v[i].summary, reset);
+            if (!verbose) continue;
+        } else {
+            fprintf(f, "  %-16s %s%-7s%s %s\n", v[i].gate->id, color ? status_color(v[i].status) : "",
+                    kg_status_name(v[i].status), reset, v[i].summary);
+        }
+        if (failed(&v[i]) && same[i] < 0)
+            fprintf(f, "                   %scause: %s%s: %s\n", bold, kg_verdict_cause_id(&v[i]), reset,
+                    kg_verdict_cause_line(&v[i]));
+        bool show = failed(&v[i]) || verbose;
         if (!show) continue;
+        if (v[i].extra && json_object_get(v[i].extra, "lines")) {
+            /* the gate's own evidence lines (injected values next to the outputs they broke...) */
+            size_t q;
+            json_t *line;
+            json_array_foreach(json_object_get(v[i].extra, "lines"), q, line)
+            {
+                const char *t = json_string_value(line);
+                if (t && (same[i] >= 0 || strcmp(t, v[i].cause_text)))
+                    fprintf(f, "%s                   %s%s\n", dim, t, reset);
+            }
+        }
         if (v[i].ev.valid && v[i].status != KG_PASS) {
             fprintf(f, "%s                   at %s%s%s", dim, v[i].ev.output, v[i].ev.index[0] == '[' ? "" : ", ",
                     v[i].ev.index);
@@ -107,7 +148,7 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
         if (v[i].replay[0] && v[i].status != KG_PASS) fprintf(f, "                   replay: %s\n", v[i].replay);
     }
     enum kg_status o = kg_overall(v, n);
-    fprintf(f, "verdict: %s%s%s (", color ? status_color(o) : "", kg_status_name(o), reset);
+    fprintf(f, "verdict: %s%s%s (", color ? status_color(o) : "", kg_overall_name(o), reset);
     const char *sep = "";
     for (int st = 0; st < 5; st++)
         if (count[st]) {

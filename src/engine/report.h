@@ -18,10 +18,18 @@ struct kg_baseline {
     char why[1024];
 };
 
+/* The most verdicts one report groups by cause (more than every gate). */
+#define KG_REPORT_MAX 64
+
+/* The text report: one line per gate; a failure that owns its cause gets a `cause:` line and
+ * its evidence, one whose cause an earlier gate showed says `(same cause as GATE)` (its
+ * evidence only with verbose). */
 void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b,
                     bool color, bool verbose);
 
-/* A new reference to the report document. */
+/* A new reference to the report document: "verdict" (pass, fail, error, not-checked),
+ * "causes" (each distinct cause once, in gate order: id, gate, text) and per gate its status,
+ * evidence, and for a failure its "cause" and "same_cause_as". */
 json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b);
 
 /* Evidence of one verdict as a JSON object (plain fields + the gate's extra). */

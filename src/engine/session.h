@@ -50,6 +50,21 @@ struct kg_shm {
     uint8_t *mem;
 };
 
+/* A run of the kernel that crashed or hung: later runs of the same kind of case are not made
+ * (kg_exec answers with the same status and x->not_rerun). A hang (or a death at the memory
+ * limit) is of the kernel instance (its dtype), whatever the shape: another one would cost
+ * --timeout again; a crash is of the instance at that shape (a crash at another shape is cheap
+ * to see, and may be a different one). */
+#define KG_MAX_FAULTS 16
+struct kg_fault {
+    int status; /* KG_WS_CRASH, KG_WS_TIMEOUT, KG_WS_OOM, KG_WS_CUDA */
+    enum kg_dtype dtype;
+    bool any_shape;
+    int64_t sym[KG_MAX_SYMS];
+    char gate[KG_NAME_MAX];
+    char case_id[KG_CASE_ID_MAX];
+};
+
 struct kg_session {
     struct kg_contract *c;
     struct kg_session_opts o;
@@ -79,6 +94,8 @@ struct kg_session {
     /* workers started as programs (python) are forked from this fork server when it is named */
     char zygote[96];
     struct kg_worker zyg; /* this session's own fork server, when it started one */
+    struct kg_fault fault[KG_MAX_FAULTS];
+    int nfault;
 };
 
 /* A new session with no contract and no workers yet (NULL when out of memory). */

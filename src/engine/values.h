@@ -28,6 +28,8 @@ struct kg_exec_opts {
     bool fresh_worker;           /* kill the worker first: the run happens in a new process */
 };
 
+#define KG_GUARD_SHOWN 4
+
 struct kg_exec {
     int status; /* enum kg_wstatus */
     int code;
@@ -40,6 +42,13 @@ struct kg_exec {
     int64_t guard_bad[KG_MAX_ARGS];       /* guard bytes changed (0: intact) */
     int64_t guard_first[KG_MAX_ARGS];     /* byte offset from the data start of the first one */
     int64_t guard_last[KG_MAX_ARGS];
+    /* the first KG_GUARD_SHOWN changed guard bytes of each tensor: offset from the data start, value */
+    int64_t guard_off[KG_MAX_ARGS][KG_GUARD_SHOWN];
+    uint8_t guard_val[KG_MAX_ARGS][KG_GUARD_SHOWN];
+    uint8_t guard_byte; /* what the guards held before the call */
+    enum kg_fill fill;  /* how the outputs were prefilled */
+    /* not run: an earlier run of this kernel instance crashed or hung (x->msg says where) */
+    bool not_rerun;
 };
 
 void kg_exec_free(struct kg_exec *x);
@@ -67,6 +76,10 @@ struct kg_judgement {
     double margin; /* max over outputs of err / threshold (> 1: fail) */
     double ratio;  /* err / ref_err of the worst output (inf when ref_err is 0 and err > 0) */
     struct kg_cmp cmp[KG_OP_MAX_IO];
+    /* elements of each output that still hold kgate's sentinel prefill bit for bit (only for
+     * pure outputs prefilled with a sentinel), and whether the worst element is one of them */
+    int64_t unwritten[KG_OP_MAX_IO];
+    bool worst_unwritten;
 };
 
 #endif

@@ -58,10 +58,74 @@ void kg_verdict_cause(struct kg_verdict *v, enum kg_cause c, const char *fmt, ..
 
 enum kg_status kg_overall(const struct kg_verdict *v, int n)
 {
-    bool err = false;
+    bool err = false, decided = false;
     for (int i = 0; i < n; i++) {
         if (v[i].status == KG_FAIL) return KG_FAIL;
         if (v[i].status == KG_ERROR) err = true;
+        if (v[i].status == KG_PASS) decided = true;
     }
-    return err ? KG_ERROR : KG_PASS;
+    return err ? KG_ERROR : decided ? KG_PASS : KG_SKIP;
+}
+
+const char *kg_overall_name(enum kg_status overall)
+{
+    return overall == KG_SKIP || overall == KG_REFUSED ? "not-checked" : kg_status_name(overall);
+}
+
+static bool failed(const struct kg_verdict *v)
+{
+    return v->status == KG_FAIL || v->status == KG_ERROR;
+}
+
+static bool diagnosed(const struct kg_verdict *v)
+{
+    return v->cause > KG_CAUSE_GATE && v->cause < KG_NCAUSES;
+}
+
+const char *kg_verdict_cause_id(const struct kg_verdict *v)
+{
+    return diagnosed(v) ? kg_cause_def(v->cause)->id : v->gate->id;
+}
+
+const char *kg_verdict_cause_line(const struct kg_verdict *v)
+{
+    if (v->cause_text[0]) return v->cause_text;
+    return diagnosed(v) ? kg_cause_def(v->cause)->title : "not diagnosed: the gate's own finding (see its evidence)";
+}
+
+void kg_cause_groups(const struct kg_verdict *v, int n, int *same)
+{
+    int first_failed = -1;
+    for (int i = 0; i < n; i++) {
+        same[i] = -1;
+        if (failed(&v[i]) && first_failed < 0) first_failed = i;
+    }
+    /* diagnosed: the first verdict with the cause owns it */
+    for (int i = 0; i < n; i++) {
+        if (!failed(&v[i]) || !diagnosed(&v[i])) continue;
+        for (int j = 0; j < i; j++)
+            if (failed(&v[j]) && diagnosed(&v[j]) && v[j].cause == v[i].cause && same[j] < 0) {
+                same[i] = j;
+                break;
+            }
+    }
+    /* undiagnosed: a symptom of the nearest diagnosed failure, or of the first failure */
+    for (int i = 0; i < n; i++) {
+        if (!failed(&v[i]) || diagnosed(&v[i])) continue;
+        int owner = -1;
+        for (int j = i - 1; j >= 0 && owner < 0; j--)
+            if (failed(&v[j]) && diagnosed(&v[j])) owner = j;
+        for (int j = i + 1; j < n && owner < 0; j++)
+            if (failed(&v[j]) && diagnosed(&v[j])) owner = j;
+        if (owner < 0) owner = first_failed;
+        if (owner >= 0 && same[owner] >= 0) owner = same[owner];
+        same[i] = owner == i ? -1 : owner;
+    }
+}
+
+void kg_group_causes(struct kg_verdict *v, int n)
+{
+    int same[n > 0 ? n : 1];
+    kg_cause_groups(v, n, same);
+    for (int i = 0; i < n; i++) v[i].same_as = same[i];
 }

@@ -30,6 +30,7 @@ struct kg_evidence {
     char index[KG_INDEX_MAX];
     int64_t flat;
     double got, expected, err, ref_err, threshold;
+    bool unwritten; /* got is kgate's own prefill: the element was never written (print `unwritten`) */
     char case_id[KG_CASE_ID_MAX];
 };
 
@@ -44,10 +45,10 @@ struct kg_verdict {
     double seconds;
     double ratio; /* calibrated gates: measured error / reference error (0 if n/a) */
     int ncases;
-    int wstatus; /* the worker status behind an error verdict (enum kg_wstatus) */
-    enum kg_cause cause;               /* a fail/error: what was diagnosed (KG_CAUSE_GATE: not diagnosed) */
-    char cause_text[KG_SUMMARY_MAX];   /* the diagnosis's evidence, one line ("error x4 per 4x K, as fp16's") */
-    int same_as;                       /* the index of the verdict that showed this cause first, or -1 */
+    int wstatus;                     /* the worker status behind an error verdict (enum kg_wstatus) */
+    enum kg_cause cause;             /* a fail/error: what was diagnosed (KG_CAUSE_GATE: not diagnosed) */
+    char cause_text[KG_SUMMARY_MAX]; /* the diagnosis's evidence, one line ("error x4 per 4x K, as fp16's") */
+    int same_as;                     /* the index of the verdict that showed this cause first, or -1 */
 };
 
 void kg_verdict_init(struct kg_verdict *v, const struct kg_gate *g);
@@ -60,8 +61,25 @@ void kg_verdict_detail(struct kg_verdict *v, const char *fmt, ...) __attribute__
 void kg_verdict_cause(struct kg_verdict *v, enum kg_cause c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The overall verdict of n gates: fail if any gate failed, else error if any errored, else pass. */
+/* The overall verdict of n gates: fail if any gate failed, else error if any errored, else pass;
+ * KG_SKIP when no gate decided anything (every one skipped or refused, or n == 0). */
 enum kg_status kg_overall(const struct kg_verdict *v, int n);
+/* The overall verdict's name: pass, fail, error, or not-checked (kg_overall's KG_SKIP). */
+const char *kg_overall_name(enum kg_status overall);
+
+/* The id a failing verdict's cause goes by: the cause's, or the gate's own when undiagnosed. */
+const char *kg_verdict_cause_id(const struct kg_verdict *v);
+/* What a failing verdict's cause says in one line: its diagnosis evidence, else the title. */
+const char *kg_verdict_cause_line(const struct kg_verdict *v);
+
+/* One defect, one report: fills same[i] for n verdicts (-1: verdict i owns its cause, or did
+ * not fail). A diagnosed cause belongs to the first verdict that shows it. An undiagnosed
+ * failure (KG_CAUSE_GATE) is a symptom of a diagnosed one when there is one: the nearest
+ * diagnosed failure before it, else the first after it; with no diagnosed failure at all, the
+ * first failing verdict owns every undiagnosed failure. Only fail and error verdicts take part. */
+void kg_cause_groups(const struct kg_verdict *v, int n, int *same);
+/* The same, into each verdict's same_as. */
+void kg_group_causes(struct kg_verdict *v, int n);
 
 struct kg_gate {
     const char *id;

@@ -5,7 +5,7 @@ entry:   add
 args:    a: in f32[N]; b: in f32[N]; c: out f32[N]; N: int
 shape:   N=65536
 */
-// expect: fail shapes
+// expect: fail shapes shape-specific
 /* Planted bug: an 8-wide loop with a "tail" that zero-fills instead of adding: right whenever N
  * is a multiple of 8, as it is at the nominal shape. */
 void add(const float *a, const float *b, float *c, int N)

@@ -5,7 +5,7 @@ entry:   gelu
 args:    x: in f32[N]; y: out f32[N]; N: int
 shape:   N=4096
 */
-// expect: fail freshness
+// expect: fail freshness stale-result
 /* Planted bug: the result of the first call is kept and replayed for any call of the same
  * size (a benchmark-driven "optimisation"). */
 #include <math.h>

@@ -5,7 +5,7 @@ entry:   relu
 args:    x: in f32[N]; y: out f32[N]; N: int
 shape:   N=1000
 */
-// expect: error structure
+// expect: error structure hang
 // kgate-args: --gates structure,accuracy --timeout 1
 /* Planted hang: never returns for a negative first element. The run is killed after the time
  * limit and reported as an error; kgate carries on with a fresh worker. */

@@ -5,7 +5,7 @@ entry:   relu
 args:    x: in f32[N]; y: out f32[N]; N: int
 shape:   N=1000
 */
-// expect: error structure
+// expect: error structure crash
 // kgate-args: --gates structure,accuracy
 /* Planted crash: writes through a wild pointer. kgate reports the signal as an error verdict,
  * starts a fresh worker for the next run, and does not crash itself. */

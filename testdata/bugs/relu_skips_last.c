@@ -5,7 +5,7 @@ entry:   relu
 args:    x: in f32[N]; y: out f32[N]; N: int
 shape:   N=10000
 */
-// expect: fail structure
+// expect: fail structure unwritten-output
 /* Planted bug: an off-by-one loop bound leaves the last element unwritten. */
 void relu(const float *x, float *y, int N)
 {

@@ -5,7 +5,7 @@ entry:   relu
 args:    x: in f32[N]; y: out f32[N]; N: int
 shape:   N=10000
 */
-// expect: fail bounds
+// expect: fail bounds out-of-bounds-write
 /* Planted bug: `<=` in the loop bound writes y[N], one element past the end. */
 void relu(const float *x, float *y, int N)
 {

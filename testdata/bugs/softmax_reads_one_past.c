@@ -5,7 +5,7 @@ entry:   softmax_rows
 args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int
 shape:   M=32 N=100
 */
-// expect: fail bounds
+// expect: fail bounds out-of-bounds-read
 /* Planted bug: the max loop reads one element past each row; inside the tensor that is the
  * next row's first value (harmless), past the last row it is whatever lies beyond the buffer. */
 #include <math.h>

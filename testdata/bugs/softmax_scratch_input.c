@@ -5,7 +5,7 @@ entry:   softmax_rows
 args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int
 shape:   M=64 N=300
 */
-// expect: fail aliasing
+// expect: fail aliasing input-mutated
 /* Planted bug: the input row is used as scratch for exp(x - max), casting away const. */
 #include <math.h>
 void softmax_rows(const float *x, float *y, int M, int N)

@@ -5,7 +5,7 @@ entry:   sum_rows
 args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
 shape:   M=64 N=1002
 */
-// expect: fail structure
+// expect: fail structure unwritten-output
 /* Planted bug: the last two rows are taken for padding and never written. Whatever the output
  * memory held stays there: zeros from a fresh allocation would even look plausible. */
 void sum_rows(const float *x, float *y, int M, int N)

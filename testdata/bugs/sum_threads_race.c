@@ -5,7 +5,7 @@ entry:   colsum
 args:    x: in f32[M,N]; y: out f32[N]; M: int; N: int
 shape:   M=4096 N=64
 */
-// expect: fail determinism
+// expect: fail determinism nondeterministic
 /* Planted bug: four threads add their partial sums into the output in whatever order they
  * finish (an atomicAdd reduction on a CPU): the float result depends on the schedule. The
  * schedule is shuffled per call so that the bug shows even on an idle machine. */

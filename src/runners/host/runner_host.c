@@ -6,12 +6,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <ffi.h>
+#include <link.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "base/cache.h"
@@ -30,6 +33,99 @@ struct host {
     long page;
     char so_path[KG_REQ_PATH_MAX + KG_PATH_SLACK]; /* the compiled kernel, for open */
 };
+
+/* ---- the crash report -------------------------------------------------------------------------
+ * A kernel that faults kills this worker; before it dies, a handler on an alternate stack writes
+ * one line to stderr (the worker's log, which the judge quotes): the signal, the faulting
+ * address, the pc and, when the pc is inside the kernel's .so, the offset there, which the judge
+ * maps to a source line (addr2line: host kernels are built with -g). The handler only formats
+ * numbers and calls write(); SA_RESETHAND lets the fault happen again, now fatal, on return.
+ * A signal handler reaches only static storage: these are the worker's one instance. */
+static char crash_so[KG_REQ_PATH_MAX + KG_PATH_SLACK];
+static uintptr_t crash_lo, crash_hi; /* the .so's mapped range */
+
+static size_t put_str(char *b, size_t at, size_t n, const char *s)
+{
+    while (*s && at + 1 < n) b[at++] = *s++;
+    return at;
+}
+
+static size_t put_hex(char *b, size_t at, size_t n, uintptr_t v)
+{
+    char d[2 + 2 * sizeof v];
+    int k = 0;
+    do d[k++] = "0123456789abcdef"[v & 15];
+    while ((v >>= 4) && k < (int)sizeof d);
+    at = put_str(b, at, n, "0x");
+    while (k && at + 1 < n) b[at++] = d[--k];
+    return at;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc_)
+{
+    uintptr_t pc = 0;
+    ucontext_t *uc = uc_;
+#if defined(__x86_64__)
+    pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    pc = (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+#endif
+    char b[sizeof crash_so + 128];
+    size_t at = put_str(b, 0, sizeof b, "\nkgate-crash: signal ");
+    char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), 0, 0};
+    at = put_str(b, at, sizeof b, sig >= 10 ? num : num + 1);
+    at = put_str(b, at, sizeof b, " addr ");
+    at = put_hex(b, at, sizeof b, (uintptr_t)si->si_addr);
+    at = put_str(b, at, sizeof b, " pc ");
+    at = put_hex(b, at, sizeof b, pc);
+    at = put_str(b, at, sizeof b, " so ");
+    if (pc >= crash_lo && pc < crash_hi) {
+        at = put_str(b, at, sizeof b, crash_so);
+        at = put_str(b, at, sizeof b, "+");
+        at = put_hex(b, at, sizeof b, pc - crash_lo);
+    } else {
+        at = put_str(b, at, sizeof b, "-");
+    }
+    at = put_str(b, at, sizeof b, "\n");
+    ssize_t w = write(2, b, at);
+    (void)w;
+}
+
+static int so_range(struct dl_phdr_info *info, size_t size, void *ud)
+{
+    (void)size;
+    (void)ud;
+    if (info->dlpi_addr != crash_lo) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            uintptr_t end = crash_lo + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+            if (end > crash_hi) crash_hi = end;
+        }
+    return 1;
+}
+
+/* Arms the crash report for the kernel whose entry is fn, loaded from so. */
+static void arm_crash_report(void *fn, const char *so)
+{
+    Dl_info di;
+    if (!dladdr(fn, &di)) return;
+    kg_strlcpy(crash_so, so, sizeof crash_so);
+    crash_lo = (uintptr_t)di.dli_fbase;
+    crash_hi = crash_lo;
+    dl_iterate_phdr(so_range, NULL);
+    static char altstack[64 * 1024];
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+}
 
 static int host_init(void **st, struct kg_reply *rep)
 {
@@ -249,6 +345,7 @@ static int host_open(void *st, const struct kg_req_load *l, struct kg_reply *rep
     h->returns_int = l->returns_int;
     h->nargs = l->nargs;
     if (h->oracle) return KG_WS_OK;
+    arm_crash_report(h->fn, so);
     for (int i = 0; i < l->nargs; i++) {
         switch (l->argkind[i]) {
         case KG_ARG_TENSOR: h->types[i] = &ffi_type_pointer; break;
