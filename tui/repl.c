@@ -85,7 +85,9 @@ static int repl(struct kg_insp *in, const char *path)
     bool caught;
     if (path) {
         caught = sigint_catch(&old);
-        load_failed = kg_insp_load(in, path, stdout) != 0;
+        /* a lab lesson may start from a file with no contract yet (the student writes it): its
+         * first load is the lab's, not a command of the student's */
+        load_failed = kg_insp_load(in, path, stdout) != 0 && !in->lab_lesson;
         sigint_release(caught, &old);
     } else if (tty)
         printf("kgate inspector: load FILE to start (help lists the commands)\n");
