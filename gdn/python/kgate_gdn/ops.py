@@ -237,9 +237,9 @@ _COMMON = {"cu_seqlens": None, "cu_seqlens_cpu": None, "head_first": False, "chu
 
 
 def _l2norm(x):
-    """FLA's use_qk_l2norm_in_kernel: x / sqrt(sum(x^2) + 1e-6) over the last dim, in fp32, back
-    in x's dtype (plain PyTorch ops, so autograd differentiates it)."""
-    xf = x.float()
+    """FLA's use_qk_l2norm_in_kernel: x / sqrt(sum(x^2) + 1e-6) over the last dim, in fp32 (fp64
+    for fp64 x), back in x's dtype (plain PyTorch ops, so autograd differentiates it)."""
+    xf = x if x.dtype == torch.float64 else x.float()
     return (xf * torch.rsqrt((xf * xf).sum(-1, keepdim=True) + 1e-6)).to(x.dtype)
 
 
@@ -299,7 +299,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
 def chunk_linear_attn(q, k, v, scale=None, initial_state=None, output_final_state=False, normalize=True,
                       **kwargs):
     """Linear attention: S = S + k v^T; o = scale S^T q. normalize (FLA's default) divides o by
-    (scale q_t) . sum_{s<=t} k_s + 1e-10, in fp32 PyTorch ops after the kernel."""
+    (scale q_t) . sum_{s<=t} k_s + 1e-10, in fp32 (fp64 for fp64 inputs) PyTorch ops after the
+    kernel."""
     _options("chunk_linear_attn", kwargs, dict(_COMMON))
     o, ST = _run("linear", "chunk_linear_attn", q, k, v, None, None, scale, initial_state, output_final_state)
     if normalize:
@@ -308,6 +309,7 @@ def chunk_linear_attn(q, k, v, scale=None, initial_state=None, output_final_stat
                                       "key sum of the earlier tokens, which this call does not take; pass "
                                       "normalize=False")
         s = q.shape[-1] ** -0.5 if scale is None else scale
-        z = (q.float() * s * k.float().cumsum(1)).sum(-1, keepdim=True) + 1e-10
-        o = (o.float() / z).to(o.dtype)
+        up = (lambda t: t) if q.dtype == torch.float64 else (lambda t: t.float())
+        z = (up(q) * s * up(k).cumsum(1)).sum(-1, keepdim=True) + 1e-10
+        o = (up(o) / z).to(o.dtype)
     return o, ST
