@@ -230,6 +230,9 @@ def run_one(a, task, member, run):
     with open(path + ".part", "w") as f:
         f.write("step,loss,accuracy,ms\n")
         for step in range(a.steps):
+            if a.deadline and time.time() > a.t_start + a.deadline:
+                print("  %s %s %s: --deadline reached, stopped after %d steps" % (task, member, run, step), flush=True)
+                break
             t0 = time.perf_counter()
             x = x_all[step].to(dev, torch.long)
             y = y_all[step].to(dev, torch.long)
@@ -280,7 +283,10 @@ def main(argv=None):
     p.add_argument("--out", default="train-out")
     p.add_argument("--log-every", type=int, default=0)
     p.add_argument("--final-window", type=int, default=100, help="steps averaged into the final loss")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds after which every run stops where it is and keeps its CSV (0: none)")
     a = p.parse_args(argv)
+    a.t_start = time.time()
     members, tasks = a.members.split(","), a.tasks.split(",")
     impls = a.impls.split(",")
     for m in members:

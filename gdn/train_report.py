@@ -8,7 +8,8 @@ Final loss / accuracy: the mean over the last --final-window steps (one step's l
 Columns: libgdn vs reference final loss and their relative difference, final accuracy and the
 difference in points, whether all libgdn runs of the member gave bitwise identical loss curves
 (the CSV strings are Python's repr of each loss, so equal strings are equal bits), and the median
-ms per step (the first 10 steps, warm-up, left out). Writes OUT/table.md and OUT/<task>.svg (with
+ms per step (the first 10 steps, warm-up, left out), and the fewest steps any run of the row
+made (less than asked when train.py's --deadline stopped it). Writes OUT/table.md and OUT/<task>.svg (with
 gnuplot when it is installed, else a small SVG written directly); no third-party Python modules.
 """
 
@@ -52,7 +53,7 @@ def table(runs, w):
     when no member had two)."""
     lines = ["| task | member | final loss libgdn | final loss reference | rel. diff | final acc libgdn | "
              "final acc reference | diff (points) | libgdn runs bitwise identical | ms/step libgdn | "
-             "ms/step reference |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ms/step reference | steps |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     all_same = None
     tasks = sorted({k[0] for k in runs})
     for task in tasks:
@@ -71,9 +72,10 @@ def table(runs, w):
             al = final(lib["acc"], w) if lib else float("nan")
             ar = final(ref["acc"], w) if ref else float("nan")
             rel = (fl - fr) / fr * 100 if lib and ref and fr else float("nan")
-            lines.append("| %s | %s | %.4f | %.4f | %+.2f%% | %.3f | %.3f | %+.1f | %s | %.1f | %.1f |" % (
+            steps = min(len(r["loss"]) for k, r in runs.items() if k[:2] == (task, m))
+            lines.append("| %s | %s | %.4f | %.4f | %+.2f%% | %.3f | %.3f | %+.1f | %s | %.1f | %.1f | %d |" % (
                 task, m, fl, fr, rel, al, ar, (al - ar) * 100, ident,
-                median_ms(lib["ms"]) if lib else float("nan"), median_ms(ref["ms"]) if ref else float("nan")))
+                median_ms(lib["ms"]) if lib else float("nan"), median_ms(ref["ms"]) if ref else float("nan"), steps))
     return "\n".join(lines) + "\n", all_same
 
 

@@ -55,6 +55,12 @@ open(p, 'w').write('\n'.join(rows))"
 check test $? -eq 1
 check grep -q "| mqar | gdn .*\*\*NO\*\*" "$t/bad.log"
 check grep -q "^libgdn runs bitwise identical: NOT ALL$" "$t/bad.log"
+# --deadline stops a run where it is and keeps what it has
+"$py" "$src/gdn/train.py" --steps 5 --members linear --tasks mqar --impls libgdn --repeat 1 --deadline 0.001 \
+    --device cpu --seq 32 --batch 4 --hidden 32 --heads 2 --out "$t/dl" > "$t/dl.log" 2>&1
+check test $? -eq 0
+check grep -q "deadline reached, stopped after 0 steps" "$t/dl.log"
+check test "$(wc -l < "$t/dl/mqar_linear_libgdn.csv")" -eq 1
 # bad options are refused with a message
 "$py" "$src/gdn/train.py" --members gdn,foo --out "$t/x" > "$t/opt.log" 2>&1
 check test $? -eq 2
