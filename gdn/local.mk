@@ -18,9 +18,9 @@ gdn_libgdn_host_la_LIBADD = -lm
 # kgate_gdn, the PyTorch binding (importable with PYTHONPATH=gdn/python, no build step of its
 # own), the training run of the five members (gdn/train.py, gdn/train_report.py) and their tests:
 # on the CPU through libgdn_host.so, on the GPU through libgdn.so (SKIP without one).
-GDN_PYTHON = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn/python/kgate_gdn/ops.py \
+GDN_PY_FILES = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn/python/kgate_gdn/ops.py \
 	gdn/python/kgate_gdn/reference.py gdn/train.py gdn/train_report.py
-EXTRA_DIST += $(GDN_PYTHON) tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
+EXTRA_DIST += $(GDN_PY_FILES) tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
 TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 
 # ---- the CUDA kernels --------------------------------------------------------------------

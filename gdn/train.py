@@ -74,7 +74,7 @@ def markov(n, T, gen, vocab=64, sharpness=3.0):
     u = torch.rand(n, T + 1, generator=gen, dtype=torch.float64)
     for t in range(2, T + 1):
         row = cdf[s[:, t - 2] * vocab + s[:, t - 1]]
-        s[:, t] = torch.searchsorted(row, u[:, t:t + 1]).squeeze(1).clamp_(max=vocab - 1)
+        s[:, t] = torch.searchsorted(row, u[:, t:t + 1].contiguous()).squeeze(1).clamp_(max=vocab - 1)
     ent = -(probs * probs.clamp_min(1e-300).log()).sum(-1)
     rate = ent[s[:, :T - 1] * vocab + s[:, 1:T]].mean().item()  # of the targets y[:, 1:]
     y = s[:, 1:].clone()

@@ -95,7 +95,7 @@ def curves(runs, task):
     for m in MEMBERS:
         for run, dashed in (("libgdn", False), ("reference", True)):
             r = runs.get((task, m, run))
-            if r:
+            if r and r["loss"]:
                 ys = smooth([float(x) for x in r["loss"]])
                 out.append(("%s %s" % (m, run), COLORS[m], dashed, list(enumerate(ys))))
     return out
@@ -161,7 +161,11 @@ def report(out, final_window=100, plot="auto"):
     use_gnuplot = plot == "gnuplot" or (plot == "auto" and shutil.which("gnuplot"))
     for task in sorted({k[0] for k in runs}):
         path = os.path.join(out, task + ".svg")
-        (svg_gnuplot if use_gnuplot else svg_direct)(path, task, curves(runs, task))
+        cs = curves(runs, task)
+        if not cs:
+            print("plot: none for %s (no run has a step)" % task)
+            continue
+        (svg_gnuplot if use_gnuplot else svg_direct)(path, task, cs)
         print("plot: %s (%s)" % (path, "gnuplot" if use_gnuplot else "direct SVG"))
     if same is not None:
         print("libgdn runs bitwise identical: %s" % ("all" if same else "NOT ALL"))
