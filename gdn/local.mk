@@ -6,6 +6,23 @@ libgdn_oracle_la_SOURCES = gdn/oracle.c gdn/oracle.h \
 	gdn/chunk_host.c gdn/chunk_host.h gdn/chunk_host_impl.h
 EXTRA_DIST += gdn/README.md
 
+# libgdn_host.so: the same oracle and host chunked algorithm as a shared library of their own
+# (plain C, no nvcc), for the PyTorch binding gdn/python/kgate_gdn to load with ctypes: CPU
+# tensors go to gdn_chunk_{fwd,bwd}_{f32,f64}, and the tests compare against gdn_oracle_*. It
+# lands in gdn/.libs/ of the build tree and is installed as $(pkglibdir)/libgdn_host.so.
+pkglib_LTLIBRARIES = gdn/libgdn_host.la
+gdn_libgdn_host_la_SOURCES = gdn/oracle.c gdn/oracle.h gdn/chunk_host.c gdn/chunk_host.h gdn/chunk_host_impl.h
+gdn_libgdn_host_la_LDFLAGS = -module -avoid-version -shared
+gdn_libgdn_host_la_LIBADD = -lm
+
+# kgate_gdn, the PyTorch binding (importable with PYTHONPATH=gdn/python, no build step of its
+# own), the training run of the five members (gdn/train.py, gdn/train_report.py) and their tests:
+# on the CPU through libgdn_host.so, on the GPU through libgdn.so (SKIP without one).
+GDN_PY_FILES = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn/python/kgate_gdn/ops.py \
+	gdn/python/kgate_gdn/reference.py gdn/train.py gdn/train_report.py
+EXTRA_DIST += $(GDN_PY_FILES) tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
+TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
+
 # ---- the CUDA kernels --------------------------------------------------------------------
 # The kernel bodies (glr_*.cuh) with the kgate contract files that judge them, the host
 # emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.

@@ -1,0 +1,15 @@
+#!/bin/sh
+# gdn_torch_cuda.sh: the PyTorch binding on the GPU (libgdn.so): bf16 and fp32 outputs and
+# gradients of every member against the fp64 oracle, two runs and a side stream bitwise equal,
+# the CUDA refusals (tests/gdn_torch.py --cuda). SKIP (77) without a python3 whose torch sees an
+# sm_90 GPU, or without libgdn.so (configure found no nvcc).
+set -u
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIP: no python3 with torch"; exit 77; }
+KGATE_GDN_LIBDIR=${top_builddir:-.}/gdn
+export KGATE_GDN_LIBDIR
+[ -f "$KGATE_GDN_LIBDIR/libgdn.so" ] || { echo "SKIP: no $KGATE_GDN_LIBDIR/libgdn.so (configure found no nvcc)"; exit 77; }
+exec "$py" "${top_srcdir:-.}/tests/gdn_torch.py" --cuda
