@@ -196,6 +196,7 @@ struct audit_run {
     bool *started;  /* per todo entry: its check has started */
     int finished, viol, nochk, running, compiling;
     double t0;
+    double spent[KG_AUDIT_NSPENT]; /* the checks' timing, summed over pairs (kg_audit_spent_add) */
     bool interactive;
     int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
     struct kg_err fail; /* ... naming the store and the record */
@@ -365,6 +366,7 @@ static void store_record(struct audit_run *a, const struct job *j, int status, b
     if (!a->failed) {
         a->viol += violated(rec);
         a->nochk += unchecked(rec);
+        kg_audit_spent_add(a->spent, rec);
         a->finished++;
     }
     json_decref(rec);
@@ -484,6 +486,7 @@ static void summary(const struct audit_run *a)
             el_s > 0 ? a->finished / el_s * 3600 : 0, a->viol);
     if (a->nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", a->nochk);
     fprintf(stderr, "; store %s\n", a->o->store);
+    kg_audit_spent_print(stderr, a->spent, a->finished, el_s, el_s * a->o->jobs, false);
 }
 
 int kg_audit(const struct audit_opts *o, struct kg_err *e)

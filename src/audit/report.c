@@ -427,6 +427,32 @@ static json_t *md_unchecked(FILE *md, const struct report *rp)
 }
 
 /* report.md; *sample and *unchecked get the JSON of the last two sections. */
+/* Where the time went, summed over the store's records (store.c's table, as kgate audit prints it);
+ * the wall time and the idle slots are the audit's, not the store's, so neither is shown. */
+static void md_time(FILE *md, const struct report *rp)
+{
+    double spent[KG_AUDIT_NSPENT] = {0};
+    int n = 0;
+    const char *id;
+    json_t *rec;
+    size_t i;
+    if (json_is_array(rp->recs)) {
+        json_array_foreach(rp->recs, i, rec)
+        {
+            n += json_object_get(rec, "timing") != NULL;
+            kg_audit_spent_add(spent, rec);
+        }
+    } else {
+        json_object_foreach(rp->recs, id, rec)
+        {
+            n += json_object_get(rec, "timing") != NULL;
+            kg_audit_spent_add(spent, rec);
+        }
+    }
+    fputs("\n## Cost\n\n", md);
+    kg_audit_spent_print(md, spent, n, 0, 0, true);
+}
+
 static int write_md(const struct report *rp, const struct report_opts *o, json_t **sample, json_t **unchecked,
                     struct kg_err *e)
 {
@@ -439,6 +465,7 @@ static int write_md(const struct report *rp, const struct report_opts *o, json_t
     md_sweep(md, rp);
     *sample = md_sample(md, rp, o);
     *unchecked = md_unchecked(md, rp);
+    md_time(md, rp);
     fclose(md);
     return 0;
 }

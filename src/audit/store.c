@@ -380,3 +380,45 @@ int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
     kg_audit_log_free(&l);
     return rc;
 }
+
+/* ---- where the time went -------------------------------------------------------------------- */
+
+void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
+{
+    static const char *const keys[] = {"compile", "inputs", "oracle", "runs"};
+    json_t *t = json_object_get(rec, "timing");
+    double parts = 0;
+    for (int i = 0; i < 4; i++) {
+        double v = json_number_value(json_object_get(t, keys[i]));
+        spent[i] += v;
+        parts += v;
+    }
+    double total = json_number_value(json_object_get(t, "total"));
+    if (total > parts) spent[KG_SPENT_REST] += total - parts;
+    spent[KG_SPENT_WALL] += json_number_value(json_object_get(rec, "audit_seconds"));
+}
+
+void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pairs, double wall_s, double slot_s,
+                          bool md)
+{
+    static const char *const names[] = {"compile", "inputs", "oracle", "runs", "compare and the rest"};
+    double idle = slot_s > spent[KG_SPENT_WALL] ? slot_s - spent[KG_SPENT_WALL] : 0;
+    double all = idle;
+    for (int i = 0; i < KG_SPENT_WALL; i++) all += spent[i];
+    if (md)
+        fprintf(f, "| where the time went (%d pairs) | seconds | share |\n|---|---:|---:|\n", pairs);
+    else
+        fprintf(f, "kgate audit: %d pairs%s", pairs, wall_s > 0 ? "" : "\n");
+    if (!md && wall_s > 0) fprintf(f, ", %.0f kernels/hour; time summed over pairs:", pairs / wall_s * 3600);
+    for (int i = 0; i <= KG_SPENT_REST + 1; i++) {
+        if (i == KG_SPENT_REST + 1 && !(slot_s > 0)) break;
+        double v = i <= KG_SPENT_REST ? spent[i] : idle;
+        const char *name = i <= KG_SPENT_REST ? names[i] : "idle check slots";
+        double share = all > 0 ? 100 * v / all : 0;
+        if (md)
+            fprintf(f, "| %s | %.1f | %.0f%% |\n", name, v, share);
+        else
+            fprintf(f, "%s %s %.1f s (%.0f%%)", i ? "," : "", name, v, share);
+    }
+    fputc('\n', f);
+}

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "base/util.h"
 
@@ -62,5 +63,23 @@ int kg_audit_log_read(struct audit_log *l, const char *path, int fd, const char 
  * `kgate report` and `audit-merge` say of a line they skip. */
 void kg_audit_log_warn_tail(const struct audit_log *l, const char *path, const char *who);
 void kg_audit_log_free(struct audit_log *l);
+
+/* Where a corpus's time went: each record's "timing" (compile, inputs, oracle, runs; the rest of
+ * its total is comparison, copying and worker starts, not timed apart) and its audit_seconds
+ * (the check's wall time, which idle check slots are measured against), summed over records. */
+enum {
+    KG_SPENT_COMPILE,
+    KG_SPENT_INPUTS,
+    KG_SPENT_ORACLE,
+    KG_SPENT_RUNS,
+    KG_SPENT_REST,
+    KG_SPENT_WALL,
+    KG_AUDIT_NSPENT
+};
+void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec);
+/* One paragraph: kernels/hour over wall_s (0: not known) and the sums, in seconds and shares;
+ * slot_s is the check slots' capacity (wall time x slots; 0: idle not known). md: as a table. */
+void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pairs, double wall_s, double slot_s,
+                          bool md);
 
 #endif

@@ -2,8 +2,12 @@
 # audit_bench.sh: kgate audit's throughput (twelve gates per kernel, plus the standard test and
 # the decoy check) against a sequential KernelBench-style evaluation (compile, then 5 trials, one
 # kernel at a time) over the same KernelBench-format pairs, in the same run, both from empty
-# compile caches. Usage: audit_bench.sh KGATE SRCDIR [JOBS [COMPILE_JOBS]] (GPU host: all
-# testdata/kernelbench candidates; KB_CPU_ONLY=1: the runs-on: cpu ones; KB_LIST="a b": those).
+# compile caches. Usage: audit_bench.sh KGATE SRCDIR [JOBS [COMPILE_JOBS]] (GPU host: every
+# candidate of testdata/$KB_CORPUS, default kernelbench-real, the 42 pairs at KernelBench's own
+# sizes; KB_CORPUS=kernelbench: the small controls; KB_CPU_ONLY=1: the runs-on: cpu ones;
+# KB_LIST="a b": those). Prints both rates and their ratio, the peak GPU memory of each side
+# (nvidia-smi sampled every second, the whole device) and the mean time of the twelve gates of a
+# level-1 pair (the store's gate seconds, so compile excluded). Without a GPU it skips (exit 77).
 set -u
 kgate=$1
 src=$2
@@ -12,7 +16,22 @@ cjobs=${4:-}
 py=${KGATE_PYTHON:-python3}
 t=${TMPDIR:-/tmp}/kgate-auditbench-$$
 mkdir -p "$t"
-kb=$src/testdata/kernelbench
+kb=$src/testdata/${KB_CORPUS:-kernelbench-real}
+if [ "${KB_CPU_ONLY:-0}" != 1 ] && ! nvidia-smi -L > /dev/null 2>&1; then
+    echo "bench-audit: no NVIDIA GPU here (nvidia-smi -L fails): skipped; KB_CPU_ONLY=1 runs the CPU pairs"
+    exit 77
+fi
+# peak device memory in use while a side runs: nvidia-smi sampled every second into FILE
+sample_start() {
+    ( while :; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2> /dev/null | head -n 1; sleep 1; done ) > "$1" &
+    sampler=$!
+}
+sample_stop() {
+    kill "$sampler" 2> /dev/null
+    wait "$sampler" 2> /dev/null
+    m=$(sort -n "$1" | tail -n 1)
+    echo "${m:-n/a}"
+}
 set --
 for c in "$kb"/candidates/*.py; do
     if [ "${KB_CPU_ONLY:-0}" = 1 ]; then grep -q '^# runs-on: cpu' "$c" || continue; fi
@@ -29,8 +48,10 @@ side=${BENCH_SIDE:-both}
 seq_rate=""
 if [ "$side" != kgate ]; then
     # each side starts from empty compile caches: load_inline's and Triton's
+    sample_start "$t/seq.mem"
     TORCH_EXTENSIONS_DIR=$t/seq-ext TRITON_CACHE_DIR=$t/seq-triton "$py" "$src/src/bench/kernelbench_seq.py" \
         --store "${SEQ_STORE:-$t/seq.jsonl}" "$@" > "$t/seq.txt" 2>&1
+    echo "sequential side: peak GPU memory in use $(sample_stop "$t/seq.mem") MiB (nvidia-smi)"
 elif [ -n "${SEQ_STORE:-}" ]; then
     # the sequential side measured in earlier sittings of this session: its rate, if complete
     "$py" "$src/src/bench/kernelbench_seq.py" --store "$SEQ_STORE" --summary "$@" > "$t/seq.txt" 2>&1
@@ -43,16 +64,32 @@ if [ "$side" != seq ]; then
     pairs=""
     for pc in "$@"; do pairs="$pairs --pair $pc"; done
     start=$(date +%s.%N)
+    sample_start "$t/kgate.mem"
     # shellcheck disable=SC2086
     KGATE_CACHE_DIR=$t/kgate-cache TRITON_CACHE_DIR=$t/kgate-triton "$kgate" audit --store "$t/a.jsonl" $slots \
         --gpus 1 --python "$py" $pairs 2> "$t/audit.err"
     end=$(date +%s.%N)
-    tail -n 1 "$t/audit.err"
+    echo "kgate side: peak GPU memory in use $(sample_stop "$t/kgate.mem") MiB (nvidia-smi)"
+    tail -n 2 "$t/audit.err"
+    # the twelve gates of each level-1 pair after compile: the store's per-gate seconds
+    "$py" -c '
+import json, sys
+ts = []
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "/level1/" in r.get("problem", "") and r.get("gates"):
+        ts.append(sum(g.get("seconds", 0) for g in r["gates"]))
+if ts:
+    print("12-gate check of a level-1 pair after compile: mean %.1f s over %d pairs (max %.1f s)" % (sum(ts) / len(ts), len(ts), max(ts)))
+' "$t/a.jsonl"
     awk -v n=$# -v s="$start" -v e="$end" -v q="${seq_rate:-0}" 'BEGIN {
         r = n / (e - s) * 3600
         printf "kgate audit: %d kernels in %.1f s = %.0f kernels/hour", n, e - s, r
         if (q > 0) printf "; sequential KernelBench-style %s kernels/hour; speedup %.2fx", q, r / q
         printf "\n" }'
 fi
-cp "$t/seq.txt" "$t/a.jsonl" "${OUT:-$t}/" 2>/dev/null
+cp "$t/seq.txt" "$t/a.jsonl" "$t/audit.err" "${OUT:-$t}/" 2>/dev/null
 rm -rf "$t"

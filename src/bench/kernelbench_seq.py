@@ -51,6 +51,8 @@ try:
                 ok = False
                 break
     res["correct"] = ok
+    if dev == "cuda":  # this worker's peak: the sequential side's own memory, as KernelBench holds it
+        res["peak_mib"] = round(torch.cuda.max_memory_allocated() / 2 ** 20)
 except Exception as e:
     res["error"] = str(e)[:200]
 res["seconds"] = time.time() - t0

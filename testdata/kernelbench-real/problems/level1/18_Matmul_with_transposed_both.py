@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """C = A.T @ B.T with A stored (K, M) and B stored (N, K)."""
+
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A.T, B.T)
+
+
+M = 2048
+K = 8192
+N = 4096
+
+
+def get_inputs():
+    return [torch.rand(K, M), torch.rand(N, K)]
+
+
+def get_init_inputs():
+    return []
