@@ -52,9 +52,17 @@ pass)
 "fail "* | "error "*)
     want=${expect%% *}
     gate=${expect#* }
+    cause=${gate#* }
+    gate=${gate%% *}
+    [ "$cause" = "$gate" ] && cause=""
     st=$(status "$gate")
+    # the cause the gate diagnosed (`fail GATE CAUSE`)
+    got_cause=$(tr -d '\n' < "$out" | sed "s/.*\"id\": \"$gate\", *\"status\"//; s/\"id\": \".*//" |
+        grep -o '"cause": "[a-z0-9-]*"' | head -n 1 | sed 's/.*"cause": "//; s/"//')
     rm -f "$out"
     [ "$st" = "$want" ] || { echo "FAIL: expected gate $gate to say $want, it says '$st'"; exit 1; }
+    [ -z "$cause" ] || [ "$got_cause" = "$cause" ] ||
+        { echo "FAIL: expected gate $gate's cause to be $cause, it is '$got_cause'"; exit 1; }
     [ $rc -eq 1 ] || { echo "FAIL: a failing gate must exit 1, got $rc"; exit 1; }
     ;;
 *)

@@ -56,6 +56,13 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                       "tolerance_free", v[i].gate->tolerance_free, "summary", v[i].summary, "evidence",
                       kg_verdict_json(&v[i]), "seconds", v[i].seconds, "cases", v[i].ncases);
         if (v[i].replay[0]) json_object_set_new(g, "replay", json_string(v[i].replay));
+        if (v[i].cause != KG_CAUSE_NONE) { /* the gate's diagnosis (c11a's grouping adds same_cause_as) */
+            json_object_set_new(g, "cause",
+                                json_string(v[i].cause != KG_CAUSE_GATE ? kg_cause_def(v[i].cause)->id
+                                            : v[i].cause_of             ? v[i].cause_of
+                                                                        : v[i].gate->id));
+            json_object_set_new(g, "cause_text", json_string(v[i].cause_text));
+        }
         json_array_append_new(gates, g);
     }
     json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:o}", "kernel", s->c->name, "file", s->c->path, "runner",

@@ -81,6 +81,7 @@ enum {
     KG_RUN_PROFILE = 1u << 5,      /* record every kernel launched (CUPTI / the torch profiler) */
     KG_RUN_LENIENT = 1u << 6,      /* torch: check outputs only as the standard test does (shape) */
     KG_RUN_CANARY = 1u << 7,       /* torch: report writes outside every tensor (free allocator blocks) */
+    KG_RUN_NO_TF32 = 1u << 8,      /* torch: TF32 off for matmul and cuDNN during the call, whatever it sets */
 };
 
 struct kg_req_arg {

@@ -63,6 +63,7 @@ IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 # run flags
 RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT, RUN_CANARY = (
     1, 2, 4, 8, 16, 32, 64, 128)
+RUN_NO_TF32 = 256
 OUT_SHARES_INPUT, OUT_OOB_WRITE = 1, 2
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
@@ -479,6 +480,39 @@ class Inputs:
         return OK
 
 
+@contextlib.contextmanager
+def no_tf32(torch):
+    """TF32 off for cuBLAS and cuDNN during the call, and the candidate's own attempts to turn it on
+    (torch.backends.cuda.matmul.allow_tf32 = True, cudnn.allow_tf32 = True,
+    torch.set_float32_matmul_precision) ignored meanwhile: the tf32 diagnosis re-runs a failing
+    case this way and asks whether the error goes away."""
+    C = torch._C
+    saved = (C._get_cublas_allow_tf32(), C._get_cudnn_allow_tf32())
+    precision = torch.get_float32_matmul_precision() if hasattr(torch, "get_float32_matmul_precision") else None
+    cudnn_cls = type(torch.backends.cudnn)
+    cudnn_prop = cudnn_cls.__dict__.get("allow_tf32")
+    setters = {n: getattr(C, n) for n in ("_set_cublas_allow_tf32", "_set_float32_matmul_precision") if hasattr(C, n)}
+    if precision is not None:
+        torch.set_float32_matmul_precision("highest")
+    C._set_cublas_allow_tf32(False)
+    C._set_cudnn_allow_tf32(False)
+    for n in setters:
+        setattr(C, n, lambda *a, **k: None)
+    if cudnn_prop is not None:
+        setattr(cudnn_cls, "allow_tf32", property(lambda self: False, lambda self, v: None))
+    try:
+        yield
+    finally:
+        for n, f in setters.items():
+            setattr(C, n, f)
+        if cudnn_prop is not None:
+            setattr(cudnn_cls, "allow_tf32", cudnn_prop)
+        C._set_cublas_allow_tf32(saved[0])
+        C._set_cudnn_allow_tf32(saved[1])
+        if precision is not None:
+            torch.set_float32_matmul_precision(precision)
+
+
 # ---- oracle modes: the reference in float64, in working precision, sequential (ORACLE) -----------
 
 def seq_mode(torch):
@@ -779,7 +813,7 @@ class Runs:
             if cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-            with torch.no_grad():
+            with torch.no_grad(), (no_tf32(torch) if r.flags & RUN_NO_TF32 else contextlib.nullcontext()):
                 result = model(*args)
             if cuda:
                 end.record()
