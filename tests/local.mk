@@ -32,6 +32,7 @@ CONTROLS = \
 	testdata/ok/log_softmax.c \
 	testdata/ok/matmul.c \
 	testdata/ok/matmul_tiled.cu \
+	testdata/ok/matmul_tf32_allowed.c \
 	testdata/ok/prod_rows.c \
 	testdata/ok/relu.c \
 	testdata/ok/relu_cuda.cu \

@@ -8,19 +8,21 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                        "kgate saw the failure but no diagnosis fitted it: the cause is named after the gate that\n"
                        "failed, and that gate's evidence (the worst element, its case, the replay command) is\n"
                        "what there is to go on. Run the replay command in the inspector and look at the heatmap."},
-    [KG_CAUSE_NAN_SWALLOWED] = {"nan-swallowed", "a NaN in the input does not reach the output",
-                                "The oracle propagates an injected NaN to an output element, the kernel returns a number\n"
-                                "there. Usual code: fmaxf/fminf (they return the other operand), `x > 0 ? x : 0` (false\n"
-                                "for NaN), a max reduction written with `>`. The nonfinite gate shows the injected\n"
-                                "element next to the output it should have reached."},
+    [KG_CAUSE_NAN_SWALLOWED] =
+        {"nan-swallowed", "a NaN in the input does not reach the output",
+         "The oracle propagates an injected NaN to an output element, the kernel returns a number\n"
+         "there. Usual code: fmaxf/fminf (they return the other operand), `x > 0 ? x : 0` (false\n"
+         "for NaN), a max reduction written with `>`. The nonfinite gate shows the injected\n"
+         "element next to the output it should have reached."},
     [KG_CAUSE_INF_LOST] = {"inf-lost", "an infinity became a finite number",
-                             "The oracle gives +-Inf at an element, the kernel a finite value: a clamp, a saturating\n"
-                             "conversion, an exp computed through a rescaled form that hides the overflow."},
-    [KG_CAUSE_SPURIOUS_NONFINITE] = {"spurious-nonfinite", "NaN or Inf where the answer is finite",
-                                     "The kernel produced NaN/Inf where the fp64 oracle and the working-precision\n"
-                                     "reference are both finite: an overflow the reference avoids (softmax without the\n"
-                                     "max shift, exp of a large value), 0/0, log of a non-positive value. A non-finite\n"
-                                     "value the working-precision reference has too is not this failure."},
+                           "The oracle gives +-Inf at an element, the kernel a finite value: a clamp, a saturating\n"
+                           "conversion, an exp computed through a rescaled form that hides the overflow."},
+    [KG_CAUSE_SPURIOUS_NONFINITE] =
+        {"spurious-nonfinite", "NaN or Inf where the answer is finite",
+         "The kernel produced NaN/Inf where the fp64 oracle and the working-precision\n"
+         "reference are both finite: an overflow the reference avoids (softmax without the\n"
+         "max shift, exp of a large value), 0/0, log of a non-positive value. A non-finite\n"
+         "value the working-precision reference has too is not this failure."},
     [KG_CAUSE_UNWRITTEN_OUTPUT] = {"unwritten-output", "output elements are never written",
                                    "kgate fills every output with a sentinel before the call; after it, some\n"
                                    "elements still hold the sentinel (shown as `unwritten`). Usual code: a grid that\n"

@@ -2,6 +2,7 @@
 #include "engine/compare.h"
 
 #include <math.h>
+#include <string.h>
 
 double kg_scale_of(const struct kg_tensor *exp64)
 {
@@ -88,6 +89,18 @@ void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, doubl
 {
     const double *x = exp64->data;
     for (int64_t i = 0; i < got->numel; i++) err[i] = kg_elem_err(kg_load(got->dtype, got->data, i), x[i], scale);
+}
+
+double kg_tf32(double v, bool truncate)
+{
+    float f = (float)v;
+    if (!isfinite(f)) return v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (!truncate) u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 double kg_floor(enum kg_dtype t)

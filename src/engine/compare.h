@@ -47,6 +47,10 @@ void kg_compare_calibrated(const struct kg_tensor *got, const struct kg_tensor *
 /* Per-element errors into err[numel] (for heatmaps). */
 void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, double *err);
 
+/* An fp32 value with its mantissa cut to TF32's 10 bits: rounded to nearest even, or truncated
+ * (tensor cores read the top 19 bits of an operand not converted first). Non-finite: as is. */
+double kg_tf32(double v, bool truncate);
+
 /* Tolerance floor of a dtype: 8 units of roundoff (0 for integer dtypes). */
 double kg_floor(enum kg_dtype t);
 

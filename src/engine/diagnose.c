@@ -20,20 +20,6 @@ static double worst_err(const struct kg_judgement *j)
     return j->cmp[j->worst].max_err;
 }
 
-/* An fp32 value with its mantissa cut to TF32's 10 bits: rounded to nearest even, or truncated
- * (tensor cores read the top 19 bits of an operand that was not converted first). */
-static double to_tf32(double v, bool truncate)
-{
-    float f = (float)v;
-    if (!isfinite(f)) return v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if (!truncate) u += 0xfffu + ((u >> 13) & 1u);
-    u &= 0xffffe000u;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 int kg_reduce_symbol(const struct kg_session *s)
 {
     const struct kg_contract *c = kg_session_contract(s);
@@ -68,7 +54,7 @@ static bool tf32_inputs_explain(struct kg_session *s, const struct kg_case *k, c
         memcpy(r.t[i].data, t->data, kg_tensor_bytes(t));
         if (t->dtype == KG_F32)
             for (int64_t q = 0; q < t->numel; q++)
-                kg_store(t->dtype, r.t[i].data, q, to_tf32(kg_load(t->dtype, t->data, q), truncate));
+                kg_store(t->dtype, r.t[i].data, q, kg_tf32(kg_load(t->dtype, t->data, q), truncate));
     }
     struct kg_expect ex2;
     struct kg_err e;

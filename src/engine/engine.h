@@ -36,6 +36,7 @@ struct kg_session_opts {
     double tol_k;       /* 0: the contract's (default 2) */
     int64_t max_elems;  /* per-case budget for sweeps (0: the backend's default) */
     bool exhaustive;    /* calibrated gates measure every case even after a failure (audits) */
+    bool allow_tf32;    /* --allow tf32: fp32 outputs are held to TF32's precision (also `allow: tf32`) */
     const char *cc;     /* host compiler (default: $KGATE_CC, else configure's) */
     const char *python; /* KernelBench pairs: the interpreter (default: $KGATE_PYTHON, else python3) */
     void (*progress)(void *ud, const char *gate, const char *what);
