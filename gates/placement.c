@@ -62,6 +62,87 @@ static void wrong(struct kg_session *s, const struct kg_case *k, const struct kg
                      what, diff, spread);
 }
 
+/* Concurrent pairs. A kernel whose launches share __device__ state shows it only when two
+ * launches really run at once, which a loaded machine can prevent even behind the runner's
+ * start gate (the placement control passed falsely under `make -j16 check` on the H200). So
+ * the pair is tried up to PAIR_TRIES times within PAIR_BUDGET_S seconds, the runner measuring
+ * each attempt's overlap, until PAIR_WANT attempts ran at once for at least PAIR_FRACTION of
+ * the shorter launch. No such attempt is a skip, never a pass. */
+#define PAIR_TRIES    8
+#define PAIR_BUDGET_S 2.0
+#define PAIR_WANT     2
+#define PAIR_FRACTION 0.5
+
+struct concurrency {
+    int ntried, nover, clock;  /* attempts, those that overlapped, the last attempt's enum kg_pair_clock */
+    double best, best_shorter; /* the longest overlap seen, and its attempt's shorter launch (seconds) */
+    json_t *log;               /* one object per attempt, for the JSON report */
+};
+
+static const char *clock_name(int clock)
+{
+    switch (clock) {
+    case KG_PAIR_KERNELS: return "CUPTI's kernel records";
+    case KG_PAIR_EVENTS: return "events around the launches (an upper bound)";
+    default: return "nothing: the runner did not measure it";
+    }
+}
+
+static bool overlapped(const struct kg_exec *x)
+{
+    return x->pair_clock != KG_PAIR_UNMEASURED && x->pair_shorter > 0 &&
+           x->pair_overlap >= PAIR_FRACTION * x->pair_shorter;
+}
+
+/* Returns 1 when an attempt overlapped and every attempt matched the default-stream results,
+ * 0 when none overlapped (v untouched), -1 when v is set: a launch differed (wrong-stream,
+ * whether or not that attempt overlapped: a mismatch is a mismatch) or a run failed. */
+static int concurrent(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                      const struct kg_expect *ex, const struct kg_exec *def, double spread, struct concurrency *cc,
+                      struct kg_verdict *v)
+{
+    struct kg_exec_opts pair = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_PAIR, .in2 = &in[1]};
+    double t0 = kg_now();
+    v->ncases++;
+    while (cc->ntried < PAIR_TRIES && cc->nover < PAIR_WANT && !(cc->ntried && kg_now() - t0 > PAIR_BUDGET_S)) {
+        struct kg_exec x;
+        kg_exec(s, &k[0], &in[0], &pair, &x);
+        if (x.status != KG_WS_OK) {
+            kg_verdict_from_exec(v, &k[0], &x);
+            kg_exec_free(&x);
+            return -1;
+        }
+        cc->ntried++;
+        cc->clock = x.pair_clock;
+        bool at_once = overlapped(&x);
+        cc->nover += at_once;
+        if (!(x.pair_overlap <= cc->best)) {
+            cc->best = x.pair_overlap;
+            cc->best_shorter = x.pair_shorter;
+        }
+        json_array_append_new(cc->log,
+                              json_pack("{s:f,s:f,s:s,s:b}", "overlap_s", x.pair_overlap, "shorter_s", x.pair_shorter,
+                                        "measured_by", clock_name(x.pair_clock), "concurrent", at_once));
+        for (int w = 0; w < 2; w++) {
+            const struct kg_tensor *placed = w ? x.after2 : x.after;
+            double diff;
+            if (placed_ok(&k[w], &ex[w], placed, &def[w], spread, &diff)) continue;
+            char what[200];
+            snprintf(what, sizeof what,
+                     "launch %d of two on two streams (attempt %d: at once for %.0f us of the shorter's %.0f us%s)",
+                     w + 1, cc->ntried, x.pair_overlap * 1e6, x.pair_shorter * 1e6,
+                     at_once ? "" : ", not counted as concurrent");
+            wrong(s, &k[w], &ex[w], placed, diff, spread, what, v);
+            kg_verdict_detail(v, "Two concurrent launches with different inputs interfered: the kernel keeps state "
+                                 "in __device__ globals (scratch buffers, counters) shared by every launch.");
+            kg_exec_free(&x);
+            return -1;
+        }
+        kg_exec_free(&x);
+    }
+    return cc->nover > 0;
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k[2];
@@ -105,32 +186,30 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                        "as on the default stream");
         goto out;
     }
-    struct kg_exec_opts pair = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_PAIR, .in2 = &in[1]};
-    kg_exec(s, &k[0], &in[0], &pair, &x);
-    if (x.status != KG_WS_OK) {
-        kg_verdict_from_exec(v, &k[0], &x);
-        kg_exec_free(&x);
+    struct concurrency cc = {.log = json_array()};
+    int r = concurrent(s, k, in, ex, def, spread, &cc, v);
+    v->extra = json_pack("{s:o}", "pair_attempts", cc.log);
+    if (r < 0) goto out;
+    char how[160];
+    snprintf(how, sizeof how, "%d of %d attempts, by %s", cc.nover, cc.ntried, clock_name(cc.clock));
+    if (r == 0) {
+        kg_verdict_set(v, KG_SKIP,
+                       "same result on a side stream with the default stream busy as on the default stream; "
+                       "concurrent launches not checked: no attempt of %d was measured running both launches at once "
+                       "(longest overlap %.0f us of the shorter's %.0f us, by %s)",
+                       cc.ntried, cc.best * 1e6, cc.best_shorter * 1e6, clock_name(cc.clock));
+        kg_verdict_detail(v, "A pair counts as concurrent when both launches ran at the same time for at least "
+                             "half of the shorter one. Here the second only started as the first ended (a grid "
+                             "that fills the device, a loaded machine, or a runner that cannot measure it), so a "
+                             "kernel whose launches share __device__ state would have passed too: not a pass.");
         goto out;
     }
-    v->ncases++;
-    for (int w = 0; w < 2; w++) {
-        if (!placed_ok(&k[w], &ex[w], w ? x.after2 : x.after, &def[w], spread, &diff)) {
-            char what[96];
-            snprintf(what, sizeof what, "launch %d of two running at once on two streams", w + 1);
-            wrong(s, &k[w], &ex[w], w ? x.after2 : x.after, diff, spread, what, v);
-            kg_verdict_detail(v, "Two concurrent launches with different inputs interfered: the kernel keeps state "
-                                 "in __device__ globals (scratch buffers, counters) shared by every launch.");
-            kg_exec_free(&x);
-            goto out;
-        }
-    }
-    kg_exec_free(&x);
     const struct kg_dev_info *dev = kg_session_device(s);
     int ndev = dev ? dev->device_count : 1;
     kg_verdict_set(v, KG_PASS,
-                   "same result on a side stream with the default stream busy, and as two concurrent launches, as on "
-                   "the default stream%s",
-                   ndev > 1 ? "" : "; one device, so no second-device run");
+                   "same result on a side stream with the default stream busy, and as two concurrent launches "
+                   "(running at once in %s), as on the default stream%s",
+                   how, ndev > 1 ? "" : "; one device, so no second-device run");
 out:
     for (int i = 0; i < ndef; i++) kg_exec_free(&def[i]);
     for (int i = 0; i < ready; i++) {
@@ -146,7 +225,10 @@ const struct kg_gate kg_gate_placement = {
     .needs_gpu = true,
     .explain = "CUDA only. Launches the nominal case on a non-blocking stream while a spin kernel keeps the legacy\n"
                "default stream busy, then two launches with different inputs at once on two streams (both wait at a\n"
-               "start gate that opens once both are queued, so a slow host cannot serialise them); every output\n"
+               "start gate that opens once both are queued, so a slow host cannot serialise them). The pair is tried\n"
+               "up to 8 times (2 s at most) until two attempts ran at once for at least half of the shorter launch,\n"
+               "measured by CUPTI's kernel records (else events around the launches); if none did, the gate skips:\n"
+               "interference was not tested, so it is not a pass. Every output\n"
                "must equal the same kernel's default-stream result on its inputs (bitwise, or within the kernel's\n"
                "own run-to-run spread when it is not deterministic): how close that is to the oracle is the\n"
                "other gates' question, so a low-precision kernel does not fail here. Catches: kernels that keep "

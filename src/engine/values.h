@@ -40,6 +40,10 @@ struct kg_exec {
     int64_t guard_bad[KG_MAX_ARGS];       /* guard bytes changed (0: intact) */
     int64_t guard_first[KG_MAX_ARGS];     /* byte offset from the data start of the first one */
     int64_t guard_last[KG_MAX_ARGS];
+    /* KG_RUN_PAIR: for how long the two launches ran at once and the shorter one's length
+     * (seconds), measured as pair_clock says (enum kg_pair_clock; 0: not measured) */
+    double pair_overlap, pair_shorter;
+    int pair_clock;
 };
 
 void kg_exec_free(struct kg_exec *x);

@@ -138,14 +138,16 @@ class DevInfo(C.Structure):
 class LaunchRec(C.Structure):
     _fields_ = [("name", C.c_char * 128), ("grid", C.c_int32 * 3), ("block", C.c_int32 * 3),
                 ("regs", C.c_int32), ("smem_static", C.c_int32), ("smem_dynamic", C.c_int32),
-                ("local_bytes", C.c_int32), ("seconds", C.c_double)]
+                ("local_bytes", C.c_int32), ("seconds", C.c_double), ("start_ns", C.c_uint64),
+                ("end_ns", C.c_uint64)]
 
 
 class Reply(C.Structure):
     _fields_ = [("magic", C.c_uint32), ("status", C.c_int32), ("code", C.c_int32), ("pad", C.c_int32),
                 ("seconds", C.c_double), ("compile_seconds", C.c_double), ("compiler", C.c_char * 64),
                 ("attrs", FuncAttrs), ("dev", DevInfo), ("nlaunch", C.c_int32), ("cupti_ok", C.c_int32),
-                ("launch", LaunchRec * MAX_RECS), ("msg", C.c_char * 4096)]
+                ("launch", LaunchRec * MAX_RECS), ("pair_overlap", C.c_double), ("pair_shorter", C.c_double),
+                ("pair_clock", C.c_int32), ("pad2", C.c_int32), ("msg", C.c_char * 4096)]
 
 
 def layout():
@@ -156,7 +158,8 @@ def layout():
             "kg_req_tensor": C.sizeof(ReqTensor), "kg_dev_info": C.sizeof(DevInfo),
             "kg_launch_rec": C.sizeof(LaunchRec), "reply.msg": Reply.msg.offset,
             "reply.launch": Reply.launch.offset, "run.sym_values": ReqRun.sym_values.offset,
-            "oracle.shm_size": ReqOracle.shm_size.offset, "problem.shm_size": ReqProblem.shm_size.offset}
+            "oracle.shm_size": ReqOracle.shm_size.offset, "problem.shm_size": ReqProblem.shm_size.offset,
+            "reply.pair_overlap": Reply.pair_overlap.offset}
 
 
 class Refused(Exception):
