@@ -87,10 +87,11 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_case_id(&k, id, sizeof id);
             struct kg_judgement j;
             struct kg_expect ex;
+            struct kg_exec x;
             struct kg_verdict tmp;
             kg_verdict_init(&tmp, v->gate);
             ran++;
-            if (kg_check_case(s, &k, NULL, &j, &ex, NULL, &tmp)) {
+            if (kg_check_case(s, &k, NULL, &j, &ex, &x, &tmp)) {
                 /* a KernelBench candidate that raises at a shape it does not support refuses it */
                 if (tmp.status == KG_REFUSED || tmp.wstatus == KG_WS_EXCEPTION) {
                     refused++;
@@ -115,9 +116,18 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 kg_case_shape_str(&k, sh, sizeof sh);
                 kg_verdict_set(v, KG_FAIL, "at %s: %s", sh, desc);
                 kg_judgement_evidence(s, &k, &ex, &j, v);
+                struct kg_inputs in;
+                struct kg_err ie;
+                if (kg_session_inputs(s, &k, &in, &ie) == 0) { /* the first failure is diagnosed */
+                    kg_diagnose(s, &k, &in, &x, &ex, &j, NULL, false, v);
+                    kg_inputs_free(&in);
+                } else {
+                    kg_verdict_cause(v, KG_CAUSE_GATE, "not diagnosed: %s", ie.msg);
+                }
                 failed = true;
                 stop = !opt->exhaustive;
             }
+            kg_exec_free(&x);
             kg_expect_free(&ex);
         }
     v->ncases = ran;
