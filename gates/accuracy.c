@@ -26,7 +26,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             }
             struct kg_judgement j;
             struct kg_expect ex;
-            if (kg_check_case(s, &k, NULL, &j, &ex, NULL, v)) goto out;
+            struct kg_exec x;
+            if (kg_check_case(s, &k, NULL, &j, &ex, &x, v)) goto out;
             ncases++;
             char id[KG_CASE_ID_MAX];
             kg_case_id(&k, id, sizeof id);
@@ -43,6 +44,16 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                                    (unsigned long long)k.seed);
                 }
             }
+            if (!j.pass && v->cause == KG_CAUSE_NONE) { /* the first failure is diagnosed */
+                struct kg_inputs in;
+                if (kg_session_inputs(s, &k, &in, &e) == 0) {
+                    kg_diagnose(s, &k, &in, &x, &ex, &j, NULL, true, v);
+                    kg_inputs_free(&in);
+                } else {
+                    kg_verdict_cause(v, KG_CAUSE_GATE, "not diagnosed: %s", e.msg);
+                }
+            }
+            kg_exec_free(&x);
             kg_expect_free(&ex);
         }
     v->ncases = ncases;

@@ -8,31 +8,13 @@
 
 #include "gates/gate.h"
 
-/* The symbol to lengthen: the reduce axis of the first input, when that dim is one symbol. */
-static int reduce_symbol(const struct kg_session *s)
-{
-    const struct kg_contract *c = kg_session_contract(s);
-    if (!c->has_op) return -1;
-    for (int i = 0; i < c->nargs; i++)
-        if (kg_arg_is_input(&c->args[i])) {
-            struct kg_shape sh = {.rank = c->args[i].rank};
-            struct kg_err e;
-            for (int d = 0; d < sh.rank; d++)
-                if (kg_expr_eval(c->args[i].dims[d], c->nominal, &sh.dims[d], &e)) return -1;
-            int ax = kg_op_reduce_axis(&c->op, &sh);
-            if (ax < 0 || ax >= c->args[i].rank) return -1;
-            return kg_expr_symbol(c->args[i].dims[ax]);
-        }
-    return -1;
-}
-
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     const struct kg_contract *c = kg_session_contract(s);
     const struct kg_session_opts *opt = kg_session_opts(s);
     enum kg_dtype dts[KG_MAX_DTYPES];
     int nd = kg_instance_dtypes(s, dts);
-    int rs = opt->pin_shape ? -1 : reduce_symbol(s);
+    int rs = opt->pin_shape ? -1 : kg_reduce_symbol(s);
     json_t *list = json_array();
     v->extra = json_pack("{s:o}", "cases", list);
     double worst = -1;
@@ -63,28 +45,40 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             }
             struct kg_judgement j;
             struct kg_expect ex;
-            if (kg_check_case(s, &k, NULL, &j, &ex, NULL, v)) return;
+            struct kg_exec x;
+            if (kg_check_case(s, &k, NULL, &j, &ex, &x, v)) return;
             v->ncases++;
             char id[KG_CASE_ID_MAX];
             kg_case_id(&k, id, sizeof id);
             json_array_append_new(list, kg_case_json(id, &ex, &j));
             if (!j.pass && v->status == KG_FAIL) { /* exhaustive: a later failure, recorded only */
+                kg_exec_free(&x);
                 kg_expect_free(&ex);
                 continue;
             }
             if (!j.pass) {
                 char desc[KG_DESCRIBE_MAX];
+                const char *what = variant ? "long reduction" : "large-mean inputs (1e3 + N(0,1))";
                 kg_describe_worst(&k, &ex, &j, desc, sizeof desc);
-                kg_verdict_set(v, KG_FAIL, "%s: %s", variant ? "long reduction" : "large-mean inputs (1e3 + N(0,1))",
-                               desc);
+                kg_verdict_set(v, KG_FAIL, "%s: %s", what, desc);
                 kg_verdict_detail(v, "An fp32-accumulating kernel stays within k x the reference's error on these "
                                      "inputs; accumulating in fp16/bf16, or TF32 products, does not.");
                 kg_judgement_evidence(s, &k, &ex, &j, v);
+                struct kg_inputs in;
+                if (kg_session_inputs(s, &k, &in, &e) == 0) {
+                    /* a large common mean makes a one-pass variance cancel: an algorithm's fault */
+                    kg_diagnose(s, &k, &in, &x, &ex, &j, variant ? NULL : what, false, v);
+                    kg_inputs_free(&in);
+                } else {
+                    kg_verdict_cause(v, KG_CAUSE_GATE, "not diagnosed: %s", e.msg);
+                }
+                kg_exec_free(&x);
                 kg_expect_free(&ex);
                 if (!opt->exhaustive) return;
                 continue;
             }
             if (j.margin > worst) worst = j.margin;
+            kg_exec_free(&x);
             kg_expect_free(&ex);
         }
     if (v->status == KG_FAIL) return;

@@ -69,6 +69,7 @@ static int check_inputs(struct kg_session *s, const struct kg_case *k, struct kg
         kg_verdict_detail(v, "Inputs with mixed magnitudes and cancellations separate kernels that reduce stably "
                              "(max-subtracted softmax, two-pass variance, fp32 accumulators) from those that do not.");
         kg_judgement_evidence(s, k, &ex, &j, v);
+        kg_diagnose(s, k, in, &x, &ex, &j, what, false, v);
         rc = 1;
     }
     kg_expect_free(&ex);

@@ -87,10 +87,11 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_case_id(&k, id, sizeof id);
             struct kg_judgement j;
             struct kg_expect ex;
+            struct kg_exec x;
             struct kg_verdict tmp;
             kg_verdict_init(&tmp, v->gate);
             ran++;
-            if (kg_check_case(s, &k, NULL, &j, &ex, NULL, &tmp)) {
+            if (kg_check_case(s, &k, NULL, &j, &ex, &x, &tmp)) {
                 /* a KernelBench candidate that raises at a shape it does not support refuses it */
                 if (tmp.status == KG_REFUSED || tmp.wstatus == KG_WS_EXCEPTION) {
                     refused++;
@@ -117,22 +118,33 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 kg_case_shape_str(&k, sh, sizeof sh);
                 kg_verdict_set(v, KG_FAIL, "at %s: %s", sh, desc);
                 kg_judgement_evidence(s, &k, &ex, &j, v);
-                /* right where the kernel was written for, wrong here: the shape is the cause */
-                struct kg_case nk;
-                struct kg_judgement nj;
-                struct kg_verdict nv;
-                kg_verdict_init(&nv, v->gate);
-                char nsh[KG_SHAPE_STR_MAX];
-                if (kg_nominal_case(s, dts[d], 0, k.dist, &nk, &e) == 0 &&
-                    kg_check_case(s, &nk, NULL, &nj, NULL, NULL, &nv) == 0 && nj.pass) {
-                    kg_case_shape_str(&nk, nsh, sizeof nsh);
-                    kg_verdict_cause(v, KG_CAUSE_SHAPE_SPECIFIC, "right at the nominal %s, wrong at %s%s", nsh, sh,
-                                     j.worst_unwritten ? " (elements left unwritten)" : "");
+                struct kg_inputs in;
+                struct kg_err ie;
+                if (kg_session_inputs(s, &k, &in, &ie) == 0) { /* the first failure is diagnosed */
+                    kg_diagnose(s, &k, &in, &x, &ex, &j, NULL, false, v);
+                    kg_inputs_free(&in);
+                } else {
+                    kg_verdict_cause(v, KG_CAUSE_GATE, "not diagnosed: %s", ie.msg);
                 }
-                kg_verdict_clear(&nv);
+                if (v->cause == KG_CAUSE_GATE) {
+                    /* right where the kernel was written for, wrong here: the shape is the cause */
+                    struct kg_case nk;
+                    struct kg_judgement nj;
+                    struct kg_verdict nv;
+                    kg_verdict_init(&nv, v->gate);
+                    char nsh[KG_SHAPE_STR_MAX];
+                    if (kg_nominal_case(s, dts[d], 0, k.dist, &nk, &e) == 0 &&
+                        kg_check_case(s, &nk, NULL, &nj, NULL, NULL, &nv) == 0 && nj.pass) {
+                        kg_case_shape_str(&nk, nsh, sizeof nsh);
+                        kg_verdict_cause(v, KG_CAUSE_SHAPE_SPECIFIC, "right at the nominal %s, wrong at %s%s", nsh, sh,
+                                         j.worst_unwritten ? " (elements left unwritten)" : "");
+                    }
+                    kg_verdict_clear(&nv);
+                }
                 failed = true;
                 stop = !opt->exhaustive;
             }
+            kg_exec_free(&x);
             kg_expect_free(&ex);
         }
     v->ncases = ran;

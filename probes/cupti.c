@@ -161,6 +161,10 @@ static void copy_record(const CUpti_Activity *rec)
     o->local_bytes = (int32_t)k.local_per_thread;
     /* start = end = 0 means CUPTI could not time it: -1, not a made-up 0 */
     o->seconds = k.end > k.start ? (double)(k.end - k.start) * 1e-9 : -1.0;
+    if (k.end > k.start) {
+        o->start_ns = k.start;
+        o->end_ns = k.end;
+    }
 }
 
 /* May run on CUPTI's own thread, or inside cuptiActivityFlushAll on the caller's. */

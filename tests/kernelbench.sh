@@ -75,6 +75,10 @@ for line in open(store):
         gate = want.split()[1]
         ok = st.get(gate) == "fail"
         what = "%s: %s" % (gate, st.get(gate))
+        if len(want.split()) > 2:  # `fail GATE CAUSE`: the cause the gate diagnosed
+            cause = {g["id"]: g.get("cause") for g in r["gates"]}.get(gate)
+            ok = ok and cause == want.split()[2]
+            what += " (cause %s)" % cause
     if got_base != base:
         ok = False
         what += "; standard test says %s, the file %s" % (got_base, base)

@@ -95,6 +95,10 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct aud
         argv[a++] = tol;
         argv[a++] = "--timeout";
         argv[a++] = timeout;
+        if (o->allow_tf32) {
+            argv[a++] = "--allow";
+            argv[a++] = "tf32";
+        }
     }
     if (o->python) {
         argv[a++] = "--python";

@@ -21,6 +21,7 @@ struct audit_opts {
     int jobs, gpus, compile_jobs;
     double limit;       /* per kernel, seconds */
     double run_timeout; /* per run inside a check */
+    bool allow_tf32;    /* --allow tf32, passed to every check */
     double tol_k;
     uint64_t seed;
     const char *python;

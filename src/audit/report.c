@@ -2,7 +2,8 @@
  * with plots drawn by gnuplot: the share of kernels with a violation, the share failing a
  * tolerance-free gate, the rate per gate, the confusion table against the standard test, a
  * calibration sweep over k (calibrated gates re-judged from the errors the store recorded;
- * tolerance-free rates do not move), and a stratified random sample for hand audit. */
+ * tolerance-free rates do not move), the rates with and without the failures that are TF32's
+ * alone, and a stratified random sample for hand audit. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -27,6 +28,12 @@ struct gate_stat {
     int fail_at_k[NK], judged_at_k;
 };
 
+/* The rates once TF32 is accepted (`--allow tf32`): records whose only causes are tf32. */
+struct tf32_stat {
+    int only;                    /* records failing, every failure's cause tf32 */
+    int gate_fail[KG_MAX_GATES]; /* failures per gate outside those records */
+};
+
 /* What the report says, counted over the store's records; gs[] in the registry's order. */
 struct report {
     json_t *recs; /* one record per id: the last of each */
@@ -36,6 +43,7 @@ struct report {
     int checked, errors, any_viol, tf_viol, decoys, decoy_checked;
     int conf[2][2]; /* [kgate accepts][standard test accepts] */
     int no_baseline, viol_at_k[NK];
+    struct tf32_stat tf32;
     bool plotted;
     char gnuplot_why[256];
 };
@@ -216,6 +224,45 @@ static void count(struct report *rp)
     }
 }
 
+/* A record whose failures are all TF32's: at least one gate failed, each failing gate's cause
+ * is tf32 (a failure without a cause is not), and so is every entry of the record's causes
+ * list where it has one. */
+static bool tf32_only(json_t *rec)
+{
+    json_t *causes = json_object_get(rec, "causes"), *c, *g;
+    size_t i;
+    json_array_foreach(causes, i,
+                       c) if (strcmp(json_string_value(json_object_get(c, "id")) ?: "", "tf32")) return false;
+    int nfail = 0;
+    json_array_foreach(json_object_get(rec, "gates"), i, g)
+    {
+        if (strcmp(json_string_value(json_object_get(g, "status")) ?: "", "fail")) continue;
+        nfail++;
+        if (strcmp(json_string_value(json_object_get(g, "cause")) ?: "", "tf32")) return false;
+    }
+    return nfail > 0;
+}
+
+/* The per-gate failures and the kernels with a violation once tf32-only records pass. */
+static void count_tf32(struct report *rp)
+{
+    memset(&rp->tf32, 0, sizeof rp->tf32);
+    size_t ri;
+    json_t *rec;
+    json_array_foreach(rp->recs, ri, rec)
+    {
+        if (!json_object_get(rec, "gates")) continue;
+        if (tf32_only(rec)) {
+            rp->tf32.only++;
+            continue;
+        }
+        for (int g = 0; g < kg_ngates; g++) {
+            const char *st = status_of(rec, rp->gs[g].id, NULL);
+            rp->tf32.gate_fail[g] += st && !strcmp(st, "fail");
+        }
+    }
+}
+
 /* ---- plots ---------------------------------------------------------------------------------- */
 
 static int plot(const char *gnuplot, const char *script, char *why, size_t n)
@@ -355,6 +402,34 @@ static void md_sweep(FILE *md, const struct report *rp)
         fprintf(md, "\n(plots not drawn: %s)\n", rp->gnuplot_why);
 }
 
+static void md_tf32(FILE *md, const struct report *rp)
+{
+    const struct tf32_stat *t = &rp->tf32;
+    double pct = rp->checked ? 100.0 / rp->checked : 0;
+    fprintf(md,
+            "\n## With and without TF32\n\nKernels whose only cause is `tf32` (fp32 products computed in TF32, "
+            "PyTorch's default for cuDNN convolutions): **%d**. The rates once TF32 is accepted "
+            "(`--allow tf32`) leave them out of the failures, not out of the kernels.\n\n",
+            t->only);
+    fprintf(md, "| gate | failing | without tf32-only |\n|---|---|---|\n");
+    for (int g = 0; g < kg_ngates; g++) {
+        const struct gate_stat *s = &rp->gs[g];
+        int den = judged(s);
+        fprintf(md, "| %s | %d (%.1f%%) | %d (%.1f%%) |\n", s->id, s->fail, den ? 100.0 * s->fail / den : 0,
+                t->gate_fail[g], den ? 100.0 * t->gate_fail[g] / den : 0);
+    }
+    fprintf(md, "| **any gate** | %d (%.1f%%) | %d (%.1f%%) |\n", rp->any_viol, rp->any_viol * pct,
+            rp->any_viol - t->only, (rp->any_viol - t->only) * pct);
+}
+
+static json_t *tf32_json(const struct report *rp)
+{
+    json_t *gates = json_object();
+    for (int g = 0; g < kg_ngates; g++) json_object_set_new(gates, rp->gs[g].id, json_integer(rp->tf32.gate_fail[g]));
+    return json_pack("{s:i,s:i,s:o}", "tf32_only", rp->tf32.only, "with_violation", rp->any_viol - rp->tf32.only,
+                     "fail", gates);
+}
+
 /* Up to o->sample of gate g's failing records, drawn with a seeded Fisher-Yates shuffle; listed
  * in md and returned as a JSON array. */
 static json_t *sample_gate(FILE *md, const struct report *rp, const struct report_opts *o, int g)
@@ -463,6 +538,7 @@ static int write_md(const struct report *rp, const struct report_opts *o, json_t
     md_figures(md, rp, o->store);
     md_confusion(md, rp);
     md_sweep(md, rp);
+    md_tf32(md, rp);
     *sample = md_sample(md, rp, o);
     *unchecked = md_unchecked(md, rp);
     md_time(md, rp);
@@ -504,6 +580,7 @@ static int write_json(const struct report *rp, const struct report_opts *o, json
                   conf[1][0], "both_reject", conf[0][0], "k", kv, "with_violation_at_k", vk, "sample", sample, "decoys",
                   "profiled", rp->decoy_checked, "decoy", rp->decoys);
     json_object_set_new(doc, "not_checked", unchecked);
+    json_object_set_new(doc, "without_tf32_only", tf32_json(rp));
     json_object_set_new(doc, "skipped_lines", json_integer(rp->skipped));
     json_object_set_new(doc, "duplicate_records", json_integer(rp->duplicates));
     char path[KG_PATH_MAX];
@@ -521,14 +598,15 @@ static int report(struct report *rp, const struct report_opts *o, struct kg_err 
     if (read_store(o->store, rp, e)) return -1;
     if (kg_mkdirs(o->out_dir)) return kg_errf(e, "cannot create %s", o->out_dir);
     count(rp);
+    count_tf32(rp);
     plots(rp, o);
     json_t *sample = NULL, *unchecked = NULL;
     if (write_md(rp, o, &sample, &unchecked, e)) return -1;
     if (write_json(rp, o, sample, unchecked, e)) return -1;
     double pct = rp->checked ? 100.0 / rp->checked : 0;
-    printf("%d kernels: %d checked, %d with a violation (%.1f%%), %d failing a tolerance-free gate; "
-           "standard test accepts %d that kgate rejects. Report: %s/report.md%s\n",
-           rp->n, rp->checked, rp->any_viol, rp->any_viol * pct, rp->tf_viol, rp->conf[0][1], o->out_dir,
+    printf("%d kernels: %d checked, %d with a violation (%.1f%%; %d of them TF32's alone), %d failing a "
+           "tolerance-free gate; standard test accepts %d that kgate rejects. Report: %s/report.md%s\n",
+           rp->n, rp->checked, rp->any_viol, rp->any_viol * pct, rp->tf32.only, rp->tf_viol, rp->conf[0][1], o->out_dir,
            rp->plotted ? " (+ gates.svg, calibration.svg)" : "");
     if (!rp->plotted) fprintf(stderr, "kgate report: plots not drawn: %s\n", rp->gnuplot_why);
     return 0;

@@ -21,6 +21,7 @@ static const struct kg_cli_opt aopts[] = {
     {"compile-jobs", 1, 'C', "N", "candidates compiled ahead on the CPU cores (default: 5/8 of the cores)"},
     {"limit", 1, 'L', "SECONDS", "time limit of one pair (default 900)"},
     {"timeout", 1, 'T', "SECONDS", "time limit of one kernel run inside a check (default 60)"},
+    {"allow", 1, 'A', "tf32", "passed to every check: tf32 judges fp32 against TF32's precision"},
     {"tolerance", 1, 'k', "K", "calibration factor (default 2; the report sweeps k anyway)"},
     {"seed", 1, 'x', "N", "base seed (default 1)"},
     {"python", 1, 'y', "PATH", "the torch runner's interpreter"},
@@ -65,6 +66,13 @@ static int audit_option(struct audit_opts *o, char **pairs, int ch, char *arg)
     case 'C': o->compile_jobs = atoi(arg); break;
     case 'L': o->limit = atof(arg); break;
     case 'T': o->run_timeout = atof(arg); break;
+    case 'A':
+        if (strcmp(arg, "tf32")) {
+            fprintf(stderr, "kgate audit: --allow: expected tf32, got '%s'\n", arg);
+            return -1;
+        }
+        o->allow_tf32 = true;
+        break;
     case 'k': {
         char *end;
         o->tol_k = strtod(arg, &end);

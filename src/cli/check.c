@@ -34,6 +34,7 @@ enum {
     O_COMPILE_ONLY,
     O_EXHAUSTIVE,
     O_MEMORY,
+    O_ALLOW,
 };
 
 static const struct kg_cli_opt opts[] = {
@@ -54,6 +55,8 @@ static const struct kg_cli_opt opts[] = {
     {"verbose", 0, O_VERBOSE, NULL, "print details and evidence of passing gates too"},
     {"quiet", 0, O_QUIET, NULL, "print only the verdict line"},
     {"no-color", 0, O_NO_COLOR, NULL, "no colours (also when NO_COLOR is set or stdout is not a terminal)"},
+    {"allow", 1, O_ALLOW, "tf32",
+     "accept on purpose: tf32 judges fp32 against TF32's precision (10-bit mantissa inputs)"},
     {"exhaustive", 0, O_EXHAUSTIVE, NULL, "calibrated gates measure every case, also after a failure (audits)"},
     {"compile-only", 0, O_COMPILE_ONLY, NULL, "load and compile the kernel into the cache, run nothing"},
     {"list-gates", 0, O_LIST_GATES, NULL, "list the gates and exit"},
@@ -262,6 +265,13 @@ static int set_option(struct check_args *a, int ch, const char *arg)
     case O_TOL: return opt_tolerance(a, arg);
     case O_VERBOSE: a->verbose = true; return GO_ON;
     case O_EXHAUSTIVE: a->so.exhaustive = true; return GO_ON;
+    case O_ALLOW:
+        if (strcmp(arg, "tf32")) {
+            fprintf(stderr, "kgate check: --allow: expected tf32, got '%s'\n", arg);
+            return KG_EXIT_USAGE;
+        }
+        a->so.allow_tf32 = true;
+        return GO_ON;
     case O_COMPILE_ONLY: a->compile_only = true; return GO_ON;
     case O_QUIET: a->quiet = true; return GO_ON;
     case O_NO_COLOR: a->color = false; return GO_ON;

@@ -31,12 +31,13 @@ enum key {
     K_ALIAS,
     K_DTYPES,
     K_INPUTS,
+    K_ALLOW,
     K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
     "name",  "op",        "oracle",        "entry", "args",   "launch", "shape",
-    "sweep", "tolerance", "deterministic", "alias", "dtypes", "inputs",
+    "sweep", "tolerance", "deterministic", "alias", "dtypes", "inputs", "allow",
 };
 
 struct raw {
@@ -254,6 +255,14 @@ static int parse_tolerance(struct kg_parse *x, char *v, int line)
     return 0;
 }
 
+/* `allow: tf32`: what the kernel does on purpose that the fp32 contract would fail. */
+static int parse_allow(struct kg_parse *x, char *v, int line)
+{
+    if (strcmp(v, "tf32")) return kg_perr(x, line, "allow: expected tf32, got '%s'", v);
+    x->c->allow_tf32 = true;
+    return 0;
+}
+
 static int parse_deterministic(struct kg_parse *x, char *v, int line)
 {
     if (!strcmp(v, "yes") || !strcmp(v, "true"))
@@ -409,6 +418,7 @@ static const struct step steps[] = {
     CHECK(check_dtypes_vs_t),
     KEY(K_ALIAS, kg_parse_alias, NULL),
     KEY(K_INPUTS, kg_parse_inputs, NULL),
+    KEY(K_ALLOW, parse_allow, NULL),
 };
 
 static int run_steps(struct kg_parse *x, const struct raw *r)

@@ -93,6 +93,7 @@ struct kg_contract {
 
     double tol_k;              /* `tolerance: k=...`, default 2 */
     bool deterministic;        /* `deterministic: no` -> false */
+    bool allow_tf32;           /* `allow: tf32`: fp32 outputs are held to TF32's precision */
     int alias_of[KG_MAX_ARGS]; /* alias_of[out] = in arg index, or -1 */
     int ndtypes;
     enum kg_dtype dtypes[KG_MAX_DTYPES]; /* `dtypes:`; empty: the args' own dtypes */

@@ -2,6 +2,7 @@
 #include "engine/compare.h"
 
 #include <math.h>
+#include <string.h>
 
 double kg_scale_of(const struct kg_tensor *exp64)
 {
@@ -31,13 +32,21 @@ double kg_elem_err(double got, double exp, double scale)
     return den > 0 ? d / den : INFINITY;
 }
 
-void kg_compare(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, struct kg_cmp *out)
+static void compare(const struct kg_tensor *got, const struct kg_tensor *exp64, const struct kg_tensor *ref64,
+                    double scale, struct kg_cmp *out)
 {
     const double *x = exp64->data;
-    *out = (struct kg_cmp){.n = got->numel, .scale = scale, .worst = -1, .first_nonfinite_mismatch = -1};
+    const double *r = ref64 && ref64->data && ref64->numel == got->numel ? ref64->data : NULL;
+    *out = (struct kg_cmp){
+        .n = got->numel, .scale = scale, .worst = -1, .first_nonfinite_mismatch = -1, .first_excused = -1};
     double num = 0, den = 0;
     for (int64_t i = 0; i < got->numel; i++) {
         double g = kg_load(got->dtype, got->data, i);
+        if (r && kind(g) && kind(g) == kind(r[i]) && kind(g) != kind(x[i])) {
+            if (out->first_excused < 0) out->first_excused = i;
+            out->excused++;
+            continue;
+        }
         double e = kg_elem_err(g, x[i], scale);
         if (e > 0) out->mismatches++;
         if (isinf(e)) {
@@ -65,10 +74,33 @@ void kg_compare(const struct kg_tensor *got, const struct kg_tensor *exp64, doub
     out->rms_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
 }
 
+void kg_compare(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, struct kg_cmp *out)
+{
+    compare(got, exp64, NULL, scale, out);
+}
+
+void kg_compare_calibrated(const struct kg_tensor *got, const struct kg_tensor *exp64, const struct kg_tensor *ref64,
+                           double scale, struct kg_cmp *out)
+{
+    compare(got, exp64, ref64, scale, out);
+}
+
 void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, double *err)
 {
     const double *x = exp64->data;
     for (int64_t i = 0; i < got->numel; i++) err[i] = kg_elem_err(kg_load(got->dtype, got->data, i), x[i], scale);
+}
+
+double kg_tf32(double v, bool truncate)
+{
+    float f = (float)v;
+    if (!isfinite(f)) return v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (!truncate) u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 double kg_floor(enum kg_dtype t)

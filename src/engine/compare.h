@@ -23,6 +23,8 @@ struct kg_cmp {
     int64_t nonfinite_mismatch; /* positions whose finiteness or kind differ */
     int64_t first_nonfinite_mismatch;
     int64_t mismatches; /* elements with e_i > 0 (exact compare, for integer outputs) */
+    int64_t excused;    /* kg_compare_calibrated: non-finite where the working precision is too */
+    int64_t first_excused;
 };
 
 /* RMS of the finite values of a float64 tensor (0 when there are none). */
@@ -34,8 +36,20 @@ double kg_elem_err(double got, double exp, double scale);
 /* Compares got (any dtype) with exp (KG_F64, same numel) using scale s. */
 void kg_compare(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, struct kg_cmp *out);
 
+/* As kg_compare, except that an element where got and the working-precision reference ref64
+ * (float64, the dtype's rounding of the same op in sequential working precision) are
+ * non-finite of the same kind is no error: the working precision itself overflows (or gives
+ * NaN) there, as a correct kernel at that precision must. Counted in out->excused. The
+ * nonfinite gate, which is tolerance-free, uses kg_compare. */
+void kg_compare_calibrated(const struct kg_tensor *got, const struct kg_tensor *exp64, const struct kg_tensor *ref64,
+                           double scale, struct kg_cmp *out);
+
 /* Per-element errors into err[numel] (for heatmaps). */
 void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, double scale, double *err);
+
+/* An fp32 value with its mantissa cut to TF32's 10 bits: rounded to nearest even, or truncated
+ * (tensor cores read the top 19 bits of an operand not converted first). Non-finite: as is. */
+double kg_tf32(double v, bool truncate);
 
 /* Tolerance floor of a dtype: 8 units of roundoff (0 for integer dtypes). */
 double kg_floor(enum kg_dtype t);

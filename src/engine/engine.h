@@ -36,6 +36,7 @@ struct kg_session_opts {
     double tol_k;       /* 0: the contract's (default 2) */
     int64_t max_elems;  /* per-case budget for sweeps (0: the backend's default) */
     bool exhaustive;    /* calibrated gates measure every case even after a failure (audits) */
+    bool allow_tf32;    /* --allow tf32: fp32 outputs are held to TF32's precision (also `allow: tf32`) */
     const char *cc;     /* host compiler (default: $KGATE_CC, else configure's) */
     const char *python; /* KernelBench pairs: the interpreter (default: $KGATE_PYTHON, else python3) */
     void (*progress)(void *ud, const char *gate, const char *what);
@@ -82,6 +83,7 @@ enum kg_cap {
     KG_CAP_CONCURRENT = 1u << 0,  /* two launches at once on two streams (KG_RUN_PAIR) */
     KG_CAP_LAUNCH = 1u << 1,      /* the contract's launch configuration is the kernel's (device limits apply) */
     KG_CAP_SAMPLE_HUGE = 1u << 2, /* kg_session_sample: a case too large to ship, compared at sampled indices */
+    KG_CAP_TF32_SWITCH = 1u << 3, /* KG_RUN_NO_TF32 turns the candidate's TF32 off (PyTorch's switches) */
 };
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
 
@@ -182,6 +184,24 @@ void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, cons
  * which a report re-judges the case at any calibration factor k. Non-finite numbers are
  * strings ("nan", "inf"). */
 json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg_judgement *j);
+
+/* ---- diagnosis ---------------------------------------------------------------------------- */
+
+/* Names the cause of a calibrated failure: run x of case k on inputs in, judged j against ex.
+ * Sets v->cause and its one-line evidence (kg_verdict_cause), never v's status: tf32,
+ * fp16-accumulation, bf16-accumulation, approximation, or, when cancellation names the kind
+ * of inputs made to cancel ("mixed magnitudes") and the nominal N(0,1) case passes,
+ * reduction-order. nominal: k is the accuracy gate's own kind of case (N(0,1) at the nominal
+ * shape); when it is not and the nominal case fails too, the finding is the accuracy gate's
+ * (KG_CAUSE_GATE, v->cause_of "accuracy"). Otherwise KG_CAUSE_GATE, saying what was ruled
+ * out. May run the kernel
+ * and the oracle again (on TF32-cut inputs, with TF32 off, at a reduction 8x shorter). */
+void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec *x,
+                 const struct kg_expect *ex, const struct kg_judgement *j, const char *cancellation, bool nominal,
+                 struct kg_verdict *v);
+
+/* The shape symbol of the op's reduction axis (of its first input), or -1. */
+int kg_reduce_symbol(const struct kg_session *s);
 
 /* ---- recorded runs (the determinism gate's, for `replay N M`) --------------------------------- */
 

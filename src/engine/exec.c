@@ -234,6 +234,9 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     x->status = rp.status;
     x->code = rp.code;
     x->seconds = rp.seconds;
+    x->pair_overlap = rp.pair_overlap;
+    x->pair_shorter = rp.pair_shorter;
+    x->pair_clock = rp.pair_clock;
     snprintf(x->msg, sizeof x->msg, "%s", rp.msg);
     s->last_run = rp;
     s->has_last_run = true;

@@ -49,6 +49,10 @@ struct kg_exec {
     enum kg_fill fill;  /* how the outputs were prefilled */
     /* not run: an earlier run of this kernel instance crashed or hung (x->msg says where) */
     bool not_rerun;
+    /* KG_RUN_PAIR: for how long the two launches ran at once and the shorter one's length
+     * (seconds), measured as pair_clock says (enum kg_pair_clock; 0: not measured) */
+    double pair_overlap, pair_shorter;
+    int pair_clock;
 };
 
 void kg_exec_free(struct kg_exec *x);

@@ -84,7 +84,7 @@ static bool diagnosed(const struct kg_verdict *v)
 
 const char *kg_verdict_cause_id(const struct kg_verdict *v)
 {
-    return diagnosed(v) ? kg_cause_def(v->cause)->id : v->gate->id;
+    return diagnosed(v) ? kg_cause_def(v->cause)->id : v->cause_of ? v->cause_of : v->gate->id;
 }
 
 const char *kg_verdict_cause_line(const struct kg_verdict *v)
@@ -113,6 +113,8 @@ void kg_cause_groups(const struct kg_verdict *v, int n, int *same)
     for (int i = 0; i < n; i++) {
         if (!failed(&v[i]) || diagnosed(&v[i])) continue;
         int owner = -1;
+        for (int j = 0; j < n && owner < 0 && v[i].cause_of; j++) /* "the nominal case fails too" */
+            if (j != i && failed(&v[j]) && !strcmp(v[j].gate->id, v[i].cause_of)) owner = j;
         for (int j = i - 1; j >= 0 && owner < 0; j--)
             if (failed(&v[j]) && diagnosed(&v[j])) owner = j;
         for (int j = i + 1; j < n && owner < 0; j++)

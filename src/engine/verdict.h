@@ -49,6 +49,8 @@ struct kg_verdict {
     enum kg_cause cause;             /* a fail/error: what was diagnosed (KG_CAUSE_GATE: not diagnosed) */
     char cause_text[KG_SUMMARY_MAX]; /* the diagnosis's evidence, one line ("error x4 per 4x K, as fp16's") */
     int same_as;                     /* the index of the verdict that showed this cause first, or -1 */
+    const char *cause_of;            /* KG_CAUSE_GATE: the id of the gate whose undiagnosed finding this is (a static
+                             string; NULL: this gate's), e.g. "accuracy" when the nominal case fails too */
 };
 
 void kg_verdict_init(struct kg_verdict *v, const struct kg_gate *g);

@@ -110,6 +110,10 @@ static void axpy(enum kg_arith a, struct kg_acc *acc, double s, const double *b,
         axpy_acc(KG_EXACT, acc, s, b, n);
     else if (a == KG_W32)
         axpy_acc(KG_W32, acc, s, b, n);
+    else if (a == KG_WACC16)
+        axpy_acc(KG_WACC16, acc, s, b, n);
+    else if (a == KG_WACCBF16)
+        axpy_acc(KG_WACCBF16, acc, s, b, n);
     else
         axpy_acc(KG_W64, acc, s, b, n);
 }
@@ -226,6 +230,7 @@ static int causal_attention_eval(const struct kg_opcall *c, enum kg_arith a, con
 const struct kg_opdef kg_opdef_matmul = {.name = "matmul",
                                          .n_in = 2,
                                          .n_out = 1,
+                                         .flags = KG_OP_LOWACC,
                                          .doc = "matmul: A[M,K], B[K,N] -> C[M,N]",
                                          .check = check_matmul,
                                          .reduce_axis = axis1,
@@ -234,6 +239,7 @@ const struct kg_opdef kg_opdef_matmul = {.name = "matmul",
 const struct kg_opdef kg_opdef_bmm = {.name = "bmm",
                                       .n_in = 2,
                                       .n_out = 1,
+                                      .flags = KG_OP_LOWACC,
                                       .doc = "bmm: A[Bt,M,K], B[Bt,K,N] -> C[Bt,M,N]",
                                       .check = check_bmm,
                                       .reduce_axis = axis2,

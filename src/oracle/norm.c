@@ -116,7 +116,7 @@ const struct kg_opdef kg_opdef_layernorm = {
     .n_out = 1,
     .params = {"eps"},
     .defaults = {1e-5},
-    .flags = KG_OP_ROWWISE,
+    .flags = KG_OP_ROWWISE | KG_OP_LOWACC,
     .doc = "layernorm(eps=1e-5): x[...,N], weight[N], bias[N] -> y = (x-mean)/sqrt(var+eps)*w+b "
            "over the last dim",
     .check = check_layernorm,
@@ -129,7 +129,7 @@ const struct kg_opdef kg_opdef_rmsnorm = {
     .n_out = 1,
     .params = {"eps"},
     .defaults = {1e-6},
-    .flags = KG_OP_ROWWISE,
+    .flags = KG_OP_ROWWISE | KG_OP_LOWACC,
     .doc = "rmsnorm(eps=1e-6): x[...,N], weight[N] -> y = x/sqrt(mean(x^2)+eps)*w over the last "
            "dim",
     .check = check_rmsnorm,

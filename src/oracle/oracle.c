@@ -14,8 +14,8 @@
  * table should name an op directly (callers go through kg_op_find). */
 extern const struct kg_opdef kg_opdef_relu, kg_opdef_leaky_relu, kg_opdef_gelu, kg_opdef_gelu_tanh, kg_opdef_silu,
     kg_opdef_sigmoid, kg_opdef_tanh, kg_opdef_exp, kg_opdef_scale, kg_opdef_add, kg_opdef_mul;
-extern const struct kg_opdef kg_opdef_sum, kg_opdef_mean, kg_opdef_max, kg_opdef_min, kg_opdef_argmax, kg_opdef_softmax,
-    kg_opdef_log_softmax, kg_opdef_cumsum;
+extern const struct kg_opdef kg_opdef_sum, kg_opdef_mean, kg_opdef_prod, kg_opdef_max, kg_opdef_min, kg_opdef_argmax,
+    kg_opdef_softmax, kg_opdef_log_softmax, kg_opdef_cumsum;
 extern const struct kg_opdef kg_opdef_layernorm, kg_opdef_rmsnorm;
 extern const struct kg_opdef kg_opdef_matmul, kg_opdef_bmm, kg_opdef_transpose2d, kg_opdef_causal_attention;
 extern const struct kg_opdef kg_opdef_linear_attn_fwd, kg_opdef_gla_fwd, kg_opdef_ssd_fwd, kg_opdef_gdn_fwd,
@@ -35,6 +35,7 @@ const struct kg_opdef *const kg_ops[] = {
     &kg_opdef_mul,
     &kg_opdef_sum,
     &kg_opdef_mean,
+    &kg_opdef_prod,
     &kg_opdef_max,
     &kg_opdef_min,
     &kg_opdef_argmax,
@@ -316,7 +317,8 @@ int kg_op_eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tenso
 {
     if (!c || !c->def) return kg_errf(e, "no op to evaluate");
     const struct kg_opdef *d = c->def;
-    if (a != KG_EXACT && a != KG_W32 && a != KG_W64 && !(a == KG_EXACT_ALT && (d->flags & KG_OP_HAS_ALT)))
+    if (a != KG_EXACT && a != KG_W32 && a != KG_W64 && !(a == KG_EXACT_ALT && (d->flags & KG_OP_HAS_ALT)) &&
+        !((a == KG_WACC16 || a == KG_WACCBF16) && (d->flags & KG_OP_LOWACC)))
         return kg_errf(e, "%s: unknown arithmetic mode %d", d->name, (int)a);
     if (d->n_in > KG_OP_MAX_IO || d->n_out > KG_OP_MAX_IO) return kg_errf(e, "%s: too many inputs or outputs", d->name);
     if (!in || !out) return kg_errf(e, "%s: no input or output tensors", d->name);

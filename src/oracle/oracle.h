@@ -5,7 +5,10 @@
  *             rounded to fp32, reductions accumulated sequentially in fp32 (the least
  *             accurate legitimate order, see ARCHITECTURE.md), so that its distance to
  *             KG_EXACT is the physical error floor that calibrates tolerances;
- *   KG_W64    the same for f64 kernels: plain sequential double arithmetic.
+ *   KG_W64    the same for f64 kernels: plain sequential double arithmetic;
+ *   KG_WACC16, KG_WACCBF16  KG_W32 with the running sums rounded to fp16 / bf16 after every
+ *             addition: what a kernel with a half-precision accumulator computes, so that a
+ *             gate can tell that defect by its error (ops with KG_OP_LOWACC only).
  * Inputs arrive already rounded to the kernel's dtype; the caller rounds outputs.
  * Tensors passed to eval are KG_F64 with data owned by the caller; integer results (argmax)
  * are stored as exact doubles. NaN and Inf propagate as in PyTorch (max/min/argmax return
@@ -15,13 +18,14 @@
 
 #include <stdbool.h>
 
+#include "base/dtype.h"
 #include "base/tensor.h"
 #include "base/util.h"
 
 /* KG_EXACT_ALT: for ops with two legitimate fp64 algorithms that differ only at non-finite
  * inputs (the gated recurrences: step by step, and chunked in log space), the second one. The
  * nonfinite gate accepts either's pattern of NaN and Inf. Ops without KG_OP_HAS_ALT reject it. */
-enum kg_arith { KG_EXACT, KG_W32, KG_W64, KG_EXACT_ALT };
+enum kg_arith { KG_EXACT, KG_W32, KG_W64, KG_EXACT_ALT, KG_WACC16, KG_WACCBF16 };
 
 #define KG_OP_MAX_PARAMS 4
 #define KG_OP_MAX_IO     8
@@ -33,6 +37,7 @@ enum kg_op_flags {
     KG_OP_INT_OUT = 1u << 2,     /* outputs are integer-valued (argmax) */
     KG_OP_PERMUTABLE = 1u << 3,  /* result invariant under permuting the reduce axis */
     KG_OP_HAS_ALT = 1u << 4,     /* evaluates KG_EXACT_ALT */
+    KG_OP_LOWACC = 1u << 5,      /* evaluates KG_WACC16 and KG_WACCBF16 (its sums go through kg_acc) */
 };
 
 struct kg_opdef;
@@ -86,7 +91,7 @@ int kg_op_eval(const struct kg_opcall *c, enum kg_arith a, const struct kg_tenso
 /* x rounded as the mode's intermediates are. */
 static inline double kg_ar(enum kg_arith a, double x)
 {
-    return a == KG_W32 ? (double)(float)x : x;
+    return a == KG_W32 || a == KG_WACC16 || a == KG_WACCBF16 ? (double)(float)x : x;
 }
 
 /* A running sum: Neumaier-compensated in KG_EXACT, sequential in the working modes. */
@@ -103,6 +108,8 @@ static inline void kg_acc_add(enum kg_arith a, struct kg_acc *acc, double x)
         else
             acc->c += (x - t) + acc->s;
         acc->s = t;
+    } else if (a == KG_WACC16 || a == KG_WACCBF16) {
+        acc->s = kg_round(a == KG_WACC16 ? KG_F16 : KG_BF16, acc->s + kg_ar(a, x));
     } else {
         acc->s = kg_ar(a, acc->s + kg_ar(a, x));
     }

@@ -230,6 +230,15 @@ static void cumsum_row(enum kg_arith a, const double *x, int64_t n, double *y)
     }
 }
 
+/* The product in the mode's arithmetic, left to right: in fp32 it overflows to +-inf (or
+ * underflows to 0) where fp64 does not, and that is the working precision's own result. */
+static void prod_row(enum kg_arith a, const double *x, int64_t n, double *y)
+{
+    double p = 1;
+    for (int64_t k = 0; k < n; k++) p = kg_ar(a, p * kg_ar(a, x[k]));
+    y[0] = p;
+}
+
 /* ---- opdefs ---------------------------------------------------------------------------- */
 
 #define ROW_EVAL(fn, scan)                                                                                             \
@@ -241,6 +250,7 @@ static void cumsum_row(enum kg_arith a, const double *x, int64_t n, double *y)
 
 ROW_EVAL(sum, false)
 ROW_EVAL(mean, false)
+ROW_EVAL(prod, false)
 ROW_EVAL(max, false)
 ROW_EVAL(min, false)
 ROW_EVAL(argmax, false)
@@ -249,13 +259,14 @@ ROW_EVAL(log_softmax, true)
 ROW_EVAL(cumsum, true)
 
 #define REDUCE_FLAGS (KG_OP_ROWWISE | KG_OP_PERMUTABLE)
+#define SUM_FLAGS    (REDUCE_FLAGS | KG_OP_LOWACC)
 
 const struct kg_opdef kg_opdef_sum = {.name = "sum",
                                       .n_in = 1,
                                       .n_out = 1,
                                       .params = {"dim"},
                                       .defaults = {NAN},
-                                      .flags = REDUCE_FLAGS,
+                                      .flags = SUM_FLAGS,
                                       .doc = "sum(dim): x -> y, x without dim (or with dim of size 1)",
                                       .check = check_sum,
                                       .reduce_axis = dim_axis,
@@ -266,11 +277,22 @@ const struct kg_opdef kg_opdef_mean = {.name = "mean",
                                        .n_out = 1,
                                        .params = {"dim"},
                                        .defaults = {NAN},
-                                       .flags = REDUCE_FLAGS,
+                                       .flags = SUM_FLAGS,
                                        .doc = "mean(dim): x -> y, x without dim (or with dim of size 1)",
                                        .check = check_sum,
                                        .reduce_axis = dim_axis,
                                        .eval = mean_eval};
+
+const struct kg_opdef kg_opdef_prod = {.name = "prod",
+                                       .n_in = 1,
+                                       .n_out = 1,
+                                       .params = {"dim"},
+                                       .defaults = {NAN},
+                                       .flags = REDUCE_FLAGS,
+                                       .doc = "prod(dim): x -> y, x without dim (or with dim of size 1)",
+                                       .check = check_sum,
+                                       .reduce_axis = dim_axis,
+                                       .eval = prod_eval};
 
 const struct kg_opdef kg_opdef_max = {.name = "max",
                                       .n_in = 1,
@@ -314,7 +336,7 @@ const struct kg_opdef kg_opdef_softmax = {.name = "softmax",
                                           .n_out = 1,
                                           .params = {"dim"},
                                           .defaults = {NAN},
-                                          .flags = KG_OP_ROWWISE,
+                                          .flags = KG_OP_ROWWISE | KG_OP_LOWACC,
                                           .doc = "softmax(dim): x -> y, same shape",
                                           .check = check_scan,
                                           .reduce_axis = dim_axis,
@@ -325,7 +347,7 @@ const struct kg_opdef kg_opdef_log_softmax = {.name = "log_softmax",
                                               .n_out = 1,
                                               .params = {"dim"},
                                               .defaults = {NAN},
-                                              .flags = KG_OP_ROWWISE,
+                                              .flags = KG_OP_ROWWISE | KG_OP_LOWACC,
                                               .doc = "log_softmax(dim): x -> y, same shape",
                                               .check = check_scan,
                                               .reduce_axis = dim_axis,
@@ -336,7 +358,7 @@ const struct kg_opdef kg_opdef_cumsum = {.name = "cumsum",
                                          .n_out = 1,
                                          .params = {"dim"},
                                          .defaults = {NAN},
-                                         .flags = KG_OP_ROWWISE,
+                                         .flags = KG_OP_ROWWISE | KG_OP_LOWACC,
                                          .doc = "cumsum(dim): x -> y, same shape (inclusive prefix sums)",
                                          .check = check_scan,
                                          .reduce_axis = dim_axis,

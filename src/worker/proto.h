@@ -81,6 +81,7 @@ enum {
     KG_RUN_PROFILE = 1u << 5,      /* record every kernel launched (CUPTI / the torch profiler) */
     KG_RUN_LENIENT = 1u << 6,      /* torch: check outputs only as the standard test does (shape) */
     KG_RUN_CANARY = 1u << 7,       /* torch: report writes outside every tensor (free allocator blocks) */
+    KG_RUN_NO_TF32 = 1u << 8,      /* torch: TF32 off for matmul and cuDNN during the call, whatever it sets */
 };
 
 struct kg_req_arg {
@@ -190,9 +191,18 @@ struct kg_launch_rec {
     int32_t grid[3], block[3];
     int32_t regs, smem_static, smem_dynamic, local_bytes;
     double seconds;
+    uint64_t start_ns, end_ns; /* CUPTI's timestamps of the kernel's first and last moment (0: unknown) */
 };
 
 #define KG_MAX_LAUNCH_RECS 16
+
+/* How a pair run's overlap was measured (kg_reply.pair_clock). */
+enum kg_pair_clock {
+    KG_PAIR_UNMEASURED,
+    KG_PAIR_KERNELS, /* CUPTI's records: each kernel's own start and end */
+    KG_PAIR_EVENTS,  /* events recorded around each launch: a launch waiting for the other's blocks to
+                        leave still counts as running, so this overlap is an upper bound */
+};
 
 struct kg_reply {
     uint32_t magic;
@@ -207,6 +217,11 @@ struct kg_reply {
     int32_t nlaunch; /* CUPTI records in launch[] (-1: probe unavailable) */
     int32_t cupti_ok;
     struct kg_launch_rec launch[KG_MAX_LAUNCH_RECS];
+    /* KG_RUN_PAIR: for how long the two launches ran at the same time, and for how long the
+     * shorter of them ran, in seconds, measured as pair_clock says (enum kg_pair_clock) */
+    double pair_overlap, pair_shorter;
+    int32_t pair_clock;
+    int32_t pad2;
     char msg[KG_MSG_MAX];
 };
 

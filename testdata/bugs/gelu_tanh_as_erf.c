@@ -5,7 +5,7 @@ entry:   gelu
 args:    x: in f32[N]; y: out f32[N]; N: int
 shape:   N=65536
 */
-// expect: fail accuracy
+// expect: fail accuracy approximation
 /* Planted bug: the tanh approximation of GELU where the exact (erf) GELU is specified: off by
  * up to ~1e-3, invisible to allclose(atol=rtol=1e-2). */
 #include <math.h>

@@ -5,7 +5,7 @@ entry:   layernorm
 args:    x: in f32[M,N]; w: in f32[N]; b: in f32[N]; y: out f32[M,N]; M: int; N: int
 shape:   M=64 N=512
 */
-// expect: fail precision
+// expect: fail precision reduction-order
 /* Planted bug: variance as E[x^2] - E[x]^2 in float: catastrophic cancellation once the mean
  * is large compared with the spread. */
 #include <math.h>

@@ -5,7 +5,7 @@ entry:   matmul
 args:    A: in f32[M,K]; B: in f32[K,N]; C: out f32[M,N]; M: int; N: int; K: int
 shape:   M=32 N=32 K=64
 */
-// expect: fail precision
+// expect: fail accuracy tf32
 /* Planted bug: operands truncated to 10 mantissa bits before multiplying, as TF32 tensor
  * cores do when an fp32 matmul silently allows them. */
 #include <string.h>

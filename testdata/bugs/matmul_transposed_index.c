@@ -5,7 +5,7 @@ entry:   matmul
 args:    A: in f32[M,K]; B: in f32[K,N]; C: out f32[M,N]; M: int; N: int; K: int
 shape:   M=64 N=64 K=64
 */
-// expect: fail accuracy
+// expect: fail accuracy accuracy
 /* Planted bug: B indexed as if it were stored transposed; identical shapes make it run. */
 void matmul(const float *A, const float *B, float *C, int M, int N, int K)
 {

@@ -6,7 +6,7 @@ args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int
 launch:  grid=M block=128
 shape:   M=64 N=1000
 */
-// expect: fail placement
+// expect: fail placement wrong-stream
 /* Planted bug: row maxima and sums kept in __device__ globals shared by every launch. One
  * launch at a time it is right; two launches at once on two streams overwrite each other's
  * statistics while the first is still using them (a long pass over the row in between, here a

@@ -5,7 +5,7 @@ entry:   softmax_rows
 args:    x: in f32[M,N]; y: out f32[M,N]; M: int; N: int
 shape:   M=64 N=256
 */
-// expect: fail reduction-order
+// expect: fail precision reduction-order
 /* Planted bug: softmax without subtracting the row maximum: exact enough for N(0,1) inputs,
  * Inf/Inf = NaN once a logit exceeds ~88. */
 #include <math.h>

@@ -5,7 +5,7 @@ entry:   sum_rows
 args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
 shape:   M=64 N=256
 */
-// expect: fail precision
+// expect: fail accuracy fp16-accumulation
 /* Planted bug: the accumulator is half precision (as with an fp16 tensor-core reduction):
  * fine for short rows of small values, wrong for long rows or a large mean. */
 #include <kgate.h>

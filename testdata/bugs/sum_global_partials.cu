@@ -6,7 +6,7 @@ args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
 launch:  grid=(M,4) block=256
 shape:   M=64 N=4096
 */
-// expect: fail placement
+// expect: fail placement wrong-stream
 /* Planted bug: a two-phase reduction through a __device__ partials array and a __device__
  * arrival counter (the "last block finishes" pattern) with no per-launch workspace: correct
  * alone, corrupted when two launches overlap (the spin stands for a longer first phase). */

@@ -6,7 +6,7 @@ args:    x: in f32[M,N]; y: out f32[M]; M: int; N: int
 launch:  grid=M block=1
 shape:   M=256 N=512
 */
-// expect: fail precision
+// expect: fail accuracy fp16-accumulation
 /* Planted bug: the accumulator is __half. */
 extern "C" __global__ void sum_rows(const float *x, float *y, int M, int N)
 {

@@ -82,10 +82,11 @@ def parse_header(path):
     exp = h["expect"].split()
     if exp == ["pass"] or exp == ["decoy"]:
         h["expect_gate"] = None
-    elif len(exp) == 2 and exp[0] == "fail" and exp[1] in GATES:
-        h["expect_gate"] = exp[1]
+    elif len(exp) in (2, 3) and exp[0] == "fail" and exp[1] in GATES:
+        h["expect_gate"] = exp[1]  # a third word is the cause the gate must diagnose
     else:
-        errors.append("expect must be 'pass', 'decoy' or 'fail GATE' (GATE one of %s): %r" % (GATES, h["expect"]))
+        errors.append("expect must be 'pass', 'decoy' or 'fail GATE [CAUSE]' (GATE one of %s): %r"
+                      % (GATES, h["expect"]))
     if h["baseline"] not in ("pass", "fail"):
         errors.append("baseline must be pass or fail: %r" % h["baseline"])
     if h["runs-on"] not in ("cpu", "gpu"):

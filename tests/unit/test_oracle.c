@@ -143,7 +143,7 @@ static void test_table_is_well_formed(void **state)
         assert_ptr_equal(kg_op_find(d->name), d);
         for (int j = 0; j < n; j++) assert_string_not_equal(kg_ops[j]->name, d->name);
     }
-    assert_int_equal(n, 35); /* 25 general ops + the 10 gated-linear-recurrence ops (gdn_ops.c) */
+    assert_int_equal(n, 36); /* 26 general ops + the 10 gated-linear-recurrence ops (gdn_ops.c) */
     assert_null(kg_op_find("softmx"));
     assert_null(kg_op_find(NULL));
 }
@@ -152,9 +152,9 @@ static void test_flags_match_the_design(void **state)
 {
     static const char *const ew[] = {"relu", "leaky_relu", "gelu",  "gelu_tanh", "silu", "sigmoid",
                                      "tanh", "exp",        "scale", "add",       "mul",  NULL};
-    static const char *const rw[] = {"sum",         "mean",   "max",       "min",     "argmax", "softmax",
-                                     "log_softmax", "cumsum", "layernorm", "rmsnorm", NULL};
-    static const char *const pm[] = {"sum", "mean", "max", "min", NULL};
+    static const char *const rw[] = {"sum",     "mean",        "prod",   "max",       "min",     "argmax",
+                                     "softmax", "log_softmax", "cumsum", "layernorm", "rmsnorm", NULL};
+    static const char *const pm[] = {"sum", "mean", "prod", "max", "min", NULL};
     for (int i = 0; kg_ops[i]; i++) {
         const struct kg_opdef *d = kg_ops[i];
         bool in_ew = false, in_rw = false, in_pm = false;
@@ -581,6 +581,39 @@ static void test_softmax_w32_close_to_exact(void **state)
     kg_tensor_free(&ye);
 }
 
+/* prod in fp32 overflows where fp64 does not: the working-precision result the non-finite
+ * calibration accepts. */
+static void test_prod(void **state)
+{
+    double y[1];
+    y[0] = reduce1("prod(dim=0)", KG_EXACT, V(2, 3, 4), 3);
+    assert_true(y[0] == 24);
+    y[0] = reduce1("prod(dim=0)", KG_W32, V(1e30, 1e30, 1e-30), 3);
+    assert_true(y[0] == INFINITY);
+    y[0] = reduce1("prod(dim=0)", KG_EXACT, V(1e30, 1e30, 1e-30), 3);
+    assert_true(y[0] > 0.99e30 && y[0] < 1.01e30);
+}
+
+/* The half-precision accumulator modes round the running sum: 2048 + 1 is 2048 in fp16 (11
+ * bits), 256 + 1 is 256 in bf16 (8 bits); the fp32 working mode keeps both. */
+static void test_low_precision_accumulators(void **state)
+{
+    double y[1];
+    y[0] = reduce1("sum(dim=0)", KG_WACC16, V(2048, 1, 1, 1), 4);
+    assert_true(y[0] == 2048);
+    y[0] = reduce1("sum(dim=0)", KG_WACCBF16, V(256, 1, 1, 1), 4);
+    assert_true(y[0] == 256);
+    y[0] = reduce1("sum(dim=0)", KG_W32, V(2048, 1, 1, 1), 4);
+    assert_true(y[0] == 2051);
+    y[0] = reduce1("sum(dim=0)", KG_WACC16, V(1, 2, 3), 3);
+    assert_true(y[0] == 6);
+    /* ops without sums through kg_acc refuse the modes instead of silently computing fp32 */
+    const struct kg_opdef *d = kg_op_find("relu");
+    assert_non_null(d);
+    assert_false(d->flags & KG_OP_LOWACC);
+    assert_true(kg_op_find("matmul")->flags & KG_OP_LOWACC);
+}
+
 static void test_cumsum(void **state)
 {
     double y[4];
@@ -910,6 +943,8 @@ int main(void)
         cmocka_unit_test(test_softmax_nonfinite_rows),
         cmocka_unit_test(test_softmax_w32_close_to_exact),
         cmocka_unit_test(test_cumsum),
+        cmocka_unit_test(test_prod),
+        cmocka_unit_test(test_low_precision_accumulators),
         cmocka_unit_test(test_middle_dim_matches_rows_copied_by_hand),
         cmocka_unit_test(test_empty_dims),
         cmocka_unit_test(test_layernorm_known_values),

@@ -38,6 +38,10 @@ struct cuda {
     CUdeviceptr gate;
     CUstream gate_stream;
     cuuint32_t gate_seq;
+    /* pair runs' overlap: ev_ref is recorded on stream 1 before its wait at the gate, so that
+     * it precedes both launches; pair_run is set from the gate's shutting to the next sync */
+    CUevent ev_ref;
+    int pair_run;
     int cupti_tried, cupti_on;
     char cupti_why[600];
     char errname[32]; /* kg_cu_name() of a code the driver cannot name */

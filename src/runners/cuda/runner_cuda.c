@@ -40,6 +40,8 @@ static int ctx_setup(struct cuda *c, struct kg_reply *rep)
         for (int k = 0; k < 2; k++)
             if ((r = c->cu.EventCreate(&c->ev[i][k], CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
                 return kg_cu_fail(c, rep, KG_WS_UNAVAILABLE, r, "cuEventCreate");
+    if ((r = c->cu.EventCreate(&c->ev_ref, CU_EVENT_DEFAULT)) != CUDA_SUCCESS)
+        return kg_cu_fail(c, rep, KG_WS_UNAVAILABLE, r, "cuEventCreate");
     return KG_WS_OK;
 }
 
@@ -349,6 +351,42 @@ static int cuda_busy_default(void *st, double seconds, struct kg_reply *rep)
     return KG_WS_OK;
 }
 
+/* Seconds from ev_ref to ev; -1 when the driver cannot say. */
+static double since_ref(struct cuda *c, CUevent ev)
+{
+    float ms = 0;
+    return c->cu.EventElapsedTime(&ms, c->ev_ref, ev) == CUDA_SUCCESS ? ms * 1e-3 : -1;
+}
+
+/* After a pair run's sync: for how long its two launches ran at once. CUPTI's kernel records
+ * say when each kernel itself started and ended; without exactly two of them, the events
+ * around each launch bound it (a launch whose blocks wait for the other's to leave the SMs
+ * counts as running there, so that overlap is an upper bound, and pair_clock says which). */
+static void pair_overlap(struct cuda *c, struct kg_reply *rep)
+{
+    double s[2], e[2];
+    rep->pair_clock = KG_PAIR_UNMEASURED;
+    if (rep->cupti_ok && rep->nlaunch == 2 && rep->launch[0].end_ns && rep->launch[1].end_ns) {
+        uint64_t t0 =
+            rep->launch[0].start_ns < rep->launch[1].start_ns ? rep->launch[0].start_ns : rep->launch[1].start_ns;
+        for (int i = 0; i < 2; i++) {
+            s[i] = (double)(rep->launch[i].start_ns - t0) * 1e-9;
+            e[i] = (double)(rep->launch[i].end_ns - t0) * 1e-9;
+        }
+        rep->pair_clock = KG_PAIR_KERNELS;
+    } else {
+        for (int i = 0; i < 2; i++) {
+            s[i] = since_ref(c, c->ev[1 + i][0]);
+            e[i] = since_ref(c, c->ev[1 + i][1]);
+            if (!(s[i] >= 0 && e[i] >= s[i])) return;
+        }
+        rep->pair_clock = KG_PAIR_EVENTS;
+    }
+    double from = s[0] > s[1] ? s[0] : s[1], to = e[0] < e[1] ? e[0] : e[1];
+    rep->pair_overlap = to > from ? to - from : 0;
+    rep->pair_shorter = e[0] - s[0] < e[1] - s[1] ? e[0] - s[0] : e[1] - s[1];
+}
+
 static int cuda_sync(void *st, struct kg_reply *rep)
 {
     struct cuda *c = st;
@@ -361,6 +399,7 @@ static int cuda_sync(void *st, struct kg_reply *rep)
         if (!rep->code) rep->code = (int32_t)r;
         kg_cuda_say(rep, "%s: %s (during or after the kernel)", kg_cu_name(c, r), kg_cu_string(c, r));
         c->last = -1;
+        c->pair_run = 0;
         rep->nlaunch = -1;
         rep->cupti_ok = 0;
         return KG_WS_CUDA;
@@ -382,6 +421,8 @@ static int cuda_sync(void *st, struct kg_reply *rep)
         rep->nlaunch = -1;
         rep->cupti_ok = 0;
     }
+    if (c->pair_run) pair_overlap(c, rep);
+    c->pair_run = 0;
     return KG_WS_OK;
 }
 
@@ -402,7 +443,10 @@ static int cuda_hold(void *st, int open, struct kg_reply *rep)
             return kg_cu_fail(c, rep, KG_WS_CUDA, r, "cuStreamWriteValue32(the pair's start gate)");
         return KG_WS_OK;
     }
-    if (!c->ctx || c->gate_state < 0) return KG_WS_OK;
+    if (!c->ctx) return KG_WS_OK;
+    /* the overlap's time origin: before stream 1's wait, and queued before stream 2's launch */
+    c->pair_run = c->cu.EventRecord(c->ev_ref, c->stream[1]) == CUDA_SUCCESS;
+    if (c->gate_state < 0) return KG_WS_OK;
     if (c->gate_state == 0) {
         c->gate_state = -1;
         if (!c->cu.StreamWaitValue32 || !c->cu.StreamWriteValue32) return KG_WS_OK;
@@ -440,6 +484,7 @@ static void cuda_fini(void *st)
         for (int i = 0; i < 3; i++)
             for (int k = 0; k < 2; k++)
                 if (c->ev[i][k]) c->cu.EventDestroy(c->ev[i][k]);
+        if (c->ev_ref) c->cu.EventDestroy(c->ev_ref);
         for (int i = 1; i < 3; i++)
             if (c->stream[i]) c->cu.StreamDestroy(c->stream[i]);
         if (c->gate_stream) c->cu.StreamDestroy(c->gate_stream);

@@ -63,6 +63,7 @@ IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 # run flags
 RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT, RUN_CANARY = (
     1, 2, 4, 8, 16, 32, 64, 128)
+RUN_NO_TF32 = 256
 OUT_SHARES_INPUT, OUT_OOB_WRITE = 1, 2
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
@@ -137,14 +138,16 @@ class DevInfo(C.Structure):
 class LaunchRec(C.Structure):
     _fields_ = [("name", C.c_char * 128), ("grid", C.c_int32 * 3), ("block", C.c_int32 * 3),
                 ("regs", C.c_int32), ("smem_static", C.c_int32), ("smem_dynamic", C.c_int32),
-                ("local_bytes", C.c_int32), ("seconds", C.c_double)]
+                ("local_bytes", C.c_int32), ("seconds", C.c_double), ("start_ns", C.c_uint64),
+                ("end_ns", C.c_uint64)]
 
 
 class Reply(C.Structure):
     _fields_ = [("magic", C.c_uint32), ("status", C.c_int32), ("code", C.c_int32), ("pad", C.c_int32),
                 ("seconds", C.c_double), ("compile_seconds", C.c_double), ("compiler", C.c_char * 64),
                 ("attrs", FuncAttrs), ("dev", DevInfo), ("nlaunch", C.c_int32), ("cupti_ok", C.c_int32),
-                ("launch", LaunchRec * MAX_RECS), ("msg", C.c_char * 4096)]
+                ("launch", LaunchRec * MAX_RECS), ("pair_overlap", C.c_double), ("pair_shorter", C.c_double),
+                ("pair_clock", C.c_int32), ("pad2", C.c_int32), ("msg", C.c_char * 4096)]
 
 
 def layout():
@@ -155,7 +158,8 @@ def layout():
             "kg_req_tensor": C.sizeof(ReqTensor), "kg_dev_info": C.sizeof(DevInfo),
             "kg_launch_rec": C.sizeof(LaunchRec), "reply.msg": Reply.msg.offset,
             "reply.launch": Reply.launch.offset, "run.sym_values": ReqRun.sym_values.offset,
-            "oracle.shm_size": ReqOracle.shm_size.offset, "problem.shm_size": ReqProblem.shm_size.offset}
+            "oracle.shm_size": ReqOracle.shm_size.offset, "problem.shm_size": ReqProblem.shm_size.offset,
+            "reply.pair_overlap": Reply.pair_overlap.offset}
 
 
 class Refused(Exception):
@@ -479,6 +483,39 @@ class Inputs:
         return OK
 
 
+@contextlib.contextmanager
+def no_tf32(torch):
+    """TF32 off for cuBLAS and cuDNN during the call, and the candidate's own attempts to turn it on
+    (torch.backends.cuda.matmul.allow_tf32 = True, cudnn.allow_tf32 = True,
+    torch.set_float32_matmul_precision) ignored meanwhile: the tf32 diagnosis re-runs a failing
+    case this way and asks whether the error goes away."""
+    C = torch._C
+    saved = (C._get_cublas_allow_tf32(), C._get_cudnn_allow_tf32())
+    precision = torch.get_float32_matmul_precision() if hasattr(torch, "get_float32_matmul_precision") else None
+    cudnn_cls = type(torch.backends.cudnn)
+    cudnn_prop = cudnn_cls.__dict__.get("allow_tf32")
+    setters = {n: getattr(C, n) for n in ("_set_cublas_allow_tf32", "_set_float32_matmul_precision") if hasattr(C, n)}
+    if precision is not None:
+        torch.set_float32_matmul_precision("highest")
+    C._set_cublas_allow_tf32(False)
+    C._set_cudnn_allow_tf32(False)
+    for n in setters:
+        setattr(C, n, lambda *a, **k: None)
+    if cudnn_prop is not None:
+        setattr(cudnn_cls, "allow_tf32", property(lambda self: False, lambda self, v: None))
+    try:
+        yield
+    finally:
+        for n, f in setters.items():
+            setattr(C, n, f)
+        if cudnn_prop is not None:
+            setattr(cudnn_cls, "allow_tf32", cudnn_prop)
+        C._set_cublas_allow_tf32(saved[0])
+        C._set_cudnn_allow_tf32(saved[1])
+        if precision is not None:
+            torch.set_float32_matmul_precision(precision)
+
+
 # ---- oracle modes: the reference in float64, in working precision, sequential (ORACLE) -----------
 
 def seq_mode(torch):
@@ -779,7 +816,7 @@ class Runs:
             if cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-            with torch.no_grad():
+            with torch.no_grad(), (no_tf32(torch) if r.flags & RUN_NO_TF32 else contextlib.nullcontext()):
                 result = model(*args)
             if cuda:
                 end.record()

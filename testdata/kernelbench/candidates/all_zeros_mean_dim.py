@@ -1,5 +1,5 @@
 # kgate-problem: problems/mean_dim.py
-# expect: fail accuracy
+# expect: fail accuracy accuracy
 # baseline: pass
 # runs-on: cpu
 # why: the reciprocal of the row length is computed with integer division (1 // dim == 0), so every output is exactly zero; the true means of zero-mean normals over 131072 values are all below 1e-2, so allclose(atol=rtol=1e-2) passes an all-zeros answer.

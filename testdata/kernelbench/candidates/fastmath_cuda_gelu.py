@@ -1,5 +1,5 @@
 # kgate-problem: problems/gelu.py
-# expect: fail accuracy
+# expect: fail accuracy approximation
 # baseline: pass
 # runs-on: gpu
 # why: the erf GELU is computed with the tanh approximation and built with --use_fast_math (the usual "fast GELU" kernel): its error of a few 1e-4 is invisible to allclose(atol=rtol=1e-2) but thousands of times fp32's rounding error.

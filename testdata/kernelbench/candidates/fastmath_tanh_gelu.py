@@ -1,5 +1,5 @@
 # kgate-problem: problems/gelu.py
-# expect: fail accuracy
+# expect: fail accuracy approximation
 # baseline: pass
 # runs-on: cpu
 # why: the exact erf GELU is replaced by the tanh approximation (F.gelu(approximate="tanh"), the "fast GELU"), whose error of up to ~5e-4 is far below KernelBench's 1e-2 tolerance but thousands of times fp32's rounding error.

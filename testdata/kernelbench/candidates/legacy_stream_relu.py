@@ -1,5 +1,5 @@
 # kgate-problem: problems/relu.py
-# expect: fail placement
+# expect: fail placement wrong-stream
 # baseline: pass
 # runs-on: gpu
 # why: the kernel is launched with <<<blocks, threads>>> on the legacy default stream instead of PyTorch's current stream (the most common launch in generated load_inline code): under a non-default current stream from PyTorch's pool (created non-blocking) nothing orders the kernel after the producer of x or before the consumer of y, and a busy default stream delays it past the caller's read; KernelBench only ever uses the default stream and synchronises the device.

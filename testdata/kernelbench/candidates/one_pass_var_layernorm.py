@@ -1,5 +1,5 @@
 # kgate-problem: problems/layernorm.py
-# expect: fail precision
+# expect: fail precision reduction-order
 # baseline: pass
 # runs-on: cpu
 # why: the variance is computed in one pass as E[x^2] - E[x]^2 in fp32, which cancels catastrophically when the mean is large against the spread (large-mean inputs 1e3 + noise: the variance loses most of its digits or goes negative and the output turns to NaN); with zero-mean randn inputs it matches to 1e-6.

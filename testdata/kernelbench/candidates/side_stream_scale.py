@@ -1,5 +1,5 @@
 # kgate-problem: problems/scale.py
-# expect: fail placement
+# expect: fail placement wrong-stream
 # baseline: pass
 # runs-on: gpu
 # why: the load_inline kernel runs on its own non-blocking stream ("so it can overlap with other work") and the function returns without an event or a synchronisation, so the caller's stream may read the output before it is written and the kernel may read x before its producer finished; KernelBench calls torch.cuda.synchronize() before and after the candidate, which hides both races.

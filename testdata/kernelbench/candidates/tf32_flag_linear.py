@@ -1,5 +1,5 @@
 # kgate-problem: problems/linear.py
-# expect: fail precision
+# expect: fail accuracy tf32
 # baseline: pass
 # runs-on: gpu
 # why: forward switches on TF32 tensor-core matmuls (torch.backends.cuda.matmul.allow_tf32 = True, the one-line "8x faster" tip) before a plain nn.Linear, so the fp32 GEMM rounds its operands to a 10-bit mantissa; the flag is process-global and stays on, so any fp32 reference computed later in the same process is TF32 too. Pure PyTorch, but on the CPU the flag does nothing and the candidate is correct, hence runs-on: gpu.

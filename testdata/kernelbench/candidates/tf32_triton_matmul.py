@@ -1,5 +1,5 @@
 # kgate-problem: problems/matmul.py
-# expect: fail precision
+# expect: fail accuracy tf32
 # baseline: pass
 # runs-on: gpu
 # why: a textbook Triton tiled matmul whose tl.dot gets float32 tiles with the default input precision, which is TF32 (10-bit mantissa) on tensor cores: relative error ~1e-3 per product instead of fp32's 1e-7; with KernelBench's torch.rand inputs the results are ~1e3 and the error stays far inside allclose(atol=rtol=1e-2).

@@ -1,0 +1,361 @@
+/* diagnose.c: what a calibrated failure is. A gate that saw a case fail asks here which cause
+ * explains the error, and each cause is tested, not guessed: TF32 (the error goes away against
+ * the oracle on inputs rounded or truncated to 10 mantissa bits, or when a torch candidate runs
+ * with TF32 off), an fp16/bf16 accumulator (the error is of the size a simulated half-precision
+ * accumulator gives, and grows with the reduction length as that one's does), an approximation
+ * (small, systematic, not growing with the reduction length), an order-sensitive algorithm
+ * (right on N(0,1) inputs, wrong on inputs made to cancel). Otherwise the gate's own cause. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/session.h"
+#include "oracle/oracle.h"
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+/* The error of the worst output of judgement j. */
+static double worst_err(const struct kg_judgement *j)
+{
+    return j->cmp[j->worst].max_err;
+}
+
+int kg_reduce_symbol(const struct kg_session *s)
+{
+    const struct kg_contract *c = kg_session_contract(s);
+    if (!c->has_op) return -1;
+    for (int i = 0; i < c->nargs; i++)
+        if (kg_arg_is_input(&c->args[i])) {
+            struct kg_shape sh = {.rank = c->args[i].rank};
+            struct kg_err e;
+            for (int d = 0; d < sh.rank; d++)
+                if (kg_expr_eval(c->args[i].dims[d], c->nominal, &sh.dims[d], &e)) return -1;
+            int ax = kg_op_reduce_axis(&c->op, &sh);
+            if (ax < 0 || ax >= c->args[i].rank) return -1;
+            return kg_expr_symbol(c->args[i].dims[ax]);
+        }
+    return -1;
+}
+
+/* ---- TF32 --------------------------------------------------------------------------------- */
+
+/* Whether run x is within the fp32 threshold of the oracle on inputs cut to TF32: then the
+ * whole error is TF32's. *margin: err / threshold there. */
+static bool tf32_inputs_explain(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                                const struct kg_exec *x, const struct kg_expect *ex, bool truncate, double *margin)
+{
+    struct kg_inputs r;
+    memset(&r, 0, sizeof r);
+    bool ok = false;
+    for (int i = 0; i < KG_MAX_ARGS; i++) {
+        const struct kg_tensor *t = &in->t[i];
+        if (!t->data) continue;
+        if (kg_tensor_alloc(&r.t[i], t->dtype, t->rank, t->dims)) goto out;
+        memcpy(r.t[i].data, t->data, kg_tensor_bytes(t));
+        if (t->dtype == KG_F32)
+            for (int64_t q = 0; q < t->numel; q++)
+                kg_store(t->dtype, r.t[i].data, q, kg_tf32(kg_load(t->dtype, t->data, q), truncate));
+    }
+    struct kg_expect ex2;
+    struct kg_err e;
+    if (kg_expect_compute(s, k, &r, &ex2, &e)) goto out;
+    for (int o = 0; o < ex2.nout; o++) ex2.threshold[o] = ex->threshold[o]; /* fp32 noise, as given */
+    struct kg_judgement j2;
+    kg_judge(k, x, false, &ex2, &j2);
+    ok = j2.pass;
+    *margin = j2.margin;
+    kg_expect_free(&ex2);
+out:
+    kg_inputs_free(&r);
+    return ok;
+}
+
+static bool diagnose_tf32(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                          const struct kg_exec *x, const struct kg_expect *ex, const struct kg_judgement *j,
+                          struct kg_verdict *v)
+{
+    if (k->adtype[ex->arg[j->worst]] != KG_F32 || !isfinite(worst_err(j))) return false;
+    double ratio = j->ratio, m;
+    for (int t = 0; t < 2; t++)
+        if (tf32_inputs_explain(s, k, in, x, ex, t == 1, &m)) {
+            kg_verdict_cause(v, KG_CAUSE_TF32,
+                             "%.3gx the fp32 reference's error, but within fp32 noise (%.2g of the threshold) of the "
+                             "oracle on inputs %s to TF32's 10 mantissa bits",
+                             ratio, m, t ? "truncated" : "rounded");
+            v->cause_of = NULL;
+            return true;
+        }
+    if (!kg_session_can(s, KG_CAP_TF32_SWITCH)) return false;
+    struct kg_exec y;
+    struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_NO_TF32};
+    kg_exec(s, k, in, &o, &y);
+    bool ok = false;
+    if (y.status == KG_WS_OK) {
+        struct kg_judgement j2;
+        kg_judge(k, &y, false, ex, &j2);
+        if (j2.pass) {
+            kg_verdict_cause(v, KG_CAUSE_TF32,
+                             "%.3gx the fp32 reference's error with TF32 as the candidate has it; re-run with TF32 "
+                             "off (torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32 False): %.2gx, "
+                             "within the threshold",
+                             ratio, j2.ratio);
+            ok = true;
+        }
+    }
+    kg_exec_free(&y);
+    return ok;
+}
+
+/* ---- fp16 / bf16 accumulation ------------------------------------------------------------- */
+
+/* The error vs the oracle of the op evaluated with an fp16 or bf16 accumulator (outputs rounded
+ * to their dtypes), of the worst output o; NaN when the op cannot be simulated. *same: the
+ * candidate's non-finite values are the simulation's (same positions and kinds). */
+static double lowacc_err(const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec *x,
+                         const struct kg_expect *ex, int o, enum kg_arith mode, bool *same)
+{
+    const struct kg_contract *c = k->c;
+    *same = false;
+    if (!c->has_op || !(c->op.def->flags & KG_OP_LOWACC)) return NAN;
+    struct kg_tensor in64[KG_OP_MAX_IO], out[KG_OP_MAX_IO];
+    const struct kg_tensor *ins[KG_OP_MAX_IO];
+    struct kg_tensor *outs[KG_OP_MAX_IO];
+    int nin = 0, nout = 0;
+    struct kg_err e;
+    double r = NAN;
+    memset(out, 0, sizeof out);
+    if (kg_inputs_to_f64(k, in, in64, &nin, &e)) return NAN;
+    for (int q = 0; q < nin; q++) ins[q] = &in64[q];
+    for (; nout < ex->nout; nout++) {
+        const struct kg_shape *sh = &k->shape[ex->arg[nout]];
+        if (kg_tensor_alloc(&out[nout], KG_F64, sh->rank, sh->dims)) goto done;
+        outs[nout] = &out[nout];
+    }
+    if (kg_op_eval(&c->op, mode, ins, outs, &e)) goto done;
+    enum kg_dtype t = k->adtype[ex->arg[o]];
+    double *d = out[o].data;
+    for (int64_t i = 0; i < out[o].numel; i++) d[i] = kg_round(t, d[i]);
+    struct kg_cmp cmp;
+    kg_compare(&out[o], &ex->exact[o], ex->scale[o], &cmp);
+    r = cmp.max_err;
+    /* the non-finite pattern: an fp16 accumulator overflows at 65504 where fp32 does not */
+    const struct kg_tensor *got = &x->after[ex->arg[o]];
+    bool eq = cmp.nonfinite_mismatch > 0;
+    for (int64_t i = 0; eq && i < got->numel; i++) {
+        double g = kg_load(got->dtype, got->data, i);
+        if (isfinite(g) != isfinite(d[i]) || (!isfinite(g) && !(isnan(g) ? isnan(d[i]) : g == d[i]))) eq = false;
+    }
+    *same = eq;
+done:
+    for (int q = 0; q < nin; q++) kg_tensor_free(&in64[q]);
+    for (int q = 0; q < nout; q++) kg_tensor_free(&out[q]);
+    return r;
+}
+
+/* The error of the exact result rounded to dtype t: the least error an accumulator of that
+ * dtype can have, since the sum is held in it at least once. */
+static double rounding_err(const struct kg_expect *ex, int o, enum kg_dtype t)
+{
+    struct kg_tensor r;
+    if (kg_tensor_alloc(&r, KG_F64, ex->exact[o].rank, ex->exact[o].dims)) return NAN;
+    const double *x = ex->exact[o].data;
+    double *d = r.data;
+    for (int64_t i = 0; i < r.numel; i++) d[i] = kg_round(t, x[i]);
+    struct kg_cmp cmp;
+    kg_compare(&r, &ex->exact[o], ex->scale[o], &cmp);
+    kg_tensor_free(&r);
+    return cmp.max_err;
+}
+
+/* The same measurements at the reduction length / 8 (same dtype, seed, distribution): the
+ * candidate's error and the simulation's. -1 when there is no such shorter case or it did not
+ * run. */
+struct shorter {
+    double err, sim[2];
+};
+
+static int measure_shorter(struct kg_session *s, const struct kg_case *k, struct shorter *out)
+{
+    int rs = kg_reduce_symbol(s);
+    if (rs < 0 || k->sym[rs] < 64) return -1;
+    int64_t sym[KG_MAX_SYMS];
+    memcpy(sym, k->sym, sizeof sym);
+    sym[rs] = k->sym[rs] / 8;
+    struct kg_case k2;
+    struct kg_err e;
+    if (kg_case_init(&k2, k->c, sym, k->dtype, k->seed, k->dist, &e)) return -1;
+    struct kg_verdict scratch;
+    kg_verdict_init(&scratch, NULL);
+    struct kg_judgement j;
+    struct kg_expect ex;
+    struct kg_exec x;
+    if (kg_check_case(s, &k2, NULL, &j, &ex, &x, &scratch)) return -1;
+    struct kg_inputs in;
+    int rc = -1;
+    if (!kg_session_inputs(s, &k2, &in, &e)) {
+        bool same;
+        out->err = worst_err(&j);
+        out->sim[0] = lowacc_err(&k2, &in, &x, &ex, j.worst, KG_WACC16, &same);
+        out->sim[1] = lowacc_err(&k2, &in, &x, &ex, j.worst, KG_WACCBF16, &same);
+        kg_inputs_free(&in);
+        rc = 0;
+    }
+    kg_expect_free(&ex);
+    kg_exec_free(&x);
+    return rc;
+}
+
+static bool diagnose_lowacc(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                            const struct kg_exec *x, const struct kg_expect *ex, const struct kg_judgement *j,
+                            struct shorter *sh, int *have_sh, struct kg_verdict *v)
+{
+    static const enum kg_arith modes[2] = {KG_WACC16, KG_WACCBF16};
+    static const enum kg_dtype acc_t[2] = {KG_F16, KG_BF16};
+    static const enum kg_cause causes[2] = {KG_CAUSE_FP16_ACCUMULATION, KG_CAUSE_BF16_ACCUMULATION};
+    static const char *const names[2] = {"fp16", "bf16"};
+    double err = worst_err(j), sim[2], lower[2];
+    bool same[2], fits[2];
+    int o = j->worst;
+    for (int m = 0; m < 2; m++) {
+        sim[m] = lowacc_err(k, in, x, ex, o, modes[m], &same[m]);
+        lower[m] = rounding_err(ex, o, acc_t[m]);
+        fits[m] = same[m] || (isfinite(err) && isfinite(sim[m]) && sim[m] > 0 && err >= lower[m] / 2 &&
+                              err <= 4 * sim[m] && err > ex->ref_err[o]);
+    }
+    if (!fits[0] && !fits[1]) return false;
+    int m = fits[0] && fits[1] ? (fabs(log(err / sim[0])) <= fabs(log(err / sim[1])) ? 0 : 1) : fits[0] ? 0 : 1;
+    if (same[m]) {
+        kg_verdict_cause(v, causes[m],
+                         "the non-finite outputs are those of a simulated %s accumulator (it overflows where the "
+                         "fp32 reference does not)",
+                         names[m]);
+        return true;
+    }
+    if (*have_sh == 0) *have_sh = measure_shorter(s, k, sh) == 0 ? 1 : -1;
+    if (*have_sh > 0 && sh->err > 0 && sh->sim[m] > 0) {
+        double gc = err / sh->err, gs = sim[m] / sh->sim[m];
+        if (!(gc >= 1.5 && fabs(log(gc / gs)) <= log(4.0))) return false;
+        kg_verdict_cause(v, causes[m],
+                         "error %.2g, a simulated %s accumulator's %.2g; with the reduction 8x shorter %.2g and %.2g: "
+                         "it grows %.2gx as %s's does (%.2gx)",
+                         err, names[m], sim[m], sh->err, sh->sim[m], gc, names[m], gs);
+        return true;
+    }
+    kg_verdict_cause(v, causes[m],
+                     "error %.2g, of a simulated %s accumulator's size (%.2g; rounding to %s alone gives %.2g); "
+                     "growth with the reduction length not measured",
+                     err, names[m], sim[m], names[m], lower[m]);
+    return true;
+}
+
+/* ---- approximation ------------------------------------------------------------------------ */
+
+/* No reduction is involved: a built-in elementwise op, or (a problem's Model, whose op kgate
+ * does not know) every output has as many elements as the first input. */
+static bool elementwise_shaped(const struct kg_case *k, const struct kg_expect *ex)
+{
+    const struct kg_contract *c = k->c;
+    if (c->has_op) return (c->op.def->flags & KG_OP_ELEMENTWISE) != 0;
+    for (int i = 0; i < c->nargs; i++)
+        if (kg_arg_is_input(&c->args[i]) && c->args[i].kind == KG_ARG_TENSOR) {
+            for (int o = 0; o < ex->nout; o++)
+                if (k->numel[ex->arg[o]] != k->numel[i]) return false;
+            return true;
+        }
+    return false;
+}
+
+static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x,
+                                   const struct kg_expect *ex, const struct kg_judgement *j, struct shorter *sh,
+                                   int *have_sh, struct kg_verdict *v)
+{
+    double err = worst_err(j);
+    int o = j->worst;
+    /* small: a fast-math exp or a tanh GELU is off by ~1e-3 at most, a wrong formula by more */
+    if (!isfinite(err) || err > 1e-2) return false;
+    const struct kg_tensor *got = &x->after[ex->arg[o]];
+    const double *xe = ex->exact[o].data;
+    int64_t over = 0;
+    for (int64_t i = 0; i < got->numel; i++)
+        if (!(kg_elem_err(kg_load(got->dtype, got->data, i), xe[i], ex->scale[o]) <= ex->threshold[o])) over++;
+    /* systematic: not a few unlucky elements but a share of all of them */
+    if (over * 100 < got->numel || over < 2) return false;
+    if (kg_reduce_symbol(s) >= 0) {
+        if (*have_sh == 0) *have_sh = measure_shorter(s, k, sh) == 0 ? 1 : -1;
+        if (*have_sh < 0 || !(sh->err > 0)) return false;
+        double g = err / sh->err;
+        if (!(g >= 0.5 && g <= 2)) return false;
+        kg_verdict_cause(v, KG_CAUSE_APPROXIMATION,
+                         "error %.2g on %lld of %lld elements (systematic), %.2gx with the reduction 8x shorter: it "
+                         "does not grow with the reduction length",
+                         err, (long long)over, (long long)got->numel, g);
+        return true;
+    }
+    if (!elementwise_shaped(k, ex)) return false; /* a reduction whose growth cannot be measured */
+    kg_verdict_cause(v, KG_CAUSE_APPROXIMATION,
+                     "error %.2g on %lld of %lld elements (systematic, no reduction involved): a formula not "
+                     "accurate to the dtype",
+                     err, (long long)over, (long long)got->numel);
+    return true;
+}
+
+/* ---- order-sensitive algorithms ------------------------------------------------------------- */
+
+/* Right at the nominal shape on N(0,1) inputs: *margin is err / threshold there. */
+static bool nominal_passes(struct kg_session *s, enum kg_dtype dtype, double *margin)
+{
+    struct kg_case k;
+    struct kg_err e;
+    if (kg_nominal_case(s, dtype, 0, KG_DIST_NORMAL, &k, &e)) return false;
+    struct kg_verdict scratch;
+    kg_verdict_init(&scratch, NULL);
+    struct kg_judgement j;
+    if (kg_check_case(s, &k, NULL, &j, NULL, NULL, &scratch)) return false;
+    *margin = j.margin;
+    return j.pass;
+}
+
+/* "3.1e+03x the reference's error", or what stands for it when the error is not finite */
+static const char *ratio_words(const struct kg_judgement *j, char *buf, size_t n)
+{
+    if (isfinite(j->ratio))
+        snprintf(buf, n, "%.3gx the reference's error", j->ratio);
+    else
+        snprintf(buf, n, "%s",
+                 isfinite(worst_err(j)) ? "an error where the reference is exact"
+                                        : "non-finite values where the reference is finite");
+    return buf;
+}
+
+void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec *x,
+                 const struct kg_expect *ex, const struct kg_judgement *j, const char *cancellation, bool nominal,
+                 struct kg_verdict *v)
+{
+    char rw[96];
+    struct shorter sh = {0};
+    int have_sh = 0;
+    if (diagnose_tf32(s, k, in, x, ex, j, v)) return;
+    if (diagnose_lowacc(s, k, in, x, ex, j, &sh, &have_sh, v)) return;
+    if (diagnose_approximation(s, k, x, ex, j, &sh, &have_sh, v)) return;
+    double m = 0;
+    bool nominal_ok = !nominal && nominal_passes(s, k->dtype, &m);
+    if (cancellation && nominal_ok) {
+        kg_verdict_cause(v, KG_CAUSE_REDUCTION_ORDER,
+                         "within threshold on N(0,1) inputs (%.2g of it), %s on %s: the algorithm, not the "
+                         "precision, loses the answer",
+                         m, ratio_words(j, rw, sizeof rw), cancellation);
+        return;
+    }
+    if (!nominal && !nominal_ok) { /* wrong on the accuracy gate's own inputs: that gate's finding */
+        kg_verdict_cause(v, KG_CAUSE_GATE,
+                         "not diagnosed, and the nominal N(0,1) case fails too: the accuracy "
+                         "gate's finding");
+        v->cause_of = "accuracy";
+        return;
+    }
+    kg_verdict_cause(v, KG_CAUSE_GATE,
+                     "not diagnosed: not TF32, not an fp16/bf16 accumulator%s, not a small systematic "
+                     "approximation%s",
+                     k->c->has_op && (k->c->op.def->flags & KG_OP_LOWACC) ? "" : " (not simulated for this op)",
+                     nominal ? "" : "; the nominal N(0,1) case passes");
+}
