@@ -19,6 +19,16 @@ endif
 CONTROLS = \
 	testdata/builtin/softmax_rows.c \
 	testdata/builtin/softmax_rows_cuda.cu \
+	testdata/builtin/glr/linear_attn_fwd.c \
+	testdata/builtin/glr/linear_attn_bwd.c \
+	testdata/builtin/glr/gla_fwd.c \
+	testdata/builtin/glr/gla_bwd.c \
+	testdata/builtin/glr/ssd_fwd.c \
+	testdata/builtin/glr/ssd_bwd.c \
+	testdata/builtin/glr/gdn_fwd.c \
+	testdata/builtin/glr/gdn_bwd.c \
+	testdata/builtin/glr/kda_fwd.c \
+	testdata/builtin/glr/kda_bwd.c \
 	testdata/ok/add_f16.c \
 	testdata/ok/argmax.c \
 	testdata/ok/causal_attention.c \

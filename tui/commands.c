@@ -61,7 +61,7 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
     const char *real = path;
     struct kg_err e;
     if (!strncmp(path, "builtin:", 8)) {
-        if (kg_builtin_path(path + 8, true, buf, sizeof buf, &e)) goto fail;
+        if (kg_builtin_path(path + 8, KG_BUILTIN_AUTO, buf, sizeof buf, &e)) goto fail;
         real = buf;
     }
     struct kg_session_opts o;

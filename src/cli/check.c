@@ -306,7 +306,10 @@ static int resolve_path(struct check_args *a, int argc, char **argv, bool demo)
     }
     struct kg_err e;
     if (!strncmp(a->path, "builtin:", 8)) {
-        if (kg_builtin_path(a->path + 8, demo, a->pathbuf, sizeof a->pathbuf, &e)) {
+        enum kg_builtin_pick pick = a->so.runner == KG_RUNNER_CUDA   ? KG_BUILTIN_CUDA
+                                    : a->so.runner == KG_RUNNER_HOST ? KG_BUILTIN_HOST
+                                                                     : KG_BUILTIN_AUTO;
+        if (kg_builtin_path(a->path + 8, pick, a->pathbuf, sizeof a->pathbuf, &e)) {
             fprintf(stderr, "kgate: %s\n", e.msg);
             return KG_EXIT_USAGE;
         }
