@@ -261,7 +261,7 @@ static int set_option(struct check_args *a, int ch, const char *arg)
     case O_TOL: return opt_tolerance(a, arg);
     case O_VERBOSE: a->verbose = true; return GO_ON;
     case O_EXHAUSTIVE: a->so.exhaustive = true; return GO_ON;
-    case O_COMPILE_ONLY: a->compile_only = true; return GO_ON;
+    case O_COMPILE_ONLY: a->compile_only = a->so.compile_only = true; return GO_ON;
     case O_QUIET: a->quiet = true; return GO_ON;
     case O_NO_COLOR: a->color = false; return GO_ON;
     case O_HELP: kg_cli_usage(stdout); return KG_EXIT_OK;
@@ -418,9 +418,12 @@ static int open_session(const struct check_args *a, struct kg_session **s)
         fprintf(stderr, "%s\n", e.msg);
         return rc;
     }
-    if (a->compile_only)
+    if (a->compile_only) {
+        const char *why = kg_session_cannot_run(*s); /* compiled where it cannot run: say so */
+        if (why)
+            fprintf(stderr, "%s: compiled (%s), not loaded: %s\n", a->path, kg_session_last_load(*s)->compiler, why);
         rc = KG_EXIT_OK;
-    else if (a->ref && a->shape)
+    } else if (a->ref && a->shape)
         rc = pin_pair_shape(*s, a->shape);
     else
         rc = GO_ON;

@@ -35,7 +35,8 @@ int kg_builtin_path(const char *name, enum kg_builtin_pick want, char *buf, size
         list[0] = 0;
         for (const struct kg_builtin *b = kg_builtins; b->name; b++)
             if (!strstr(b->file, ".cu")) kg_appendf(list, sizeof list, &len, " %s", b->name);
-        return kg_errf(e, "no built-in kernel '%s' (built in:%s; NAME.c is the host variant, NAME.cu the CUDA one)", name, list);
+        return kg_errf(e, "no built-in kernel '%s' (built in:%s; NAME.c is the host variant, NAME.cu the CUDA one)",
+                       name, list);
     }
     char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return -1;

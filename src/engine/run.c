@@ -12,7 +12,9 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
     s->current_gate = g;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
     const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
-    if (no_gpu)
+    if (s->cannot_run[0])
+        kg_verdict_set(v, KG_SKIP, "%s", s->cannot_run);
+    else if (no_gpu)
         kg_verdict_set(v, KG_SKIP, "%s", no_gpu);
     else
         g->run(s, v);
