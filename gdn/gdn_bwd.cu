@@ -13,6 +13,7 @@ shape:   B=2 T=1000 H=4 K=128 V=128
 sweep:   T=1,63,64,65,130,200
 inputs:  g=uniform(-0.7,-0.01) b=uniform(0.05,0.95) k=unitrows
 */
+// builtin: GDN, gated delta net, backward: the reverse state scan (CUDA, sm_90, fp32 and bf16)
 /* gdn_bwd.cu: GDN (gated delta net: per-head gate, delta rule), the backward: dq, dk, dv, dg,
  * db and dS0 from dO and dST (the gradients of sum(dO*o) + sum(dST*ST)). One CTA per (head,
  * batch) recomputes the per-chunk states into ws, then runs the reverse-state scan, finishing

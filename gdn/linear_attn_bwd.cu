@@ -13,6 +13,7 @@ shape:   B=2 T=1000 H=4 K=128 V=128
 sweep:   T=1,63,64,65,130,200
 inputs:  k=unitrows
 */
+// builtin: linear attention, backward: the reverse state scan (CUDA, sm_90, fp32 and bf16)
 /* linear_attn_bwd.cu: linear attention, the backward: dq, dk, dv and dS0 from dO and dST (the
  * gradients of sum(dO*o) + sum(dST*ST)). One CTA per (head, batch) recomputes the per-chunk
  * states into ws, then runs the reverse-state scan, finishing each chunk's gradients as it

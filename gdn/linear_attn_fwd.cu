@@ -11,6 +11,7 @@ shape:   B=2 T=1000 H=4 K=128 V=128
 sweep:   T=1,63,64,65,130,200
 inputs:  k=unitrows
 */
+// builtin: linear attention, forward: o and the final state (CUDA, sm_90, fp32 and bf16)
 /* linear_attn_fwd.cu: linear attention, the forward: o and the final state ST from q, k, v and
  * the initial state S0. One CTA per (32-column V-tile, head, batch) walks the chunks of 64
  * steps in order with its state tile in shared memory; the body is glr_fwd_body in

@@ -51,13 +51,22 @@ tests/gpu/test_gdn_cuda.o: $(top_srcdir)/gdn/chunk_host.h
 gdn/libgdn.so: $(GDN_LIB_OBJS)
 	$(AM_V_GEN)$(NVCC) -shared -cudart static -gencode=arch=compute_90a,code=sm_90a -o $@ $(GDN_LIB_OBJS)
 
-# Installed as $(libdir)/libgdn.so with its header (and oracle.h, which it includes) under
-# $(pkgincludedir). SCRIPTS (mode 755, not distributed) rather than an install hook, so no
-# other fragment's install-*-local can collide with this one.
+# Built by `make` only with GDN_IN_ALL (configure saw a GPU, or --enable-gdn): elsewhere their
+# nvcc compiles would be most of the build for programs that cannot run there, so `make gdn`
+# builds them on demand (and `make bench` what it needs). With GDN_IN_ALL, `make check` runs the
+# GPU test and `make install` installs $(libdir)/libgdn.so with its header (and oracle.h, which it
+# includes) under $(pkgincludedir). SCRIPTS (mode 755, not distributed) rather than an install
+# hook, so no other fragment's install-*-local can collide with this one.
+GDN_GPU_PROGS = gdn/libgdn.so tests/gpu/test_gdn_cuda gdn/bench_gdn
+gdn: $(GDN_GPU_PROGS)
+if GDN_IN_ALL
 gdnlibdir = $(libdir)
 gdnlib_SCRIPTS = gdn/libgdn.so
 gdnincludedir = $(pkgincludedir)
 gdninclude_HEADERS = gdn/libgdn.h gdn/oracle.h
+noinst_SCRIPTS = tests/gpu/test_gdn_cuda gdn/bench_gdn
+TESTS += tests/gpu/test_gdn_cuda
+endif
 
 # The oracle and the host chunked algorithm as plain C objects for the nvcc-linked programs.
 gdn/gpu_oracle.o: $(top_srcdir)/gdn/oracle.c $(top_srcdir)/gdn/oracle.h
@@ -76,18 +85,16 @@ gdn/bench_gdn: gdn/bench_gdn.o gdn/gpu_oracle.o gdn/libgdn.so
 	$(AM_V_GEN)$(NVCC) -o $@ gdn/bench_gdn.o gdn/gpu_oracle.o -Lgdn -lgdn -lcublas \
 		-Xlinker -rpath='$$ORIGIN' -Xlinker -rpath=$(dir $(NVCC))../lib64 -lm
 
-# Built by `make` (so a build tree carried to a GPU host has them), run by `make check` /
-# `make bench-gdn` / gdn/run_gpu_checks.sh.
-noinst_SCRIPTS = tests/gpu/test_gdn_cuda gdn/bench_gdn
-TESTS += tests/gpu/test_gdn_cuda
+# Run by `make check` (GDN_IN_ALL), `make bench-gdn` and gdn/run_gpu_checks.sh (a build tree
+# carried to a GPU host: `make gdn` first).
 CLEANFILES += $(GDN_LIB_OBJS) gdn/libgdn.so gdn/gpu_oracle.o gdn/gpu_chunk_host.o tests/gpu/test_gdn_cuda.o \
 	tests/gpu/test_gdn_cuda gdn/bench_gdn.o gdn/bench_gdn
 
 bench-gdn: gdn/bench_gdn
 	gdn/bench_gdn
 else
-bench-gdn:
-	@echo "bench-gdn: configure found no nvcc (or no CUDA headers): nothing built, nothing timed"; exit 1
+bench-gdn gdn:
+	@echo "$@: configure found no nvcc (or no CUDA headers): nothing built"; exit 1
 endif
 bench: bench-gdn
-.PHONY: bench bench-gdn
+.PHONY: bench bench-gdn gdn

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_gpu_checks.sh: the gdn GPU checks, for an sm_90 (H100/H200) host, run from a build tree made
-# elsewhere by `make` (nothing is compiled here): the correctness test tests/gpu/test_gdn_cuda
+# elsewhere by `make gdn` (nothing is compiled here): the correctness test tests/gpu/test_gdn_cuda
 # (libgdn vs the fp64 oracle, determinism, NaN positions) and the benchmark gdn/bench_gdn. Full
 # logs go to LOG_DIR; compact tables are printed at the end. Exit status: 0 only if both passed.
 #   sh gdn/run_gpu_checks.sh [BUILD_DIR [LOG_DIR]]     (defaults: . and BUILD_DIR/gdn-gpu-logs)
@@ -11,7 +11,7 @@ test_bin=$build/tests/gpu/test_gdn_cuda
 bench_bin=$build/gdn/bench_gdn
 for f in "$test_bin" "$bench_bin" "$build/gdn/libgdn.so"; do
     if [ ! -x "$f" ] && [ ! -f "$f" ]; then
-        echo "run_gpu_checks: $f missing: run make (configured with nvcc) first" >&2
+        echo "run_gpu_checks: $f missing: run make gdn (configured with nvcc) first" >&2
         exit 2
     fi
 done

@@ -6,15 +6,21 @@
 # message containing TEXT). With CAUSE, the report must name exactly one cause, CAUSE, owned by
 # GATE (one defect, one report). A `// kgate-args:` line adds options. CUDA kernels skip (exit
 # 77) where the CUDA runner cannot run.
+# A kernel of testdata/builtin/ is checked as the built-in a user gets (`kgate check
+# builtin:NAME.c`, the text embedded in the binary), not as the file.
 set -u
 file=$1
+target=$file
+case $file in
+*/testdata/builtin/* | testdata/builtin/*) target=builtin:$(basename "$file") ;;
+esac
 expect=$(sed -n 's|^// expect: *||p' "$file" | head -n 1)
 args=$(sed -n 's|^// kgate-args: *||p' "$file" | head -n 1)
 [ -n "$expect" ] || { echo "FAIL: $file has no '// expect:' line"; exit 1; }
 out=${TMPDIR:-/tmp}/kgate-control-$$.json
 err=${TMPDIR:-/tmp}/kgate-control-$$.err
 # shellcheck disable=SC2086
-"$KGATE" check "$file" --json "$out" --no-color $args 2>"$err"
+"$KGATE" check "$target" --json "$out" --no-color $args 2>"$err"
 rc=$?
 cat "$err"
 case "$expect" in

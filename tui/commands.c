@@ -50,9 +50,12 @@ static void describe_kernel(const struct kg_insp *in, FILE *out)
 {
     const struct kg_session *s = in->s;
     const struct kg_contract *c = kg_session_contract(s);
-    fprintf(out, "loaded %s from %s (%s runner, compiled by %s)\n", c->name, c->path, kg_session_runner(s),
-            kg_session_last_load(s)->compiler);
+    const char *cc = kg_session_last_load(s)->compiler;
+    fprintf(out, "loaded %s from %s (%s runner, %s%s)\n", c->name, c->path, kg_session_runner(s),
+            cc[0] ? "compiled by " : "not compiled", cc);
     fprintf(out, "  op %s, entry %s, %d args\n", c->has_op ? c->op_text : c->oracle_func, c->entry, c->nargs);
+    const char *why = kg_session_cannot_run(s);
+    if (why) fprintf(out, "  %s (show, explain and the contract work; run needs the runner)\n", why);
 }
 
 int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
@@ -61,7 +64,7 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
     const char *real = path;
     struct kg_err e;
     if (!strncmp(path, "builtin:", 8)) {
-        if (kg_builtin_path(path + 8, true, buf, sizeof buf, &e)) goto fail;
+        if (kg_builtin_path(path + 8, KG_BUILTIN_AUTO, buf, sizeof buf, &e)) goto fail;
         real = buf;
     }
     struct kg_session_opts o;
@@ -70,6 +73,7 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
     o.progress_ud = in;
     o.interrupted = stop_asked;
     o.interrupted_ud = in;
+    o.open_unrunnable = true; /* a .cu without a GPU still shows its contract and cases */
     struct kg_session *s;
     if (kg_session_open(&s, real, &o, &e) != KG_EXIT_OK) goto fail;
     kg_insp_drop_kernel(in);

@@ -272,7 +272,7 @@ static int set_option(struct check_args *a, int ch, const char *arg)
         }
         a->so.allow_tf32 = true;
         return GO_ON;
-    case O_COMPILE_ONLY: a->compile_only = true; return GO_ON;
+    case O_COMPILE_ONLY: a->compile_only = a->so.compile_only = true; return GO_ON;
     case O_QUIET: a->quiet = true; return GO_ON;
     case O_NO_COLOR: a->color = false; return GO_ON;
     case O_HELP: kg_cli_usage(stdout); return KG_EXIT_OK;
@@ -317,7 +317,10 @@ static int resolve_path(struct check_args *a, int argc, char **argv, bool demo)
     }
     struct kg_err e;
     if (!strncmp(a->path, "builtin:", 8)) {
-        if (kg_builtin_path(a->path + 8, demo, a->pathbuf, sizeof a->pathbuf, &e)) {
+        enum kg_builtin_pick pick = a->so.runner == KG_RUNNER_CUDA   ? KG_BUILTIN_CUDA
+                                    : a->so.runner == KG_RUNNER_HOST ? KG_BUILTIN_HOST
+                                                                     : KG_BUILTIN_AUTO;
+        if (kg_builtin_path(a->path + 8, pick, a->pathbuf, sizeof a->pathbuf, &e)) {
             fprintf(stderr, "kgate: %s\n", e.msg);
             return KG_EXIT_USAGE;
         }
@@ -426,9 +429,12 @@ static int open_session(const struct check_args *a, struct kg_session **s)
         fprintf(stderr, "%s\n", e.msg);
         return rc;
     }
-    if (a->compile_only)
+    if (a->compile_only) {
+        const char *why = kg_session_cannot_run(*s); /* compiled where it cannot run: say so */
+        if (why)
+            fprintf(stderr, "%s: compiled (%s), not loaded: %s\n", a->path, kg_session_last_load(*s)->compiler, why);
         rc = KG_EXIT_OK;
-    else if (a->ref && a->shape)
+    } else if (a->ref && a->shape)
         rc = pin_pair_shape(*s, a->shape);
     else
         rc = GO_ON;

@@ -13,28 +13,30 @@ static bool gpu_present(void)
     return access("/dev/nvidiactl", F_OK) == 0 || access("/dev/nvidia0", F_OK) == 0;
 }
 
-int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, struct kg_err *e)
+int kg_builtin_path(const char *name, enum kg_builtin_pick want, char *buf, size_t n, struct kg_err *e)
 {
     const struct kg_builtin *pick = NULL;
     bool has_ext = strchr(name, '.') != NULL;
+    bool want_cu = want == KG_BUILTIN_CUDA || (want == KG_BUILTIN_AUTO && gpu_present());
     size_t nl = strlen(name);
     for (const struct kg_builtin *b = kg_builtins; b->name; b++) {
-        /* NAME is NAME.c on the host and NAME_cuda.cu on a GPU (distinct stems keep their test
-         * logs apart) */
+        /* NAME is NAME.c on the host and NAME.cu or NAME_cuda.cu on a GPU (the softmax demo's
+         * distinct stems keep its two test logs apart) */
         bool match = has_ext
                          ? !strcmp(b->file, name)
                          : !strcmp(b->name, name) || (!strncmp(b->name, name, nl) && !strcmp(b->name + nl, "_cuda"));
         if (!match) continue;
         bool cu = strstr(b->file, ".cu") != NULL;
-        if (!pick || (prefer_gpu && gpu_present() && cu) || (!(prefer_gpu && gpu_present()) && !cu)) pick = b;
+        if (!pick || cu == want_cu) pick = b;
     }
     if (!pick) {
-        char list[1024];
+        char list[4096];
         size_t len = 0;
         list[0] = 0;
         for (const struct kg_builtin *b = kg_builtins; b->name; b++)
-            kg_appendf(list, sizeof list, &len, " %s", b->file);
-        return kg_errf(e, "no built-in kernel '%s' (built in:%s)", name, list);
+            if (!strstr(b->file, ".cu")) kg_appendf(list, sizeof list, &len, " %s", b->name);
+        return kg_errf(e, "no built-in kernel '%s' (built in:%s; NAME.c is the host variant, NAME.cu the CUDA one)",
+                       name, list);
     }
     char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return -1;

@@ -1,5 +1,6 @@
 /* builtin.h: kernels embedded in the binary (`builtin:NAME`): the demo, so that a fresh
- * install has something to check, and the inspector's built-in targets. */
+ * install has something to check, and the inspector's built-in targets (the gated-linear-
+ * recurrence family, forward and backward, each as a host variant NAME.c and a CUDA one). */
 #ifndef KG_BUILTIN_H
 #define KG_BUILTIN_H
 
@@ -12,14 +13,21 @@ struct kg_builtin {
     const char *name; /* without extension */
     const char *file; /* file name, with extension */
     const char *source;
+    const char *summary; /* one line, from the source's `// builtin: ...` (kgate --list-builtins) */
 };
 
 extern const struct kg_builtin kg_builtins[]; /* NULL-terminated by name */
 
+/* Which variant a plain NAME means. */
+enum kg_builtin_pick {
+    KG_BUILTIN_AUTO, /* the CUDA one when a GPU device node exists, else the host one */
+    KG_BUILTIN_HOST, /* NAME.c (--runner host) */
+    KG_BUILTIN_CUDA, /* NAME.cu or NAME_cuda.cu (--runner cuda) */
+};
+
 /* Writes builtin NAME into the cache and returns its path. NAME may be a file name
- * (softmax_rows_cuda.cu); a plain NAME means NAME_cuda.cu when prefer_gpu and a GPU device node
- * exists, else NAME.c. */
-int kg_builtin_path(const char *name, bool prefer_gpu, char *buf, size_t n, struct kg_err *e);
+ * (softmax_rows_cuda.cu, gdn_bwd.c), which pick does not change, or a plain NAME. */
+int kg_builtin_path(const char *name, enum kg_builtin_pick pick, char *buf, size_t n, struct kg_err *e);
 
 /* `kgate --list-builtins`: one line per built-in NAME into out (its runners, its op or oracle,
  * the first sentence of its description); returns how many (builtin_list.c). */

@@ -53,6 +53,7 @@ static void fill_load(struct kg_session *s, struct kg_client *cl, enum kg_dtype 
     kg_strlcpy(l->path, oracle ? s->c->oracle_file : s->c->path, sizeof l->path);
     kg_strlcpy(l->entry, oracle ? s->c->oracle_func : s->c->entry, sizeof l->entry);
     kg_strlcpy(l->cache_dir, s->cache, sizeof l->cache_dir);
+    if (!oracle && (s->o.compile_only || s->o.open_unrunnable)) l->flags |= KG_LOAD_COMPILE_ONLY;
     const char *cc = s->o.cc ? s->o.cc : getenv("KGATE_CC");
     kg_strlcpy(l->cc, cc && *cc ? cc : KG_SYSTEM_CC, sizeof l->cc);
     const char *ch = getenv("KGATE_CUDA_HOME");

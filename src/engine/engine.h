@@ -48,6 +48,13 @@ struct kg_session_opts {
      * The face clears its flag before its next command. */
     bool (*interrupted)(void *ud);
     void *interrupted_ud;
+    /* --compile-only: where the runner cannot run (a .cu without libcuda or a GPU), compile the
+     * kernel anyway when its compiler is there (NVRTC); the session then can run nothing. */
+    bool compile_only;
+    /* A face that describes kernels (the inspector): where the runner cannot run, open the
+     * session anyway, the kernel compiled if its compiler is there; kg_session_cannot_run says
+     * why and every gate skips with that reason. Off, such an open is KG_EXIT_UNAVAILABLE. */
+    bool open_unrunnable;
 };
 
 void kg_session_opts_default(struct kg_session_opts *o);
@@ -75,6 +82,9 @@ const char *kg_session_runner(const struct kg_session *s);
 /* Why a gate that needs a GPU cannot run in this session, or NULL when it can. */
 const char *kg_session_no_gpu(const struct kg_session *s);
 bool kg_session_is_host(const struct kg_session *s);
+/* Why this session's kernel cannot run here (opened with open_unrunnable or compile_only
+ * where its runner cannot run), or NULL when it can. */
+const char *kg_session_cannot_run(const struct kg_session *s);
 /* Whether the face asked to stop (opts.interrupted). */
 bool kg_session_interrupted(const struct kg_session *s);
 

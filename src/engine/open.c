@@ -68,13 +68,35 @@ static int locate(struct kg_session *s, struct kg_err *e)
     return kg_cache_dir(s->cache, sizeof s->cache, e);
 }
 
+/* A runner that cannot run here, for a face that describes kernels (open_unrunnable): the
+ * session stays open to show the contract and its cases; the kernel was compiled when the
+ * reply is a compile-only one (its compiler is there), else it could not be. No worker is kept:
+ * the next run asks again, and every gate skips first (kg_session_run_gate). */
+static int keep_unrunnable(struct kg_session *s, const struct kg_reply *rp)
+{
+    bool compiled = rp->status == KG_WS_OK;
+    snprintf(s->cannot_run, sizeof s->cannot_run, "cannot run here: the %s runner: %.400s%s", s->be->title, rp->msg,
+             compiled ? "" : " (not compiled either)");
+    if (compiled) s->last_load = *rp;
+    for (int i = 0; i < s->ncand; i++) kg_worker_stop(&s->cand[i].w);
+    s->ncand = 0;
+    return KG_EXIT_OK;
+}
+
 /* The candidate's first worker (which compiles the kernel) and the `oracle:` worker. */
 static int start_workers(struct kg_session *s, struct kg_err *e)
 {
     const struct kg_contract *c = s->c;
     struct kg_reply rp;
     enum kg_dtype d0 = s->o.dtype >= 0 ? (enum kg_dtype)s->o.dtype : kg_contract_default_dtype(c);
-    if (!kg_session_client(s, d0, &rp)) return load_error(s, &rp, e);
+    struct kg_client *cl = kg_session_client(s, d0, &rp);
+    if (!cl && rp.status == KG_WS_UNAVAILABLE && s->o.open_unrunnable) return keep_unrunnable(s, &rp);
+    if (!cl) return load_error(s, &rp, e);
+    if (rp.flags & KG_REPLY_COMPILED_ONLY) {
+        if (s->o.open_unrunnable) return keep_unrunnable(s, &rp);
+        snprintf(s->cannot_run, sizeof s->cannot_run, "cannot run here: the %s runner: %.400s", s->be->title, rp.msg);
+        return KG_EXIT_OK; /* --compile-only: compiled, and nothing else is asked */
+    }
     if (!c->oracle_func[0]) return KG_EXIT_OK;
     if (kg_contract_open_oracle(s, d0, &rp)) {
         if (rp.status == KG_WS_ENTRY)

@@ -14,7 +14,9 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
     const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
     struct kg_case k;
     struct kg_err e;
-    if (no_gpu)
+    if (s->cannot_run[0])
+        kg_verdict_set(v, KG_SKIP, "%s", s->cannot_run);
+    else if (no_gpu)
         kg_verdict_set(v, KG_SKIP, "%s", no_gpu);
     else if (!kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e) &&
              kg_case_outputs_empty(&k)) /* a shape pinned at N=0: every gate would judge nothing */

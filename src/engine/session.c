@@ -95,6 +95,12 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
 
 struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, struct kg_reply *rp)
 {
+    if (s->cannot_run[0]) { /* opened to describe or to compile only: nothing runs */
+        memset(rp, 0, sizeof *rp);
+        rp->status = KG_WS_UNAVAILABLE;
+        kg_strlcpy(rp->msg, s->cannot_run, sizeof rp->msg);
+        return NULL;
+    }
     int i;
     for (i = 0; i < s->ncand; i++)
         if (s->cand_dtype[i] == dtype) break;
@@ -182,6 +188,11 @@ const char *kg_session_runner(const struct kg_session *s)
 const char *kg_session_no_gpu(const struct kg_session *s)
 {
     return s->be->no_gpu(s);
+}
+
+const char *kg_session_cannot_run(const struct kg_session *s)
+{
+    return s->cannot_run[0] ? s->cannot_run : NULL;
 }
 
 bool kg_session_is_host(const struct kg_session *s)

@@ -87,6 +87,7 @@ struct kg_session {
     struct kg_record rec[KG_MAX_RECORDS];
     /* the last reply of a load and of a run (resources, device, CUPTI records) */
     struct kg_reply last_load, last_run;
+    char cannot_run[600]; /* kg_session_cannot_run: empty when the kernel can run */
     bool has_last_run;
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];

@@ -41,6 +41,10 @@ struct kg_runner_ops {
     int (*hold)(void *st, int open, struct kg_reply *rep);
     /* Waits for everything launched; reports asynchronous errors; sets rep->seconds. */
     int (*sync)(void *st, struct kg_reply *rep);
+    /* Compiles the kernel without the device, for a LOAD with KG_LOAD_COMPILE_ONLY where init
+     * said KG_WS_UNAVAILABLE (a .cu without a GPU: NVRTC alone); loads and runs nothing. May
+     * be NULL (the host runner always inits). */
+    int (*compile)(const struct kg_req_load *l, struct kg_reply *rep);
     /* Calls a loaded custom oracle (host runner only). */
     int (*oracle)(void *st, struct kg_oracle_io *io, struct kg_reply *rep);
     void (*fini)(void *st);

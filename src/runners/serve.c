@@ -53,6 +53,19 @@ static int do_load(struct wstate *w, int fd, const struct kg_req_load *l, struct
         return KG_WS_UNAVAILABLE;
     }
     int s = w->R->init(&w->st, rp);
+    if (s == KG_WS_UNAVAILABLE && (l->flags & KG_LOAD_COMPILE_ONLY) && w->R->compile) {
+        /* the runner cannot run here, but its compiler may be: compile, load nothing */
+        char why[sizeof rp->msg];
+        snprintf(why, sizeof why, "%s", rp->msg);
+        rp->msg[0] = 0;
+        s = w->R->compile(l, rp);
+        if (s == KG_WS_OK) {
+            rp->flags |= KG_REPLY_COMPILED_ONLY;
+            snprintf(rp->msg, sizeof rp->msg, "%s", why);
+        }
+        w->R = NULL;
+        return s;
+    }
     if (s != KG_WS_OK) {
         w->R = NULL;
         return s;

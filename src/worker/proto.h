@@ -67,8 +67,21 @@ struct kg_req_load {
     char cuda_home[512];
     char aux_path[KG_REQ_PATH_MAX]; /* torch candidate: the problem file it answers */
     int32_t role;                   /* torch: 0 oracle (problem), 1 candidate */
-    int32_t pad;
-    uint64_t mem_limit; /* host runner: the worker's address space limit from open on (0: none) */
+    int32_t flags;                  /* KG_LOAD_* */
+    uint64_t mem_limit;             /* host runner: the worker's address space limit from open on (0: none) */
+};
+
+/* Load flags. */
+enum {
+    /* Where the runner cannot run (a CUDA runner without libcuda or a GPU), compile the kernel
+     * anyway if its compiler is there (NVRTC, nvcc): the reply is KG_WS_OK with the flag
+     * KG_REPLY_COMPILED_ONLY and msg saying why it could not load; the worker can run nothing. */
+    KG_LOAD_COMPILE_ONLY = 1u << 0,
+};
+
+/* Reply flags. */
+enum {
+    KG_REPLY_COMPILED_ONLY = 1u << 0, /* LOAD with KG_LOAD_COMPILE_ONLY: compiled, not loaded */
 };
 
 /* Run flags. */
@@ -206,9 +219,9 @@ enum kg_pair_clock {
 
 struct kg_reply {
     uint32_t magic;
-    int32_t status; /* enum kg_wstatus */
-    int32_t code;   /* CUDA error code, entry return value, or signal */
-    int32_t pad;
+    int32_t status;         /* enum kg_wstatus */
+    int32_t code;           /* CUDA error code, entry return value, or signal */
+    int32_t flags;          /* KG_REPLY_* */
     double seconds;         /* kernel time of the last launch */
     double compile_seconds; /* LOAD */
     char compiler[64];      /* LOAD: "cc", "nvrtc 13.0", "nvcc" */

@@ -7,6 +7,7 @@ shape:   M=512 N=1000
 sweep:   M=1,3,64 N=1,7,255,256,257,4097
 */
 // expect: pass
+// builtin: row softmax, host C: the demo (`kgate demo`); max subtracted, NaN propagated
 /* The demo kernel: a row softmax written the way a correct kernel must be: subtract the row
  * maximum (no overflow), propagate NaN (a NaN in a row makes the row NaN, as in PyTorch), and
  * accumulate in float. kgate check builtin:softmax_rows passes every gate that applies. */

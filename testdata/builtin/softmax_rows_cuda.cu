@@ -8,6 +8,7 @@ shape:   M=512 N=1000
 sweep:   M=1,3,64 N=1,7,255,256,257,4097
 */
 // expect: pass
+// builtin: row softmax, CUDA: one block per row, a fixed-order shared-memory reduction
 /* The demo kernel on the GPU: one block per row, a NaN-propagating max and a sum reduced
  * through shared memory in a fixed order (deterministic), the max subtracted before expf. */
 

@@ -495,6 +495,32 @@ static void cuda_fini(void *st)
     free(c);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Compiling without a device (a LOAD with KG_LOAD_COMPILE_ONLY where init failed) */
+
+/* NVRTC (or nvcc) for sm_90a, the architecture kgate's own CUDA kernels (gdn/) target, since no
+ * device says which; the cache key's driver version (0) keeps this binary from any device's
+ * load. Checks that the entry is there; loads nothing. */
+static int cuda_compile(const struct kg_req_load *l, struct kg_reply *rep)
+{
+    struct cuda *c = calloc(1, sizeof *c);
+    if (!c) {
+        kg_cuda_say(rep, "out of memory");
+        return KG_WS_UNAVAILABLE;
+    }
+    c->cc_major = 9;
+    c->cc_minor = 0;
+    const char *homes[3];
+    const char *home = kg_cuda_homes(l->cuda_home, homes) > 0 ? homes[0] : "/usr/local/cuda";
+    struct build b;
+    memset(&b, 0, sizeof b);
+    b.tmem = -1;
+    int s = kg_cuda_get_binary(c, l, home, &b, rep);
+    kg_cuda_build_free(&b);
+    free(c); /* libnvrtc stays loaded, as libcuda does after a failed init */
+    return s;
+}
+
 const struct kg_runner_ops kg_runner_cuda = {
     .name = "cuda",
     .init = kg_cuda_init,
@@ -507,6 +533,7 @@ const struct kg_runner_ops kg_runner_cuda = {
     .busy_default = cuda_busy_default,
     .hold = cuda_hold,
     .sync = cuda_sync,
+    .compile = cuda_compile,
     .oracle = NULL,
     .fini = cuda_fini,
 };

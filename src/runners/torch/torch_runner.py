@@ -76,7 +76,7 @@ class ReqLoad(C.Structure):
                 ("oracle", C.c_int32), ("nargs", C.c_int32), ("argkind", C.c_int32 * MAX_ARGS),
                 ("path", C.c_char * 1024), ("entry", C.c_char * NAME_MAX), ("cache_dir", C.c_char * 1024),
                 ("cc", C.c_char * 256), ("cuda_home", C.c_char * 512), ("aux_path", C.c_char * 1024),
-                ("role", C.c_int32), ("pad", C.c_int32), ("mem_limit", C.c_uint64)]
+                ("role", C.c_int32), ("flags", C.c_int32), ("mem_limit", C.c_uint64)]
 
 
 class ReqArg(C.Structure):
@@ -143,7 +143,7 @@ class LaunchRec(C.Structure):
 
 
 class Reply(C.Structure):
-    _fields_ = [("magic", C.c_uint32), ("status", C.c_int32), ("code", C.c_int32), ("pad", C.c_int32),
+    _fields_ = [("magic", C.c_uint32), ("status", C.c_int32), ("code", C.c_int32), ("flags", C.c_int32),
                 ("seconds", C.c_double), ("compile_seconds", C.c_double), ("compiler", C.c_char * 64),
                 ("attrs", FuncAttrs), ("dev", DevInfo), ("nlaunch", C.c_int32), ("cupti_ok", C.c_int32),
                 ("launch", LaunchRec * MAX_RECS), ("pair_overlap", C.c_double), ("pair_shorter", C.c_double),

@@ -1,0 +1,44 @@
+/*@kgate
+name:    kda_bwd
+op:      kda_bwd(scale=0.35355339059327373)
+entry:   kda_bwd
+args:    q: in f32[B,T,H,K]; k: in f32[B,T,H,K]; v: in f32[B,T,H,V]; g: in f32[B,T,H,K];
+         b: in f32[B,T,H]; S0: in f32[B,H,K,V];
+         dO: in f32[B,T,H,V]; dST: in f32[B,H,K,V];
+         dq: out f32[B,T,H,K]; dk: out f32[B,T,H,K]; dv: out f32[B,T,H,V]; dg: out f32[B,T,H,K];
+         db: out f32[B,T,H]; dS0: out f32[B,H,K,V];
+         B: int; T: int; H: int; K: int; V: int; scale: float = 0.35355339059327373
+shape:   B=1 T=130 H=2 K=8 V=8
+sweep:   T=1,63,64,65,129
+inputs:  g=uniform(-0.7,-0.01) b=uniform(0.05,0.95) k=unitrows
+*/
+// expect: pass
+// builtin: KDA, Kimi delta attention, backward: the reverse state scan (host C, gdn/chunk_host.c in fp32)
+/* builtin:kda_bwd, the host variant. KDA, Kimi delta attention (a gate per key channel, the delta
+ * rule), the backward: the gradients of sum(dO*o) + sum(dST*ST), by the chunked algorithm in fp32
+ * (chunks of 64 steps: the states entering each chunk, then the reverse state scan, chunk by
+ * chunk) that the CUDA kernel gdn/kda_bwd.cu implements stage for stage. The two files included
+ * below (gdn/oracle.c for the family helpers, gdn/chunk_host.c for the algorithm) are inlined into
+ * the built-in when kgate is built, so that `kgate builtin:kda_bwd` shows the whole kernel in one
+ * file; hidden visibility binds its calls to its own copies, not to kgate's. Small nominal shapes
+ * (chunk boundaries at 64 and 128) keep a full check quick on a CPU. */
+#include <math.h> /* before the pragma: libc's functions are not the kernel's */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC visibility push(hidden)
+#include "../../../gdn/oracle.c"
+#include "../../../gdn/chunk_host.c"
+#pragma GCC visibility pop
+
+int kda_bwd(const float *q, const float *k, const float *v, const float *g, const float *b, const float *S0,
+            const float *dO, const float *dST, float *dq, float *dk, float *dv, float *dg, float *db, float *dS0, int B,
+            int T, int H, int K, int V, float scale)
+{
+    struct gdn_dims d = {B, T, H, K, V};
+    struct gdn_in_f32 in = {q, k, v, g, b, S0};
+    struct gdn_grad_f32 out = {dq, dk, dv, dg, db, dS0};
+    return gdn_chunk_bwd_f32(GDN_KDA, &d, GDN_CHUNK_DEFAULT, scale, &in, dO, dST, &out);
+}
