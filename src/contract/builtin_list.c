@@ -16,7 +16,7 @@ static void plain_name(const struct kg_builtin *b, char *buf, size_t n)
 }
 
 /* The first sentence of the first block comment after the contract's closing, as one line of
- * at most 72 characters. */
+ * at most 72 characters: for a built-in without a `// builtin:` line. */
 static void summary(const char *src, char *buf, size_t n)
 {
     buf[0] = 0;
@@ -76,7 +76,10 @@ int kg_builtin_list(char *out, size_t n)
                 snprintf(what, sizeof what, "oracle %s", c->oracle_func);
             kg_contract_free(c);
         }
-        summary(b->source, about, sizeof about);
+        if (b->summary && b->summary[0]) /* the source's own `// builtin:` line */
+            snprintf(about, sizeof about, "%s", b->summary);
+        else
+            summary(b->source, about, sizeof about);
         kg_appendf(out, n, &len, "builtin:%-22s %-10s %s%s%s\n", name, runners, what, about[0] ? ": " : "", about);
         count++;
     }
