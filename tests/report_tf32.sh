@@ -28,6 +28,12 @@ add good "$ok/matmul.c"
 add other "$bugs/relu_skips_last.c"
 "$KGATE" report "$store" --out "$t/rep" > "$t/out" 2> "$t/err"
 check test $? -eq 0
+# no gnuplot (a machine without it: the shell's "not found" closes the pipe): the report is still
+# written, saying why there are no plots, and kgate is not killed by SIGPIPE
+"$KGATE" report "$store" --out "$t/rep2" --gnuplot "$t/no-such-gnuplot" > /dev/null 2> "$t/err2"
+check test $? -eq 0
+check test -s "$t/rep2/report.md"
+check grep -q "plots not drawn" "$t/err2"
 cat "$t/out" "$t/err"
 j=$(tr -d '\n ' < "$t/rep/report.json")
 # all three checked, two with a violation, one of them TF32's alone

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,15 +266,21 @@ static void count_tf32(struct report *rp)
 
 /* ---- plots ---------------------------------------------------------------------------------- */
 
+/* A gnuplot that is not installed (the shell's "not found") or that exits early closes the pipe:
+ * the write must fail with EPIPE, not kill kgate report with SIGPIPE (seen on the H200). */
 static int plot(const char *gnuplot, const char *script, char *why, size_t n)
 {
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigaction(SIGPIPE, &ign, &old);
     FILE *p = popen(gnuplot, "w");
     if (!p) {
+        sigaction(SIGPIPE, &old, NULL);
         snprintf(why, n, "cannot run %s", gnuplot);
         return -1;
     }
     fputs(script, p);
     int rc = pclose(p);
+    sigaction(SIGPIPE, &old, NULL);
     if (rc != 0) {
         snprintf(why, n, "%s failed (exit %d): is gnuplot installed? (Debian: gnuplot-nox)", gnuplot, rc);
         return -1;
