@@ -61,7 +61,8 @@ for ld in "$lab"/[0-9]*/; do
     check "lesson $i: kgate lab check exits 1 before the fix" test "$(cat "$t/before$i.rc")" = 1
     check "lesson $i: it says what still fails" has "$t/before$i" "not yet"
     if [ "$gate" != contract ]; then
-        check "lesson $i: the $gate gate is what fails" grep -q "^  $gate  *fail" "$t/before$i"
+        check "lesson $i: the $gate gate is what fails" grep -q "^  $gate  *fail" "$t/before$i" ||
+            sed 's/^/    | /' "$t/before$i"
     fi
     if [ -d "$ld/fix" ]; then
         cp "$ld"/fix/* "$w"/

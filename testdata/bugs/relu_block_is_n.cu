@@ -7,7 +7,7 @@ launch:  grid=1 block=N
 shape:   N=512
 sweep:   N=1,100,2048
 */
-// expect: fail limits launch-limit
+// expect: fail shapes launch-limit
 /* Planted bug: one thread per element in a single block: fine at 512, impossible at 2048,
  * a size the contract claims. */
 extern "C" __global__ void relu(const float *x, float *y, int N)

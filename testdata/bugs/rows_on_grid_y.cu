@@ -7,7 +7,7 @@ launch:  grid=(cdiv(N,128),M) block=128
 shape:   M=4096 N=256
 sweep:   M=100000
 */
-// expect: fail limits launch-limit
+// expect: fail shapes launch-limit
 /* Planted bug: rows on grid.y, which stops at 65535: the claimed M=100000 cannot launch. */
 extern "C" __global__ void rowscale(const float *x, float *y, int M, int N)
 {

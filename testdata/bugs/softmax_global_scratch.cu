@@ -10,7 +10,10 @@ shape:   M=64 N=1000
 /* Planted bug: row maxima and sums kept in __device__ globals shared by every launch. One
  * launch at a time it is right; two launches at once on two streams overwrite each other's
  * statistics while the first is still using them (a long pass over the row in between, here a
- * spin of ~0.2 ms, stands for the work a real kernel does). */
+ * spin of ~0.2 ms, stands for the work a real kernel does). The statistics are read back
+ * through L2 (volatile), as scratch shared between blocks must be: with plain loads each block
+ * finds its own thread 0's store in its SM's L1, and on the H200 two launches started together
+ * ran on different SMs and never saw each other's (6 of 6 fully overlapped pairs passed). */
 __device__ float g_max[65536], g_sum[65536];
 
 extern "C" __global__ void softmax_rows(const float *x, float *y, int M, int N)
@@ -26,6 +29,6 @@ extern "C" __global__ void softmax_rows(const float *x, float *y, int M, int N)
     long long t0 = clock64();
     while (clock64() - t0 < 400000) {}
     __syncthreads();
-    float m = g_max[blockIdx.x], s = g_sum[blockIdx.x];
+    float m = ((volatile float *)g_max)[blockIdx.x], s = ((volatile float *)g_sum)[blockIdx.x];
     for (int j = threadIdx.x; j < N; j += blockDim.x) y[(long)blockIdx.x * N + j] = expf(r[j] - m) / s;
 }

@@ -22,6 +22,6 @@ extern "C" __global__ void softmax_rows(const float *x, float *y, int M, int N)
     while (clock64() - t0 < 400000) {
     }
     __syncthreads();
-    float m = g_max[blockIdx.x], s = g_sum[blockIdx.x];
+    float m = ((volatile float *)g_max)[blockIdx.x], s = ((volatile float *)g_sum)[blockIdx.x];
     for (int j = threadIdx.x; j < N; j += blockDim.x) y[(long)blockIdx.x * N + j] = expf(r[j] - m) / s;
 }
