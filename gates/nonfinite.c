@@ -19,9 +19,9 @@ static const char *cls_name(double v)
     return n[cls(v)];
 }
 
-/* The injected special value most likely behind output element `flat` of output arg o: at the
- * same flat index of an input as large, else in the same row of an input whose size is a
- * multiple of the output's (a reduction over trailing dims), else the first injected. */
+/* The injected special value most likely behind output element `flat` of output arg o, by
+ * position alone: at the same flat index of an input as large, else in the same row of an input
+ * whose size is a multiple of the output's (a reduction over trailing dims); -1 when neither. */
 static int injected_for(const struct kg_case *k, const struct kg_inputs *in, int o, int64_t flat)
 {
     int best = -1;
@@ -31,7 +31,55 @@ static int injected_for(const struct kg_case *k, const struct kg_inputs *in, int
         int64_t ni = k->numel[in->special[q].arg], no = k->numel[o];
         if (no > 0 && ni > no && ni % no == 0 && in->special[q].index / (ni / no) == flat) best = q;
     }
-    return best >= 0 ? best : in->nspecial ? 0 : -1;
+    return best;
+}
+
+/* ---- asking the oracle where a non-finite value comes from ---------------------------------- */
+
+/* The oracle's values on inputs in with injected non-finite values replaced by a finite one
+ * (0.5: inside the domain of log, sqrt, acos...): every NaN, and every infinity too unless
+ * nan_only; special keep (-1: none) stays. -1 when the oracle cannot be asked. */
+static int expect_replaced(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, bool nan_only,
+                           int keep, struct kg_expect *ex)
+{
+    struct kg_inputs r;
+    memset(&r, 0, sizeof r);
+    int rc = -1;
+    for (int i = 0; i < KG_MAX_ARGS; i++) {
+        const struct kg_tensor *t = &in->t[i];
+        if (!t->data) continue;
+        if (kg_tensor_alloc(&r.t[i], t->dtype, t->rank, t->dims)) goto out;
+        memcpy(r.t[i].data, t->data, kg_tensor_bytes(t));
+    }
+    for (int q = 0; q < in->nspecial; q++) {
+        double val = in->special[q].value;
+        if (q == keep || isfinite(val) || (nan_only && !isnan(val))) continue;
+        kg_store(r.t[in->special[q].arg].dtype, r.t[in->special[q].arg].data, in->special[q].index, 0.5);
+    }
+    struct kg_err e;
+    rc = kg_expect_compute(s, k, &r, ex, &e);
+out:
+    kg_inputs_free(&r);
+    return rc;
+}
+
+/* The injected value that alone, among the non-finite ones (the NaNs only when nan_only), gives
+ * output j's element pos the oracle's class: found by keeping it and replacing the others; by
+ * position (injected_for) when none does. */
+static int culprit(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                   const struct kg_expect *ex, int j, int64_t pos, bool nan_only)
+{
+    double want = ((const double *)ex->exact[j].data)[pos];
+    for (int q = 0; q < in->nspecial; q++) {
+        double val = in->special[q].value;
+        if (isfinite(val) || (nan_only && !isnan(val))) continue;
+        struct kg_expect e2;
+        if (expect_replaced(s, k, in, nan_only, q, &e2)) continue;
+        bool it = cls(((const double *)e2.exact[j].data)[pos]) == cls(want);
+        kg_expect_free(&e2);
+        if (it) return q;
+    }
+    return injected_for(k, in, ex->arg[j], pos);
 }
 
 static void num_words(double v, bool unwritten, char *buf, size_t n)
@@ -47,13 +95,77 @@ static void num_words(double v, bool unwritten, char *buf, size_t n)
 }
 
 /* The cause of a class mismatch at one element: got g, the oracle e; finite_ok says whether
- * the finite elements are right (else the output is wrong everywhere: not a NaN/Inf matter). */
+ * the finite elements are right (else the output is wrong everywhere: not a NaN/Inf matter).
+ * A NaN of the oracle that the kernel does not give is nan-swallowed only where it comes from
+ * an input NaN (decided by the caller, who asked the oracle): one made of infinities (inf - inf)
+ * is the kernel's different Inf arithmetic, not diagnosed. */
 static enum kg_cause diagnose(double g, double e, bool unwritten, bool finite_ok)
 {
     if (unwritten || !finite_ok) return KG_CAUSE_GATE;
-    if (isnan(e)) return isnan(g) ? KG_CAUSE_GATE : KG_CAUSE_NAN_SWALLOWED;
+    if (isnan(e)) return KG_CAUSE_GATE;
     if (isinf(e)) return KG_CAUSE_INF_LOST;
     return KG_CAUSE_SPURIOUS_NONFINITE;
+}
+
+/* The injection line "x[1059] = NaN -> y[1059] = 0, oracle NaN" for element i of output j
+ * (special q, or none) */
+static void inject_line(const struct kg_contract *c, const struct kg_inputs *in, int q, const struct kg_tensor *got,
+                        const char *name, int64_t i, double exp, bool unwritten, char *line, size_t n)
+{
+    char idx[96], gw[40], ew[40];
+    kg_tensor_index_str(got, i, idx, sizeof idx);
+    num_words(kg_load(got->dtype, got->data, i), unwritten, gw, sizeof gw);
+    num_words(exp, false, ew, sizeof ew);
+    if (q >= 0) {
+        char iidx[96], iv[40];
+        kg_tensor_index_str(&in->t[in->special[q].arg], in->special[q].index, iidx, sizeof iidx);
+        num_words(in->special[q].value, false, iv, sizeof iv);
+        snprintf(line, n, "%s%s = %s -> %s%s = %s, oracle %s", c->args[in->special[q].arg].name, iidx, iv, name, idx,
+                 gw, ew);
+    } else {
+        snprintf(line, n, "%s%s = %s, oracle %s", name, idx, gw, ew);
+    }
+}
+
+static double g_at(const struct kg_tensor *got, int64_t i)
+{
+    return kg_load(got->dtype, got->data, i);
+}
+
+static bool is_unwritten(const struct kg_contract *c, int arg, const struct kg_tensor *got, int64_t i)
+{
+    size_t es = kg_dtype_size(got->dtype);
+    bool u = c->args[arg].io == KG_OUT;
+    for (size_t b = 0; b < es && u; b++) u = ((const uint8_t *)got->data)[i * es + b] == 0xFF;
+    return u;
+}
+
+/* The first element of output j where the oracle's NaN comes from an injected NaN (it turns
+ * finite with the injected NaNs replaced) and the kernel gives a written, non-NaN value: a NaN
+ * swallowed; -1 when none, *asked false when the oracle could not be asked. */
+static int64_t swallowed_at(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                            const struct kg_expect *ex, int j, const struct kg_tensor *got, bool *asked)
+{
+    const struct kg_contract *c = k->c;
+    const double *exp = ex->exact[j].data;
+    *asked = true;
+    bool any = false;
+    for (int64_t i = 0; i < got->numel && !any; i++) any = isnan(exp[i]) && !isnan(g_at(got, i));
+    if (!any) return -1;
+    struct kg_expect e2;
+    if (expect_replaced(s, k, in, true, -1, &e2)) {
+        *asked = false;
+        return -1;
+    }
+    const double *fin = e2.exact[j].data;
+    int64_t at = -1;
+    for (int64_t i = 0; i < got->numel && at < 0; i++)
+        if (isnan(exp[i]) && isfinite(fin[i]) && !isnan(g_at(got, i)) &&
+            !(ex->alt[j].data && cls(((const double *)ex->alt[j].data)[i]) == cls(g_at(got, i))) &&
+            !is_unwritten(c, ex->arg[j], got, i))
+            at = i;
+    kg_expect_free(&e2);
+    return at;
 }
 
 static void run(struct kg_session *s, struct kg_verdict *v)
@@ -141,32 +253,38 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     if (!(ei <= worst_finite)) worst_finite = isnan(ei) ? INFINITY : ei;
                 }
                 bool finite_ok = worst_finite <= ex.threshold[j];
-                size_t es = kg_dtype_size(got->dtype);
-                bool unwritten = c->args[ex.arg[j]].io == KG_OUT;
-                for (size_t b = 0; b < es && unwritten; b++)
-                    unwritten = ((const uint8_t *)got->data)[first * es + b] == 0xFF;
-                char gw[40], ew[40], line[KG_SUMMARY_MAX];
-                num_words(g, unwritten, gw, sizeof gw);
+                bool unwritten = is_unwritten(c, ex.arg[j], got, first);
+                char ew[40], line[KG_SUMMARY_MAX];
                 num_words(exp[first], false, ew, sizeof ew);
-                int q = injected_for(&k, &in, ex.arg[j], first);
-                if (q >= 0) {
-                    char iidx[96], iv[40];
-                    kg_tensor_index_str(&in.t[in.special[q].arg], in.special[q].index, iidx, sizeof iidx);
-                    num_words(in.special[q].value, false, iv, sizeof iv);
-                    snprintf(line, sizeof line, "%s%s = %s -> %s%s = %s, oracle %s", c->args[in.special[q].arg].name,
-                             iidx, iv, name, idx, gw, ew);
-                } else {
-                    snprintf(line, sizeof line, "%s%s = %s, oracle %s", name, idx, gw, ew);
-                }
+                bool is_float = !ex.int_out && kg_dtype_is_float(got->dtype);
+                /* an input NaN the output should carry and does not: asked of the oracle */
+                bool asked = true;
+                int64_t sw = is_float && finite_ok ? swallowed_at(s, &k, &in, &ex, j, got, &asked) : -1;
+                int q = is_float ? culprit(s, &k, &in, &ex, j, first, false) : injected_for(&k, &in, ex.arg[j], first);
+                inject_line(c, &in, q, got, name, first, exp[first], unwritten, line, sizeof line);
                 json_t *lines = json_array();
                 json_array_append_new(lines, json_string(line));
                 v->extra = json_pack("{s:o}", "lines", lines);
                 enum kg_cause cause = diagnose(g, exp[first], unwritten, finite_ok);
-                if (cause == KG_CAUSE_GATE && unwritten)
+                if (sw >= 0) {
+                    char swl[KG_SUMMARY_MAX];
+                    inject_line(c, &in, culprit(s, &k, &in, &ex, j, sw, true), got, name, sw, exp[sw], false, swl,
+                                sizeof swl);
+                    if (sw != first) json_array_append_new(lines, json_string(swl));
+                    kg_verdict_cause(v, KG_CAUSE_NAN_SWALLOWED, "%s", swl);
+                } else if (cause == KG_CAUSE_GATE && unwritten)
                     kg_verdict_cause(v, cause, "%s: kgate's prefill, not a NaN the kernel made", line);
                 else if (cause == KG_CAUSE_GATE && !finite_ok)
                     kg_verdict_cause(v, cause, "the finite outputs are wrong too (error %.2g, threshold %.2g)",
                                      worst_finite, ex.threshold[j]);
+                else if (cause == KG_CAUSE_GATE && isnan(exp[first]) && !isnan(g))
+                    kg_verdict_cause(v, cause,
+                                     "%s: not diagnosed: the oracle's NaN %s, so no input NaN was swallowed; the "
+                                     "kernel's arithmetic on infinities differs",
+                                     line,
+                                     asked ? "comes from the injected infinities (it stays NaN with the injected "
+                                             "NaNs replaced by finite values)"
+                                           : "could not be traced (the oracle failed on the inputs without NaNs)");
                 else
                     kg_verdict_cause(v, cause, "%s", line);
                 if (unwritten)

@@ -48,9 +48,12 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                                "result differs from the same kernel's own default-stream result: work on the legacy\n"
                                "default stream, a global scratch buffer shared between launches, a missing sync."},
     [KG_CAUSE_SHAPE_SPECIFIC] = {"shape-specific", "right at the nominal shape, wrong at others",
-                                 "The kernel passes at the shape it was written for and fails at another one the\n"
-                                 "contract claims: a hard-coded size, a tail not handled, a block size assumed to\n"
-                                 "divide the problem. `sweep SYMBOL ...` in the inspector locates the boundary."},
+                                 "The kernel passes at the shape it was written for and fails grossly at another\n"
+                                 "one the contract claims: elements unwritten, non-finite values where the answer is\n"
+                                 "finite, or errors of at least 0.1 of the output's scale and 100x the reference's.\n"
+                                 "A hard-coded size, a tail not handled, a block size assumed to divide the problem.\n"
+                                 "(A small error at another shape is a fragile algorithm's, left to the numeric\n"
+                                 "gates.) `sweep SYMBOL ...` in the inspector locates the boundary."},
     [KG_CAUSE_FP16_ACCUMULATION] = {"fp16-accumulation", "a reduction accumulates in fp16",
                                     "The error grows with the reduction length as fp16's rounding does (about\n"
                                     "2^-11 per added term): the accumulator is half precision. Accumulate in fp32."},

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "engine/compare.h"
+#include "engine/engine.h"
 #include "base/dtype.h"
 #include "kgate.h"
 #include "base/rng.h"
@@ -132,6 +133,34 @@ static void test_allclose_is_the_standard_test(void **state)
     assert_false(kg_allclose(&got, &ref, 1e-2, 1e-2, &bad));
 }
 
+/* shape-specific needs a gross failure: a fragile algorithm's small error is not one */
+static void test_gross_failure_bar(void **state)
+{
+    (void)state;
+    struct kg_expect ex;
+    struct kg_judgement j;
+    char why[160];
+    memset(&ex, 0, sizeof ex);
+    memset(&j, 0, sizeof j);
+    ex.nout = 1;
+    ex.ref_err[0] = 2.9e-6;
+    j.cmp[0].max_err = 6.1e-4; /* one-pass variance at N=2: 212x the reference, tiny */
+    j.ratio = 212;
+    assert_false(kg_gross_failure(&ex, &j, why, sizeof why));
+    assert_non_null(strstr(why, "below the gross bar"));
+    j.cmp[0].max_err = 0.898; /* a hard-coded row length: a tail left 0 */
+    assert_true(kg_gross_failure(&ex, &j, why, sizeof why));
+    ex.ref_err[0] = 4e-3; /* bf16: 0.2 is only 50x its reference */
+    j.cmp[0].max_err = 0.2;
+    assert_false(kg_gross_failure(&ex, &j, why, sizeof why));
+    j.cmp[0].nonfinite_mismatch = 3;
+    assert_true(kg_gross_failure(&ex, &j, why, sizeof why));
+    j.cmp[0].nonfinite_mismatch = 0;
+    j.unwritten[0] = 1;
+    assert_true(kg_gross_failure(&ex, &j, why, sizeof why));
+    assert_non_null(strstr(why, "unwritten"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_compare_fails_on_nan_and_nonfinite_mismatch),
         cmocka_unit_test(test_element_error_is_scale_relative_near_zero),
         cmocka_unit_test(test_allclose_is_the_standard_test),
+        cmocka_unit_test(test_gross_failure_bar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
