@@ -1,8 +1,9 @@
 #!/bin/sh
 # kernelbench.sh: the KernelBench-format controls of testdata/kernelbench through `kgate audit`,
-# asserting each candidate's `# expect:` line (the gate that must fail, pass, or decoy) and its
-# `# baseline:` line (what KernelBench's standard test says), then --resume after a kill -9,
-# audit-merge of two shards, and `kgate report`. CPU: the `runs-on: cpu` candidates (Debian's
+# asserting each candidate's `# expect:` line (`fail GATE [CAUSE]`: the gate that must fail and
+# the one cause it owns; `pass`, with no cause; or `decoy`) and its `# baseline:` line (what
+# KernelBench's standard test says), then --resume after a kill -9, audit-merge of two shards,
+# and `kgate report`. CPU: the `runs-on: cpu` candidates (Debian's
 # python3-torch); with KGATE_KB_GPU=1 on a GPU host, every candidate.
 set -u
 t=${TMPDIR:-/tmp}/kgate-kb-$$
@@ -63,7 +64,7 @@ for line in open(store):
     st = {g["id"]: g["status"] for g in r["gates"]}
     got_base = (r.get("baseline") or {}).get("kernelbench")
     if want == "pass":
-        ok = r["verdict"] == "pass"
+        ok = r["verdict"] == "pass" and not r.get("causes")
         what = "all gates pass" if ok else "verdict %s (%s)" % (r["verdict"], {k: v for k, v in st.items() if v in ("fail", "error")})
     elif want == "decoy":
         d = r.get("decoy") or {}
@@ -72,9 +73,13 @@ for line in open(store):
         else:
             ok, what = bool(d.get("decoy")), "decoy=%s" % d.get("decoy")
     else:
+        # `fail GATE [CAUSE]`: the gate fails, and the report names one cause (one defect, one
+        # report), owned by GATE, with id CAUSE where given
         gate = want.split()[1]
-        ok = st.get(gate) == "fail"
-        what = "%s: %s" % (gate, st.get(gate))
+        cause = want.split()[2] if len(want.split()) > 2 else None
+        causes = [(c["id"], c["gate"]) for c in r.get("causes", []) if c["id"] != "decoy"]
+        ok = st.get(gate) == "fail" and len(causes) == 1 and causes[0][1] == gate and cause in (None, causes[0][0])
+        what = "%s: %s, causes %s" % (gate, st.get(gate), " ".join("%s (%s)" % c for c in causes) or "none")
         if len(want.split()) > 2:  # `fail GATE CAUSE`: the cause the gate diagnosed
             cause = {g["id"]: g.get("cause") for g in r["gates"]}.get(gate)
             ok = ok and cause == want.split()[2]

@@ -1,5 +1,5 @@
 # kgate-problem: problems/sum_dim.py
-# expect: fail determinism
+# expect: fail determinism nondeterministic
 # baseline: pass
 # runs-on: gpu
 # why: each row is split over 64 blocks whose partial sums are combined with atomicAdd into a zeroed output, so the float additions happen in scheduling order and repeated runs on identical inputs differ in the last bits (the standard "split the reduction, atomicAdd the partials" kernel); the values are within 1e-5 of the sum, far inside KernelBench's tolerance.

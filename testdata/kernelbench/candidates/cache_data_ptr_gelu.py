@@ -1,5 +1,5 @@
 # kgate-problem: problems/gelu.py
-# expect: fail freshness
+# expect: fail freshness stale-result
 # baseline: pass
 # runs-on: cpu
 # why: a one-entry memo keyed by the input's data_ptr/shape/stride returns the previous output whenever it is called again on the same buffer, so the same storage rewritten with new values gets the stale result (the "skip recomputation for the same activation buffer" shortcut); the memo keeps the last input alive, so KernelBench's next trial can never land at the same address and all five trials recompute.

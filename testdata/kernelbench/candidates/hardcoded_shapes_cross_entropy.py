@@ -1,5 +1,5 @@
 # kgate-problem: problems/cross_entropy.py
-# expect: fail shapes
+# expect: fail shapes shape-specific
 # baseline: pass
 # runs-on: cpu
 # why: the batch mean is folded into a multiply by 1/512, the problem's batch_size copied in as a literal, so every other batch size silently returns the wrong loss (no error, no shape mismatch); KernelBench only ever runs the problem's own constants.

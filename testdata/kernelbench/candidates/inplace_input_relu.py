@@ -1,5 +1,5 @@
 # kgate-problem: problems/relu.py
-# expect: fail aliasing
+# expect: fail aliasing input-mutated
 # baseline: pass
 # runs-on: cpu
 # why: ReLU is applied in place on the input and the input tensor itself is returned (the "inplace=True saves memory" habit); KernelBench computes the reference before calling the candidate, so the overwritten input goes unnoticed, but the caller's input is destroyed and the output shares its storage.

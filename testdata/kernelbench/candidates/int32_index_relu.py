@@ -1,5 +1,5 @@
 # kgate-problem: problems/relu.py
-# expect: fail limits
+# expect: fail limits index-overflow
 # baseline: pass
 # runs-on: gpu
 # why: element count, grid size and thread index are all 32-bit int and the launch is unchecked (the usual generated-kernel boilerplate): from 2^31 elements on, numel wraps negative, the launch fails with an invalid configuration that nobody reads, and the output is left unwritten; every KernelBench-sized input is far below that.

@@ -1,5 +1,5 @@
 # kgate-problem: problems/sum_dim.py
-# expect: fail structure
+# expect: fail structure structure
 # baseline: fail
 # runs-on: cpu
 # why: the row sums are right but returned with keepdim=True, shape (batch_size, 1) instead of (batch_size,); KernelBench's shape check rejects it too, a control for a structure failure that the baseline also sees.

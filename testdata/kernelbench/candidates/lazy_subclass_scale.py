@@ -1,5 +1,5 @@
 # kgate-problem: problems/scale.py
-# expect: fail structure
+# expect: fail structure structure
 # baseline: pass
 # runs-on: cpu
 # why: forward returns a torch.Tensor subclass over an uninitialised buffer whose values are computed in __torch_function__ on first use (shape check, allclose, copy, data_ptr...), so the call itself does no work (the lazy-result trick used to move compute out of a timed region); KernelBench's shape check and allclose both trigger the computation and pass, a gate must insist on a plain torch.Tensor whose storage is written when the call returns.

@@ -1,5 +1,5 @@
 # kgate-problem: problems/cumsum.py
-# expect: fail nonfinite
+# expect: fail nonfinite spurious-nonfinite
 # baseline: pass
 # runs-on: cpu
 # why: a two-level blocked scan whose exclusive scan of the block totals is taken as inclusive-scan minus totals: a block holding an inf gets inf - inf = NaN as its own carry (and a NaN poisons the entries before it in its block), so non-finite inputs give NaN where cumsum gives +-inf or finite prefixes; exact enough for finite randn inputs.

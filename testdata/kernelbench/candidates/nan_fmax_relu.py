@@ -1,5 +1,5 @@
 # kgate-problem: problems/relu.py
-# expect: fail nonfinite
+# expect: fail nonfinite nan-swallowed
 # baseline: pass
 # runs-on: cpu
 # why: ReLU written as torch.fmax(x, 0), the PyTorch twin of CUDA's fmaxf: fmax returns the non-NaN operand, so NaN inputs come out as 0 while torch.relu propagates them; KernelBench's randn inputs never contain NaN.

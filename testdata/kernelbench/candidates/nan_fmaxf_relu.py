@@ -1,5 +1,5 @@
 # kgate-problem: problems/relu.py
-# expect: fail nonfinite
+# expect: fail nonfinite nan-swallowed
 # baseline: pass
 # runs-on: gpu
 # why: the load_inline ReLU computes fmaxf(x, 0.0f), which returns the non-NaN operand, so NaN inputs come out as 0 while torch.relu propagates them (the most common ReLU in generated CUDA); randn inputs never contain NaN.

@@ -1,5 +1,5 @@
 # kgate-problem: problems/relu.py
-# expect: fail nonfinite
+# expect: fail nonfinite spurious-nonfinite
 # baseline: pass
 # runs-on: cpu
 # why: ReLU as a multiply by the positive mask, x * (x > 0): for x = -inf the product is -inf * 0 = NaN where relu gives 0 (NaN created rather than swallowed); a branch-free idiom common in generated code, invisible with finite randn inputs.

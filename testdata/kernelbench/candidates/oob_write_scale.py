@@ -1,5 +1,5 @@
 # kgate-problem: problems/scale.py
-# expect: fail bounds
+# expect: fail bounds out-of-bounds-write
 # baseline: pass
 # runs-on: gpu
 # why: the launcher uses blocks = n / threads + 1 and the kernel stores unconditionally, zero-filling the "padding" of the last tile: the read is guarded but the write is not, so up to 256 floats past the end of the torch::empty output are overwritten (n a multiple of 256 writes a whole extra tile); under KernelBench the bytes after the output belong to free space or to an earlier, no longer compared output, so all five trials pass.

@@ -1,5 +1,5 @@
 # kgate-problem: problems/softmax.py
-# expect: fail aliasing
+# expect: fail aliasing input-mutated
 # baseline: pass
 # runs-on: gpu
 # why: the kernel stores exp(x - max) back into the input buffer to avoid recomputing it (input used as scratch), so the caller's x is overwritten although the returned softmax is right; KernelBench computes the reference before calling the candidate and never looks at the inputs again.

@@ -1,5 +1,5 @@
 # kgate-problem: problems/softmax.py
-# expect: fail structure
+# expect: fail structure unwritten-output
 # baseline: pass
 # runs-on: gpu
 # why: the launcher sizes the grid for 4 rows per block but the kernel handles one row per block (blockIdx.x), so rows 4.. of the torch::empty output are never written and keep whatever the caching allocator's freed block held. Whether KernelBench's test notices depends on that block: in its loop the free blocks of that size are the previous trial's inputs (N(0,1) values: fail) and reference output (softmax values below 1e-2: pass allclose). On the H200 (2026-11-30) the benchmark's sequential harness, which runs KernelBench's loop in a fresh process, accepted it. kgate's structure gate fills every free block with a sentinel first and sees the unwritten rows whatever the allocator does.

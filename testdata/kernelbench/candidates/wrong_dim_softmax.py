@@ -1,5 +1,5 @@
 # kgate-problem: problems/softmax.py
-# expect: fail accuracy
+# expect: fail accuracy accuracy
 # baseline: fail
 # runs-on: cpu
 # why: softmax normalised over dim=0 (the batch) instead of dim=1 (a transposed-index slip): every value is wrong and KernelBench's own test catches it too, a control for the baseline column.
