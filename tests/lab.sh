@@ -36,7 +36,8 @@ for ld in "$lab"/[0-9]*/; do
     i=$((i + 1))
     ld=${ld%/}
     line=$(grep "^ *$i  " "$t/list")
-    gate=$(echo "$line" | awk '{print $(NF - 1) == "GPU" ? $(NF - 3) : $(NF - 2)}')
+    # the lesson's own gate (the listing's columns shift with the GPU mark: "placement GPU runs here")
+    gate=$(sed -n 's/.*"gate": *"\([a-z-]*\)".*/\1/p' "$ld/lesson.json" | head -n 1)
     case $line in *"runs here"*) ;; *)
         rc "$t/gpu$i" "$KGATE" lab check "$i" "$t/none$i"
         "$KGATE" lab "$i" "$t/gpu$i.d" < /dev/null > /dev/null 2>&1

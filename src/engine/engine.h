@@ -97,6 +97,12 @@ enum kg_cap {
 };
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
 
+/* What the determinism gate saw: the kernel gave different bits on the same inputs. Gates that
+ * compare two runs bit for bit (aliasing's prefills, bounds' guard fills) then judge by threshold
+ * or not at all, since two runs of a racy kernel that happen to agree prove nothing. */
+void kg_session_note_nondeterministic(struct kg_session *s);
+bool kg_session_nondeterministic(const struct kg_session *s);
+
 /* The last load's reply: compiler, device, the kernel's attributes; device and attrs are
  * NULL when the runner reported none. */
 const struct kg_reply *kg_session_last_load(const struct kg_session *s);

@@ -205,6 +205,16 @@ bool kg_session_can(const struct kg_session *s, enum kg_cap cap)
     return (s->be->caps & cap) != 0;
 }
 
+void kg_session_note_nondeterministic(struct kg_session *s)
+{
+    s->nondeterministic = true;
+}
+
+bool kg_session_nondeterministic(const struct kg_session *s)
+{
+    return s->nondeterministic;
+}
+
 const struct kg_reply *kg_session_last_load(const struct kg_session *s)
 {
     return &s->last_load;

@@ -89,6 +89,7 @@ struct kg_session {
     struct kg_reply last_load, last_run;
     char cannot_run[600]; /* kg_session_cannot_run: empty when the kernel can run */
     bool has_last_run;
+    bool nondeterministic; /* two runs of one case on the same inputs gave different bits */
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
