@@ -93,6 +93,27 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
     return doc;
 }
 
+/* One line of a gate's detail under the verdict, indented, wrapped at a word before column
+ * DETAIL_WIDTH: texts written as one long line stay readable in a terminal and in a log. */
+#define DETAIL_INDENT 19
+#define DETAIL_WIDTH  (DETAIL_INDENT + 88)
+static void print_wrapped(FILE *f, const char *p, int len, const char *dim, const char *reset)
+{
+    const int room = DETAIL_WIDTH - DETAIL_INDENT;
+    do {
+        int take = len;
+        if (take > room) {
+            take = room;
+            while (take > room / 2 && p[take] != ' ') take--;
+            if (p[take] != ' ') take = room; /* one word longer than the room: cut it */
+        }
+        fprintf(f, "%s%*s%.*s%s\n", dim, DETAIL_INDENT, "", take, p, reset);
+        while (take < len && p[take] == ' ') take++;
+        p += take;
+        len -= take;
+    } while (len > 0);
+}
+
 void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b,
                     bool color, bool verbose)
 {
@@ -114,9 +135,12 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
             fprintf(f, "  %-16s %s%-7s%s %s\n", v[i].gate->id, color ? status_color(v[i].status) : "",
                     kg_status_name(v[i].status), reset, v[i].summary);
         }
-        if (failed(&v[i]) && same[i] < 0)
-            fprintf(f, "                   %scause: %s%s: %s\n", bold, kg_verdict_cause_id(&v[i]), reset,
-                    kg_verdict_cause_line(&v[i]));
+        if (failed(&v[i]) && same[i] < 0) {
+            char line[KG_SUMMARY_MAX + 64];
+            int len =
+                snprintf(line, sizeof line, "cause: %s: %s", kg_verdict_cause_id(&v[i]), kg_verdict_cause_line(&v[i]));
+            print_wrapped(f, line, len < (int)sizeof line ? len : (int)sizeof line - 1, bold, reset);
+        }
         bool show = failed(&v[i]) || verbose;
         if (!show) continue;
         if (v[i].extra && json_object_get(v[i].extra, "lines")) {
@@ -141,7 +165,7 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
             while (*p) {
                 const char *nl = strchr(p, '\n');
                 int len = nl ? (int)(nl - p) : (int)strlen(p);
-                fprintf(f, "%s                   %.*s%s\n", dim, len, p, reset);
+                print_wrapped(f, p, len, dim, reset);
                 p += len + (nl ? 1 : 0);
             }
         }
