@@ -121,7 +121,7 @@ EXTRA_DIST += tests/cli.sh tests/cuda_describe.sh tests/builtin_glr_cuda.sh test
 
 # the full-screen inspector's keys, wrapping and heatmap labels (tmux; tmux_lib.sh is shared)
 TESTS += tests/tui_tmux_keys.sh
-EXTRA_DIST += tests/tui_tmux_keys.sh tests/tmux_lib.sh
+EXTRA_DIST += tests/tui_tmux_keys.sh tests/tmux_lib.sh tests/tmux_screen.sh
 
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

@@ -120,24 +120,7 @@ if ! command -v tmux > /dev/null 2>&1; then
     exit
 fi
 unset TMUX
-screen() {
-    tmux -L "$S" capture-pane -p -t kg > "$t/screen" 2> /dev/null
-    cat "$t/screen"
-}
-wait_for() { # wait_for ERE [TENTHS]: until the screen matches (default 10 s)
-    n=${2:-100}
-    while [ "$n" -gt 0 ]; do
-        screen | grep -qE -- "$1" && return 0
-        sleep 0.1
-        n=$((n - 1))
-    done
-    echo "  (waited for '$1'; the screen was:)"
-    sed 's/^/  | /' "$t/screen"
-    return 1
-}
-keys() {
-    tmux -L "$S" send-keys -t kg "$@"
-}
+. "$top_srcdir/tests/tmux_screen.sh"
 start() { # start ARGS: kgate ARGS in a new 100x30 session; its exit status goes to $t/exit
     rm -f "$t/exit"
     # the shell traps SIGINT (kgate, its child, gets the default back) so it outlives kgate
