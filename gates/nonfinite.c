@@ -211,6 +211,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
             kg_exec_free(&x);
             kg_inputs_free(&in);
+            json_decref(inj);
             return;
         }
         struct kg_expect ex;

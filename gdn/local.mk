@@ -12,6 +12,9 @@ EXTRA_DIST += gdn/README.md
 # lands in gdn/.libs/ of the build tree and is installed as $(pkglibdir)/libgdn_host.so.
 pkglib_LTLIBRARIES = gdn/libgdn_host.la
 gdn_libgdn_host_la_SOURCES = gdn/oracle.c gdn/oracle.h gdn/chunk_host.c gdn/chunk_host.h gdn/chunk_host_impl.h
+# built without the sanitizers even in a sanitizer build: python3 loads it, and a library that
+# needs ASan's runtime cannot be loaded into a process that did not start with it
+gdn_libgdn_host_la_CFLAGS = -std=gnu11 -ffp-contract=off $(WARN_CFLAGS)
 gdn_libgdn_host_la_LDFLAGS = -module -avoid-version -shared
 gdn_libgdn_host_la_LIBADD = -lm
 
