@@ -276,6 +276,7 @@ static int set_option(struct check_args *a, int ch, const char *arg)
     case O_QUIET: a->quiet = true; return GO_ON;
     case O_NO_COLOR: a->color = false; return GO_ON;
     case O_HELP: kg_cli_usage(stdout); return KG_EXIT_OK;
+    case O_VERSION: return kg_cli_version();
     default: kg_cli_usage(stderr); return KG_EXIT_USAGE;
     }
 }

@@ -58,8 +58,9 @@ static bool no_such_file(const char *path)
     return true;
 }
 
-/* The version, then which runners can run here and why not. */
-static int version(void)
+/* The version, then which runners can run here and why not (`kgate --version`, and `kgate
+ * check --version`). */
+int kg_cli_version(void)
 {
     static char out[8192];
     printf("kgate %s\n", PACKAGE_VERSION);
@@ -69,7 +70,7 @@ static int version(void)
     return KG_EXIT_OK;
 }
 
-/* `kgate __probe`: the CUDA libraries probed in this (child) process, for version(). */
+/* `kgate __probe`: the CUDA libraries probed in this (child) process, for kg_cli_version(). */
 static int probe_here(void)
 {
     static char out[4096];
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
         kg_cli_usage(stdout);
         return KG_EXIT_OK;
     }
-    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) return version();
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) return kg_cli_version();
     if (cmd[0] != '-' && no_such_file(cmd)) return KG_EXIT_USAGE;
 #ifdef KG_HAVE_TUI
     if (!strcmp(cmd, "--repl")) return kg_tui_main(argc > 2 ? argv[2] : NULL, true);
