@@ -29,11 +29,12 @@ TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 # ---- the CUDA kernels --------------------------------------------------------------------
 # The kernel bodies (glr_*.cuh) with the kgate contract files that judge them, the host
 # emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.
-GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h
+GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h \
+	gdn/chunk_fwd_tc.cuh
 GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn/gla_bwd.cu \
 	gdn/ssd_fwd.cu gdn/ssd_bwd.cu gdn/gdn_fwd.cu gdn/gdn_bwd.cu gdn/kda_fwd.cu gdn/kda_bwd.cu
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
-	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/bench_gdn.cu gdn/glr_emu.h \
+	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/libgdn_tc.cu gdn/bench_gdn.cu gdn/glr_emu.h \
 	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu gdn/testutil.h
 
 if HAVE_NVCC
@@ -43,7 +44,7 @@ if HAVE_NVCC
 GDN_NVCC_FLAGS = -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -I$(top_srcdir)/gdn
 GDN_DEPS = $(GDN_CUDA_HDRS:%=$(top_srcdir)/%) $(top_srcdir)/gdn/oracle.h $(top_srcdir)/gdn/testutil.h
 GDN_LIB_OBJS = gdn/libgdn.o gdn/libgdn_linear.o gdn/libgdn_gla.o gdn/libgdn_ssd.o gdn/libgdn_gdn.o \
-	gdn/libgdn_kda.o
+	gdn/libgdn_kda.o gdn/libgdn_tc.o
 
 # One suffix rule for every nvcc object (the library's, the GPU test's, the benchmark's).
 SUFFIXES += .cu .o
