@@ -78,6 +78,14 @@ __device__ __forceinline__ uint32_t tc_pack(float lo, float hi)
     return *reinterpret_cast<uint32_t *>(&h);
 }
 
+/* (x0, x1) as the bf16 pair *hi plus the pair of residuals *lo: x ~= hi + lo to ~16 bits. */
+__device__ __forceinline__ void tc_split(float x0, float x1, uint32_t *hi, uint32_t *lo)
+{
+    const __nv_bfloat16 h0 = __float2bfloat16_rn(x0), h1 = __float2bfloat16_rn(x1);
+    *hi = tc_pack(__bfloat162float(h0), __bfloat162float(h1));
+    *lo = tc_pack(x0 - __bfloat162float(h0), x1 - __bfloat162float(h1));
+}
+
 /* The A fragment of rows m0.. m0+15, columns k0 .. k0+15 of a row-major bf16 tile (stride ld). */
 __device__ __forceinline__ void tc_frag_a(uint32_t a[4], const __nv_bfloat16 *s, int ld, int m0, int k0)
 {
@@ -98,10 +106,11 @@ __device__ __forceinline__ void tc_frag_b(uint32_t *b0, uint32_t *b1, const __nv
 }
 
 /* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
- * dst[c * TC_TP + j], each element times w[j] when w is given (rounded to bf16 once). 128
+ * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
+ * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits. 128
  * threads; lanes walk j so that the 2-byte shared stores of a warp fill consecutive words. */
 __device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, int L, const float *w,
-                                   __nv_bfloat16 *dst)
+                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
 {
     for (int idx = (int)threadIdx.x; idx < TC_C * 8; idx += 128) {
         const int j = idx % TC_C, grp = idx / TC_C;
@@ -109,8 +118,16 @@ __device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, i
         if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
         const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
 #pragma unroll
-        for (int c = 0; c < 8; c++)
-            dst[(grp * 8 + c) * TC_TP + j] = w ? __float2bfloat16_rn(__bfloat162float(e[c]) * w[j]) : e[c];
+        for (int c = 0; c < 8; c++) {
+            if (w) {
+                const float x = __bfloat162float(e[c]) * w[j];
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                dst[(grp * 8 + c) * TC_TP + j] = hi;
+                dst_lo[(grp * 8 + c) * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            } else {
+                dst[(grp * 8 + c) * TC_TP + j] = e[c];
+            }
+        }
     }
 }
 
@@ -130,16 +147,20 @@ __device__ void tc_load_rows(const __nv_bfloat16 *src, long long stride, int nro
 // ---- kernel 1, bf16: the state scan on tensor cores ---------------------------------------------
 
 /* grid (V/64, K/64, B*H), 128 threads. Warp w owns state rows 16w .. 16w+15 of the K tile, all 64
- * columns: acc[n] is the m16n8 tile of columns 8n .. 8n+7. hs [B*H][NT][V][K] bf16 receives H of
- * every chunk transposed (the layout the output kernel's B fragments read); ST [B,H,K,V] fp32. */
+ * columns: acc[n] is the m16n8 tile of columns 8n .. 8n+7. hs [B*H][NT][2][V][K] bf16 receives H
+ * of every chunk, transposed (the layout the output kernel's B fragments read), as hi + lo planes
+ * (H ~= hi + lo to ~16 bits: one bf16 plane alone costs linear attention's o about 0.0007 of
+ * relative RMS, a third of the bf16 bar); ST [B,H,K,V] fp32. The decayed keys k_j w_j are split
+ * the same way (a single bf16 rounding there would cost SSD's ST ~1e-3). */
 template <bool GATED>
 __global__ void __launch_bounds__(128)
     tc_state_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g, const float *S0, __nv_bfloat16 *hs,
                   float *ST, int T, int H, int K, int V, int NT)
 {
-    __shared__ __align__(16) __nv_bfloat16 sKT[TC_C * TC_TP]; /* [kk][j]: (k_j * w_j)^T */
-    __shared__ __align__(16) __nv_bfloat16 sVT[TC_C * TC_TP]; /* [v][j] */
-    __shared__ __align__(16) __nv_bfloat16 sH[TC_C * TC_TP];  /* [v][kk]: H of the chunk, for hs */
+    __shared__ __align__(16) __nv_bfloat16 sKT[TC_C * TC_TP];   /* [kk][j]: (k_j * w_j)^T, hi */
+    __shared__ __align__(16) __nv_bfloat16 sKL[TC_C * TC_TP];   /* its lo part (GATED) */
+    __shared__ __align__(16) __nv_bfloat16 sVT[TC_C * TC_TP];   /* [v][j] */
+    __shared__ __align__(16) __nv_bfloat16 sH[2][TC_C * TC_TP]; /* [v][kk]: H of the chunk, hi, lo */
     __shared__ float sG[TC_C], sW[TC_C];
     const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
@@ -159,14 +180,16 @@ __global__ void __launch_bounds__(128)
     for (int n = 0; n < NT; n++) {
         const int t0 = n * TC_C, L = min(TC_C, T - t0);
         const long long row0 = (long long)b * T + t0; /* (b, t0) as a row index over [B,T] */
-/* H of this chunk, staged transposed for a coalesced store */
+                                                      /* H of this chunk, staged transposed for a coalesced store */
 #pragma unroll
         for (int m = 0; m < 8; m++) {
-            const int c = 8 * m + 2 * ti;
-            sH[c * TC_TP + r0] = __float2bfloat16_rn(acc[m][0]);
-            sH[(c + 1) * TC_TP + r0] = __float2bfloat16_rn(acc[m][1]);
-            sH[c * TC_TP + r0 + 8] = __float2bfloat16_rn(acc[m][2]);
-            sH[(c + 1) * TC_TP + r0 + 8] = __float2bfloat16_rn(acc[m][3]);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int at = (8 * m + 2 * ti + (e & 1)) * TC_TP + r0 + (e >> 1) * 8;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
+                sH[0][at] = hi;
+                sH[1][at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+            }
         }
         tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
         float decay = 1.f;
@@ -176,14 +199,13 @@ __global__ void __launch_bounds__(128)
             __syncthreads();
         }
         const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
-        tc_load_transposed(k + (row0 * H + h) * K + kt * TC_C, rs_k, L, GATED ? sW : nullptr, sKT);
-        tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sVT);
-        /* hs rows v of this V tile, columns kk of this K tile */
-        __nv_bfloat16 *dst = hs + (((long long)bh * NT + n) * V + vt * TC_C) * K + kt * TC_C;
-        for (int idx = tid; idx < TC_C * 8; idx += 128) {
-            const int r = idx / 8, grp = idx % 8;
-            *reinterpret_cast<uint4 *>(dst + (long long)r * K + grp * 8) =
-                *reinterpret_cast<const uint4 *>(sH + r * TC_TP + grp * 8);
+        tc_load_transposed(k + (row0 * H + h) * K + kt * TC_C, rs_k, L, GATED ? sW : nullptr, sKT, sKL);
+        tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sVT, nullptr);
+        /* hs: both planes, rows v of this V tile, columns kk of this K tile */
+        for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
+            const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
+            __nv_bfloat16 *dst = hs + ((((long long)bh * NT + n) * 2 + pl) * V + vt * TC_C + r) * K + kt * TC_C;
+            *reinterpret_cast<uint4 *>(dst + grp * 8) = *reinterpret_cast<const uint4 *>(sH[pl] + r * TC_TP + grp * 8);
         }
         __syncthreads();
         if constexpr (GATED)
@@ -193,13 +215,15 @@ __global__ void __launch_bounds__(128)
                 for (int e = 0; e < 4; e++) acc[m][e] *= decay;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-            uint32_t a[4];
+            uint32_t a[4], al[4];
             tc_frag_a(a, sKT, TC_TP, 16 * w, 16 * s);
+            if constexpr (GATED) tc_frag_a(al, sKL, TC_TP, 16 * w, 16 * s);
 #pragma unroll
             for (int m = 0; m < 8; m++) {
                 uint32_t b0, b1;
                 tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
                 tc_mma(acc[m], a, b0, b1);
+                if constexpr (GATED) tc_mma(acc[m], al, b0, b1);
             }
         }
         __syncthreads(); /* sKT, sVT, sH, sG are rewritten by the next chunk */
@@ -219,14 +243,16 @@ __global__ void __launch_bounds__(128)
 
 // ---- kernel 2, bf16: the outputs on tensor cores ------------------------------------------------
 
-/* Dynamic shared memory of tc_out_bf16<K>: Q, K [64][K+8], H^T [64][K+8], V^T [64][72], G [64]. */
+/* Dynamic shared memory of tc_out_bf16<K>: Q, K [64][K+8], H^T hi, lo [64][K+8], V^T [64][72],
+ * G [64]. */
 __host__ __device__ constexpr unsigned tc_out_bf16_smem(int K)
 {
-    return (unsigned)(3 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + TC_C * 4);
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + TC_C * 4);
 }
 
 /* grid (NT, V/64, B*H), 128 threads. Warp w owns rows 16w .. 16w+15 of the chunk: P's columns
- * 0 .. 16w+15 (the rest is causally zero) and o's 64 columns of this V tile. */
+ * 0 .. 16w+15 (the rest is causally zero) and o's 64 columns of this V tile. H enters as its hi
+ * and lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). */
 template <bool GATED, int K>
 __global__ void __launch_bounds__(128)
     tc_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
@@ -236,8 +262,9 @@ __global__ void __launch_bounds__(128)
     extern __shared__ __align__(16) unsigned char tc_smem[];
     __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
     __nv_bfloat16 *sK = sQ + TC_C * LD;
-    __nv_bfloat16 *sH = sK + TC_C * LD; /* [v][kk] */
-    __nv_bfloat16 *sVT = sH + TC_C * LD;
+    __nv_bfloat16 *sH = sK + TC_C * LD;  /* [v][kk], hi */
+    __nv_bfloat16 *sHL = sH + TC_C * LD; /* lo */
+    __nv_bfloat16 *sVT = sHL + TC_C * LD;
     float *sG = reinterpret_cast<float *>(sVT + TC_C * TC_TP);
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
@@ -247,8 +274,9 @@ __global__ void __launch_bounds__(128)
 
     tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
     tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
-    tc_load_rows(hs + (((long long)bh * NT + n) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
-    tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT);
+    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
+    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
+    tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
     tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: every tile loaded */
 
     const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
@@ -293,6 +321,8 @@ __global__ void __launch_bounds__(128)
             uint32_t b0, b1;
             tc_frag_b(&b0, &b1, sH, LD, 8 * m, 16 * ks);
             tc_mma(acc[m], a, b0, b1);
+            tc_frag_b(&b0, &b1, sHL, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], a, b0, b1);
         }
     }
     const float f0 = GATED ? scale * expf(sG[i0]) : scale, f1 = GATED ? scale * expf(sG[i1]) : scale;
@@ -305,13 +335,17 @@ __global__ void __launch_bounds__(128)
 #pragma unroll
     for (int s = 0; s < 4; s++) {
         if (s > w) continue; /* warp-uniform */
-        uint32_t a[4] = {tc_pack(p[2 * s][0], p[2 * s][1]), tc_pack(p[2 * s][2], p[2 * s][3]),
-                         tc_pack(p[2 * s + 1][0], p[2 * s + 1][1]), tc_pack(p[2 * s + 1][2], p[2 * s + 1][3])};
+        uint32_t a[4], al[4];
+        tc_split(p[2 * s][0], p[2 * s][1], &a[0], &al[0]);
+        tc_split(p[2 * s][2], p[2 * s][3], &a[1], &al[1]);
+        tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &a[2], &al[2]);
+        tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &a[3], &al[3]);
 #pragma unroll
         for (int m = 0; m < 8; m++) {
             uint32_t b0, b1;
             tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
             tc_mma(acc[m], a, b0, b1);
+            tc_mma(acc[m], al, b0, b1);
         }
     }
 #pragma unroll

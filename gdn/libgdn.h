@@ -65,8 +65,8 @@ int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d,
 /* ---- chunk-parallel forward: linear attention and SSD (gdn/chunk_fwd_tc.cuh) --------------
  * The same results as gdn_cuda_fwd for GDN_LINEAR and GDN_SSD, computed chunk-parallel: a state
  * scan over chunks parallel over (b, h, 64 x 64 state tiles), then every chunk's outputs in
- * parallel; bf16 inputs on tensor cores (mma.sync, fp32 accumulation; the chunk states pass
- * through the workspace rounded to bf16), fp32 inputs in exact fp32 on CUDA cores. Deterministic.
+ * parallel; bf16 inputs on tensor cores (mma.sync, fp32 accumulation; the chunk states and the
+ * intra-chunk scores enter them as bf16 hi + lo pairs), fp32 inputs in exact fp32 on CUDA cores. Deterministic.
  * Supported: K, V in {64, 128, 256}, B * H <= 65535; bf16 q, k, v 16-byte aligned. Opt-in: not
  * yet the default of gdn_cuda_fwd. */
 

@@ -29,12 +29,14 @@ extern "C" int gdn_cuda_fwd_tc_supported(enum gdn_family f, const struct gdn_dim
     return GDN_OK;
 }
 
-/* ceil(T / 64) states of K x V per (b, h): bf16 for bf16 inputs, fp32 for fp32 inputs. */
+/* ceil(T / 64) states of K x V per (b, h): two bf16 planes (hi, lo) for bf16 inputs, fp32 for
+ * fp32 inputs; 4 bytes an element either way. */
 extern "C" size_t gdn_cuda_fwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
 {
+    (void)dt; /* the same size for both dtypes */
     if (gdn_cuda_fwd_tc_supported(f, d) != GDN_OK) return 0;
     const size_t nt = (size_t)((d->T + TC_C - 1) / TC_C);
-    return (size_t)d->B * (size_t)d->H * nt * (size_t)d->K * (size_t)d->V * (dt == GDN_DTYPE_BF16 ? 2 : 4);
+    return (size_t)d->B * (size_t)d->H * nt * (size_t)d->K * (size_t)d->V * 4;
 }
 
 static bool aligned(const void *p, size_t a)
