@@ -37,11 +37,12 @@
 
 /* The chunk's inclusive gate cumsum into sG[0..63] (rows >= L repeat G_{L-1}, so that every
  * exponent stays a difference of finite values); all zeros when not GATED. One thread sums
- * sequentially, as gdn/chunk_host_impl.h does. Ends synchronised. */
-template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long row0, int H, int L, float *sG)
+ * sequentially, as gdn/chunk_host_impl.h does; g[at + i H] is the gate of step t0 + i (at =
+ * (b T + t0) H + h). Ends synchronised. */
+template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long at, int H, int L, float *sG)
 {
     const int tid = (int)threadIdx.x;
-    if (tid < TC_C) sG[tid] = (GATED && tid < L) ? g[(row0 + tid) * H] : 0.f;
+    if (tid < TC_C) sG[tid] = (GATED && tid < L) ? g[at + (long long)tid * H] : 0.f;
     __syncthreads();
     if (GATED && tid == 0) {
         float s = 0.f;
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(128)
     for (int n = 0; n < NT; n++) {
         const int t0 = n * TC_C, L = min(TC_C, T - t0);
         const long long row0 = (long long)b * T + t0; /* (b, t0) as a row index over [B,T] */
-                                                      /* H of this chunk, staged transposed for a coalesced store */
+        /* H of this chunk as hi + lo, staged transposed for a coalesced store */
 #pragma unroll
         for (int m = 0; m < 8; m++) {
 #pragma unroll
@@ -208,11 +209,12 @@ __global__ void __launch_bounds__(128)
             *reinterpret_cast<uint4 *>(dst + grp * 8) = *reinterpret_cast<const uint4 *>(sH[pl] + r * TC_TP + grp * 8);
         }
         __syncthreads();
-        if constexpr (GATED)
+        if constexpr (GATED) {
 #pragma unroll
             for (int m = 0; m < 8; m++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[m][e] *= decay;
+        }
 #pragma unroll
         for (int s = 0; s < 4; s++) {
             uint32_t a[4], al[4];
@@ -416,12 +418,13 @@ __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float 
             for (int c = 0; c < 4; c++) S[r][c] = GATED ? fmaf(decay, S[r][c], U[r][c]) : S[r][c] + U[r][c];
         __syncthreads();
     }
-    if (ST)
+    if (ST) {
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
             for (int c = 0; c < 4; c++)
                 ST[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+    }
 }
 
 // ---- kernel 2, fp32: the outputs on CUDA cores -------------------------------------------------
