@@ -1,6 +1,8 @@
 /* bench_gdn.cu: times libgdn's forward and forward+backward for the five GLR members at
  * B=8 T=4096 H=16 K=V=128 with bf16 inputs (CUDA events, warm-up, median), beside a cuBLAS bf16
  * 8192^3 GEMM measured in the same run, with model TFLOP/s and a memory-bandwidth estimate.
+ * Then, for linear attention and SSD, the chunk-parallel forward gdn_cuda_fwd_tc beside the old
+ * forward and FLA's published H200 forward times.
  * Before timing a member it checks the same launch configuration (K = V = 128, bf16) on a small
  * problem against the fp64 oracle and refuses to time a kernel that is wrong.
  *   make bench-gdn          (gdn/local.mk; links libgdn.so, gdn/oracle.c and -lcublas)
@@ -237,6 +239,37 @@ static double validate(enum gdn_family f)
     return worst;
 }
 
+// ---- the chunk-parallel forward (gdn_cuda_fwd_tc) ------------------------------------------------
+
+static void run_fwd_tc(enum gdn_family f, Problem *p, void *ws, size_t ws_bytes, cudaStream_t s)
+{
+    gdn_dev_in in = {p->q, p->k, p->v, p->g, NULL, p->S0};
+    GDN_CHECK(gdn_cuda_fwd_tc(f, GDN_DTYPE_BF16, &p->d, NAN, &in, p->o, p->ST, ws, ws_bytes, s));
+}
+
+/* The timed configuration of gdn_cuda_fwd_tc (bf16, K = V = 128) at B=1 T=200 H=2 vs GDN_EXACT:
+ * the worst relative RMS error of o and ST. */
+static double validate_tc(enum gdn_family f)
+{
+    Problem p;
+    problem_alloc(&p, f, gdn_dims{1, 200, 2, 128, 128});
+    size_t wsb = gdn_cuda_fwd_tc_workspace(f, GDN_DTYPE_BF16, &p.d);
+    void *ws;
+    CUDA_CHECK(cudaMalloc(&ws, wsb));
+    run_fwd_tc(f, &p, ws, wsb, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<double> q = fetch(p.q, p.nqk, true), k = fetch(p.k, p.nqk, true), v = fetch(p.v, p.nv, true);
+    std::vector<double> g = fetch(p.g, p.ng, false), S0 = fetch(p.S0, p.nS, false);
+    std::vector<double> o(p.nv), ST(p.nS);
+    gdn_in in = {q.data(), k.data(), v.data(), gdn_family_has_gate(f) ? g.data() : NULL, NULL, S0.data()};
+    double worst = INFINITY;
+    if (!gdn_oracle_fwd(f, GDN_EXACT, &p.d, NAN, &in, o.data(), ST.data()))
+        worst = std::max(relrms(o, fetch(p.o, p.nv, true)), relrms(ST, fetch(p.ST, p.nS, false)));
+    CUDA_CHECK(cudaFree(ws));
+    problem_free(&p);
+    return worst;
+}
+
 // ---- timing -------------------------------------------------------------------------------------
 
 /* Median over `iters` event-timed runs of fn (after `warm` untimed ones), in milliseconds. */
@@ -349,6 +382,46 @@ int main(int argc, char **argv)
         refused += !finite;
         problem_free(&p);
     }
+
+    /* The chunk-parallel forward beside the old one, for the members it covers. FLA's forward on
+     * the H200 (issue 16, bf16, B8 T4096 H16 D128): linear attention 0.37 ms, simple_gla (SSD)
+     * 0.42 ms. */
+    printf("\nchunk-parallel forward (gdn_cuda_fwd_tc, tensor cores) vs the sequential one (gdn_cuda_fwd), "
+           "same shape; vs FLA (H200, measured elsewhere)\n");
+    printf("%-7s %-10s | %9s %9s %8s %7s | %9s %8s %8s %7s\n", "member", "check", "old ms", "new ms", "TFLOP/s",
+           "speedup", "FLA ms", "new/FLA", "GB/s", "cuBLAS");
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD}) {
+        const double fla = f == GDN_LINEAR ? 0.37 : 0.42;
+        double err = validate_tc(f);
+        if (!(err <= 0.0033)) {
+            printf("%-7s %-10s | refused to time: worst relative RMS error %.2e > 0.0033 vs the fp64 oracle\n",
+                   gdn_family_name(f), "WRONG", err);
+            refused++;
+            continue;
+        }
+        Problem p;
+        problem_alloc(&p, f, d);
+        size_t wsb = gdn_cuda_fwd_tc_workspace(f, GDN_DTYPE_BF16, &d);
+        void *ws;
+        CUDA_CHECK(cudaMalloc(&ws, wsb));
+        double old_ms = time_ms([&] { run_fwd(f, &p, s); }, warm, iters, s);
+        double new_ms = time_ms([&] { run_fwd_tc(f, &p, ws, wsb, s); }, warm, iters, s);
+        std::vector<double> o = fetch(p.o, std::min<size_t>(p.nv, 1 << 20), true);
+        bool finite = std::all_of(o.begin(), o.end(), [](double x) { return isfinite(x); });
+        double chunks = (double)d.B * d.H * ceil((double)d.T / GLR_C);
+        double ff = chunks * flops_fwd(f, GLR_C, (double)d.K, (double)d.V), tf = ff / (new_ms * 1e-3) / 1e12;
+        char chk[32];
+        snprintf(chk, sizeof chk, "%.1e%s", err, finite ? "" : " NaN!");
+        printf("%-7s %-10s | %9.3f %9.3f %8.2f %6.1fx | %9.2f %7.2fx %8.0f %6.1f%%\n", gdn_family_name(f), chk, old_ms,
+               new_ms, tf, old_ms / new_ms, fla, new_ms / fla, bytes_fwd(f, d, 2) / (new_ms * 1e-3) / 1e9,
+               100.0 * tf / peak);
+        refused += !finite;
+        CUDA_CHECK(cudaFree(ws));
+        problem_free(&p);
+    }
+    printf("(new/FLA: time ratio, < 1 is faster than FLA; cuBLAS: the new kernel's model TFLOP/s as a fraction of "
+           "the GEMM above; model FLOPs of flops_fwd, the hi + lo passes not credited)\n");
+
     CUDA_CHECK(cudaStreamDestroy(s));
     printf("(check: worst relative RMS error of the same launch configuration at B=1 T=200 H=2 vs the fp64 "
            "oracle, bar 0.0033)\n");

@@ -29,12 +29,13 @@ TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 # ---- the CUDA kernels --------------------------------------------------------------------
 # The kernel bodies (glr_*.cuh) with the kgate contract files that judge them, the host
 # emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.
-GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h
+GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h \
+	gdn/chunk_fwd_tc.cuh
 GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn/gla_bwd.cu \
 	gdn/ssd_fwd.cu gdn/ssd_bwd.cu gdn/gdn_fwd.cu gdn/gdn_bwd.cu gdn/kda_fwd.cu gdn/kda_bwd.cu
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
-	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/bench_gdn.cu gdn/glr_emu.h \
-	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu gdn/testutil.h
+	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/libgdn_tc.cu gdn/bench_gdn.cu gdn/glr_emu.h \
+	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu tests/gpu/test_gdn_tc.cu gdn/testutil.h
 
 if HAVE_NVCC
 # libgdn.so: nvcc objects in the build tree, one per member so that `make -j` compiles them in
@@ -43,13 +44,13 @@ if HAVE_NVCC
 GDN_NVCC_FLAGS = -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -I$(top_srcdir)/gdn
 GDN_DEPS = $(GDN_CUDA_HDRS:%=$(top_srcdir)/%) $(top_srcdir)/gdn/oracle.h $(top_srcdir)/gdn/testutil.h
 GDN_LIB_OBJS = gdn/libgdn.o gdn/libgdn_linear.o gdn/libgdn_gla.o gdn/libgdn_ssd.o gdn/libgdn_gdn.o \
-	gdn/libgdn_kda.o
+	gdn/libgdn_kda.o gdn/libgdn_tc.o
 
 # One suffix rule for every nvcc object (the library's, the GPU test's, the benchmark's).
 SUFFIXES += .cu .o
 .cu.o:
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $<
-$(GDN_LIB_OBJS) tests/gpu/test_gdn_cuda.o gdn/bench_gdn.o: $(GDN_DEPS)
+$(GDN_LIB_OBJS) tests/gpu/test_gdn_cuda.o tests/gpu/test_gdn_tc.o gdn/bench_gdn.o: $(GDN_DEPS)
 tests/gpu/test_gdn_cuda.o: $(top_srcdir)/gdn/chunk_host.h
 gdn/libgdn.so: $(GDN_LIB_OBJS)
 	$(AM_V_GEN)$(NVCC) -shared -cudart static -gencode=arch=compute_90a,code=sm_90a -o $@ $(GDN_LIB_OBJS)
@@ -60,15 +61,15 @@ gdn/libgdn.so: $(GDN_LIB_OBJS)
 # GPU test and `make install` installs $(libdir)/libgdn.so with its header (and oracle.h, which it
 # includes) under $(pkgincludedir). SCRIPTS (mode 755, not distributed) rather than an install
 # hook, so no other fragment's install-*-local can collide with this one.
-GDN_GPU_PROGS = gdn/libgdn.so tests/gpu/test_gdn_cuda gdn/bench_gdn
+GDN_GPU_PROGS = gdn/libgdn.so tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc gdn/bench_gdn
 gdn: $(GDN_GPU_PROGS)
 if GDN_IN_ALL
 gdnlibdir = $(libdir)
 gdnlib_SCRIPTS = gdn/libgdn.so
 gdnincludedir = $(pkgincludedir)
 gdninclude_HEADERS = gdn/libgdn.h gdn/oracle.h
-noinst_SCRIPTS = tests/gpu/test_gdn_cuda gdn/bench_gdn
-TESTS += tests/gpu/test_gdn_cuda
+noinst_SCRIPTS = tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc gdn/bench_gdn
+TESTS += tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc
 endif
 
 # The oracle and the host chunked algorithm as plain C objects for the nvcc-linked programs.
@@ -84,6 +85,8 @@ gdn/gpu_chunk_host.o: $(top_srcdir)/gdn/chunk_host.c $(top_srcdir)/gdn/chunk_hos
 tests/gpu/test_gdn_cuda: tests/gpu/test_gdn_cuda.o gdn/gpu_oracle.o gdn/gpu_chunk_host.o gdn/libgdn.so
 	$(AM_V_GEN)$(NVCC) -o $@ tests/gpu/test_gdn_cuda.o gdn/gpu_oracle.o gdn/gpu_chunk_host.o \
 		-Lgdn -lgdn -Xlinker -rpath='$$ORIGIN/../../gdn' -lpthread -lm
+tests/gpu/test_gdn_tc: tests/gpu/test_gdn_tc.o gdn/gpu_oracle.o gdn/libgdn.so
+	$(AM_V_GEN)$(NVCC) -o $@ tests/gpu/test_gdn_tc.o gdn/gpu_oracle.o -Lgdn -lgdn -Xlinker -rpath='$$ORIGIN/../../gdn' -lm
 gdn/bench_gdn: gdn/bench_gdn.o gdn/gpu_oracle.o gdn/libgdn.so
 	$(AM_V_GEN)$(NVCC) -o $@ gdn/bench_gdn.o gdn/gpu_oracle.o -Lgdn -lgdn -lcublas \
 		-Xlinker -rpath='$$ORIGIN' -Xlinker -rpath=$(dir $(NVCC))../lib64 -lm
@@ -91,7 +94,7 @@ gdn/bench_gdn: gdn/bench_gdn.o gdn/gpu_oracle.o gdn/libgdn.so
 # Run by `make check` (GDN_IN_ALL), `make bench-gdn` and gdn/run_gpu_checks.sh (a build tree
 # carried to a GPU host: `make gdn` first).
 CLEANFILES += $(GDN_LIB_OBJS) gdn/libgdn.so gdn/gpu_oracle.o gdn/gpu_chunk_host.o tests/gpu/test_gdn_cuda.o \
-	tests/gpu/test_gdn_cuda gdn/bench_gdn.o gdn/bench_gdn
+	tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc.o tests/gpu/test_gdn_tc gdn/bench_gdn.o gdn/bench_gdn
 
 bench-gdn: gdn/bench_gdn
 	gdn/bench_gdn

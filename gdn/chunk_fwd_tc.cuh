@@ -1,0 +1,508 @@
+/* chunk_fwd_tc.cuh: chunk-parallel forward kernels for the two GLR members without a delta rule,
+ * linear attention (no gate) and SSD / simple GLA (one log gate g per (b, t, h)): bf16 inputs on
+ * tensor cores (mma.sync m16n8k16, fp32 accumulation), fp32 inputs on CUDA cores in exact fp32.
+ * Launched by gdn/libgdn_tc.cu (gdn_cuda_fwd_tc in gdn/libgdn.h); nvcc only.
+ *
+ * The math (gdn/oracle.c: S_t = a_t S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t, a_t = exp(g_t)).
+ * Chunk n covers steps t0 = 64n .. t0 + L - 1; G_i = g_t0 + ... + g_{t0+i} (inclusive, fp32,
+ * sequential), H = the state entering the chunk. Then, for i, j < L,
+ *   o_i    = scale [ exp(G_i) (H^T q_i) + sum_{j <= i} exp(G_i - G_j) (q_i . k_j) v_j ]
+ *   H_next = exp(G_{L-1}) H + sum_j (k_j exp(G_{L-1} - G_j)) v_j^T
+ * (linear attention: every exp is 1). Two kernels:
+ *   1. the state scan, one CTA per (64-row K tile, 64-column V tile, b, h), walks the chunks in
+ *      order with its fp32 state tile in registers (the mma accumulators): writes H of every
+ *      chunk to the workspace hs, then H = exp(G_last) H + (K * w)^T V on tensor cores. The
+ *      per-chunk local products and the scan are fused in this one pass: a separate pass of local
+ *      states would write and read back a K x V fp32 matrix per chunk, twice the bytes of the
+ *      k and v tiles the scan reads here, for the same products.
+ *   2. the outputs, one CTA per (chunk, 64-column V tile, b, h), all chunks in parallel:
+ *      P = Q K^T (causal, decayed, scaled), then o = scale exp(G_i) (Q H) + P V.
+ * Determinism: every output element has one writer and every sum a fixed order (mma.sync's
+ * internal order is fixed by the hardware); no atomics. Tail chunk (L < 64): rows j >= L of the
+ * tiles are loaded as zeros and never written back. Causality is by selection in P (an entry
+ * j > i is set to 0, never multiplied by a mask); on the tensor-core path a NaN in v_j still
+ * reaches rows i < j of its chunk (0 * NaN in P V), unlike the oracle, which the CUDA-core path
+ * matches. Supported: K, V in {64, 128, 256}. */
+#ifndef GDN_CHUNK_FWD_TC_CUH
+#define GDN_CHUNK_FWD_TC_CUH
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#define TC_C    64 /* chunk length = the K, V tile size */
+#define TC_TP   72 /* bf16 row stride of a 64-column tile: 36 words, = 4 mod 32, conflict-free fragments */
+#define TC_F32P 65 /* fp32 row stride of a 64-column tile read down a column */
+
+// ---- shared helpers ---------------------------------------------------------------------------
+
+/* The chunk's inclusive gate cumsum into sG[0..63] (rows >= L repeat G_{L-1}, so that every
+ * exponent stays a difference of finite values); all zeros when not GATED. One thread sums
+ * sequentially, as gdn/chunk_host_impl.h does; g[at + i H] is the gate of step t0 + i (at =
+ * (b T + t0) H + h). Ends synchronised. */
+template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long at, int H, int L, float *sG)
+{
+    const int tid = (int)threadIdx.x;
+    if (tid < TC_C) sG[tid] = (GATED && tid < L) ? g[at + (long long)tid * H] : 0.f;
+    __syncthreads();
+    if (GATED && tid == 0) {
+        float s = 0.f;
+        for (int i = 0; i < TC_C; i++) {
+            if (i < L) s += sG[i];
+            sG[i] = s;
+        }
+    }
+    __syncthreads();
+}
+
+// ---- tensor-core primitives (bf16) -------------------------------------------------------------
+
+/* d += a b with the PTX fragment layouts of m16n8k16 (g = lane / 4, t = lane % 4):
+ *   a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][2t+8..], a[3] = A[g+8][2t+8..]
+ *   b[0] = B[2t..2t+1][g], b[1] = B[2t+8..2t+9][g]
+ *   d[0..1] = D[g][2t..2t+1], d[2..3] = D[g+8][2t..2t+1]   (lower element in the low half) */
+__device__ __forceinline__ void tc_mma(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t tc_ld32(const __nv_bfloat16 *p)
+{
+    return *reinterpret_cast<const uint32_t *>(p);
+}
+
+__device__ __forceinline__ uint32_t tc_pack(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* (x0, x1) as the bf16 pair *hi plus the pair of residuals *lo: x ~= hi + lo to ~16 bits. */
+__device__ __forceinline__ void tc_split(float x0, float x1, uint32_t *hi, uint32_t *lo)
+{
+    const __nv_bfloat16 h0 = __float2bfloat16_rn(x0), h1 = __float2bfloat16_rn(x1);
+    *hi = tc_pack(__bfloat162float(h0), __bfloat162float(h1));
+    *lo = tc_pack(x0 - __bfloat162float(h0), x1 - __bfloat162float(h1));
+}
+
+/* The A fragment of rows m0.. m0+15, columns k0 .. k0+15 of a row-major bf16 tile (stride ld). */
+__device__ __forceinline__ void tc_frag_a(uint32_t a[4], const __nv_bfloat16 *s, int ld, int m0, int k0)
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    a[0] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t);
+    a[1] = tc_ld32(s + (m0 + g + 8) * ld + k0 + 2 * t);
+    a[2] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);
+    a[3] = tc_ld32(s + (m0 + g + 8) * ld + k0 + 2 * t + 8);
+}
+
+/* The B fragment of B = X^T, rows (reduction index) k0 .. k0+15, columns n0 .. n0+7, where X is
+ * stored row-major with one row per B column: B[k][n] = s[n * ld + k]. */
+__device__ __forceinline__ void tc_frag_b(uint32_t *b0, uint32_t *b1, const __nv_bfloat16 *s, int ld, int n0, int k0)
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    *b0 = tc_ld32(s + (n0 + g) * ld + k0 + 2 * t);
+    *b1 = tc_ld32(s + (n0 + g) * ld + k0 + 2 * t + 8);
+}
+
+/* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
+ * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
+ * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits. 128
+ * threads; lanes walk j so that the 2-byte shared stores of a warp fill consecutive words. */
+__device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, int L, const float *w,
+                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * 8; idx += 128) {
+        const int j = idx % TC_C, grp = idx / TC_C;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            if (w) {
+                const float x = __bfloat162float(e[c]) * w[j];
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                dst[(grp * 8 + c) * TC_TP + j] = hi;
+                dst_lo[(grp * 8 + c) * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            } else {
+                dst[(grp * 8 + c) * TC_TP + j] = e[c];
+            }
+        }
+    }
+}
+
+/* Loads rows r < nrows (else zeros) of width W bf16 (W % 8 == 0) from src[r * stride + c] into
+ * dst[r * ld + c] with 16-byte moves (ld % 8 == 0). */
+__device__ void tc_load_rows(const __nv_bfloat16 *src, long long stride, int nrows, int W, __nv_bfloat16 *dst, int ld)
+{
+    const int per = W / 8;
+    for (int idx = (int)threadIdx.x; idx < TC_C * per; idx += (int)blockDim.x) {
+        const int r = idx / per, grp = idx % per;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (r < nrows) raw = *reinterpret_cast<const uint4 *>(src + r * stride + grp * 8);
+        *reinterpret_cast<uint4 *>(dst + r * ld + grp * 8) = raw;
+    }
+}
+
+// ---- kernel 1, bf16: the state scan on tensor cores ---------------------------------------------
+
+/* grid (V/64, K/64, B*H), 128 threads. Warp w owns state rows 16w .. 16w+15 of the K tile, all 64
+ * columns: acc[n] is the m16n8 tile of columns 8n .. 8n+7. hs [B*H][NT][2][V][K] bf16 receives H
+ * of every chunk, transposed (the layout the output kernel's B fragments read), as hi + lo planes
+ * (H ~= hi + lo to ~16 bits: one bf16 plane alone costs linear attention's o about 0.0007 of
+ * relative RMS, a third of the bf16 bar); ST [B,H,K,V] fp32. The decayed keys k_j w_j are split
+ * the same way (a single bf16 rounding there would cost SSD's ST ~1e-3). */
+template <bool GATED>
+__global__ void __launch_bounds__(128)
+    tc_state_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g, const float *S0, __nv_bfloat16 *hs,
+                  float *ST, int T, int H, int K, int V, int NT)
+{
+    __shared__ __align__(16) __nv_bfloat16 sKT[TC_C * TC_TP];   /* [kk][j]: (k_j * w_j)^T, hi */
+    __shared__ __align__(16) __nv_bfloat16 sKL[TC_C * TC_TP];   /* its lo part (GATED) */
+    __shared__ __align__(16) __nv_bfloat16 sVT[TC_C * TC_TP];   /* [v][j] */
+    __shared__ __align__(16) __nv_bfloat16 sH[2][TC_C * TC_TP]; /* [v][kk]: H of the chunk, hi, lo */
+    __shared__ float sG[TC_C], sW[TC_C];
+    const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int r0 = 16 * w + gi; /* this thread's state rows r0, r0 + 8 (within the K tile) */
+
+    float acc[8][4];
+#pragma unroll
+    for (int n = 0; n < 8; n++) {
+        const int c = 8 * n + 2 * ti;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + (e >> 1) * 8;
+            acc[n][e] = S0 ? S0[((long long)bh * K + kt * TC_C + r) * V + vt * TC_C + c + (e & 1)] : 0.f;
+        }
+    }
+    for (int n = 0; n < NT; n++) {
+        const int t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0; /* (b, t0) as a row index over [B,T] */
+        /* H of this chunk as hi + lo, staged transposed for a coalesced store */
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int at = (8 * m + 2 * ti + (e & 1)) * TC_TP + r0 + (e >> 1) * 8;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
+                sH[0][at] = hi;
+                sH[1][at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+            }
+        }
+        tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
+        float decay = 1.f;
+        if constexpr (GATED) {
+            if (tid < TC_C) sW[tid] = expf(sG[L - 1] - sG[tid]);
+            decay = expf(sG[L - 1]);
+            __syncthreads();
+        }
+        const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
+        tc_load_transposed(k + (row0 * H + h) * K + kt * TC_C, rs_k, L, GATED ? sW : nullptr, sKT, sKL);
+        tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sVT, nullptr);
+        /* hs: both planes, rows v of this V tile, columns kk of this K tile */
+        for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
+            const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
+            __nv_bfloat16 *dst = hs + ((((long long)bh * NT + n) * 2 + pl) * V + vt * TC_C + r) * K + kt * TC_C;
+            *reinterpret_cast<uint4 *>(dst + grp * 8) = *reinterpret_cast<const uint4 *>(sH[pl] + r * TC_TP + grp * 8);
+        }
+        __syncthreads();
+        if constexpr (GATED) {
+#pragma unroll
+            for (int m = 0; m < 8; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[m][e] *= decay;
+        }
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sKT, TC_TP, 16 * w, 16 * s);
+            if constexpr (GATED) tc_frag_a(al, sKL, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+                if constexpr (GATED) tc_mma(acc[m], al, b0, b1);
+            }
+        }
+        __syncthreads(); /* sKT, sVT, sH, sG are rewritten by the next chunk */
+    }
+    if (ST) {
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            const int c = 8 * m + 2 * ti;
+            for (int half = 0; half < 2; half++) {
+                const int r = r0 + half * 8;
+                float2 x = make_float2(acc[m][2 * half], acc[m][2 * half + 1]);
+                *reinterpret_cast<float2 *>(ST + ((long long)bh * K + kt * TC_C + r) * V + vt * TC_C + c) = x;
+            }
+        }
+    }
+}
+
+// ---- kernel 2, bf16: the outputs on tensor cores ------------------------------------------------
+
+/* Dynamic shared memory of tc_out_bf16<K>: Q, K [64][K+8], H^T hi, lo [64][K+8], V^T [64][72],
+ * G [64]. */
+__host__ __device__ constexpr unsigned tc_out_bf16_smem(int K)
+{
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + TC_C * 4);
+}
+
+/* grid (NT, V/64, B*H), 128 threads. Warp w owns rows 16w .. 16w+15 of the chunk: P's columns
+ * 0 .. 16w+15 (the rest is causally zero) and o's 64 columns of this V tile. H enters as its hi
+ * and lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). */
+template <bool GATED, int K>
+__global__ void __launch_bounds__(128)
+    tc_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
+                const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale)
+{
+    constexpr int LD = K + 8; /* (K + 8) / 2 words = 4 mod 32 for K in {64, 128, 256} */
+    extern __shared__ __align__(16) unsigned char tc_smem[];
+    __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
+    __nv_bfloat16 *sK = sQ + TC_C * LD;
+    __nv_bfloat16 *sH = sK + TC_C * LD;  /* [v][kk], hi */
+    __nv_bfloat16 *sHL = sH + TC_C * LD; /* lo */
+    __nv_bfloat16 *sVT = sHL + TC_C * LD;
+    float *sG = reinterpret_cast<float *>(sVT + TC_C * TC_TP);
+    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+
+    tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
+    tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
+    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
+    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
+    tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
+    tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: every tile loaded */
+
+    const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
+    /* P = Q K^T over the column tiles 0 .. 2w+1 */
+    float p[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) p[m][e] = 0.f;
+    for (int ks = 0; ks < K / 16; ks++) {
+        uint32_t a[4];
+        tc_frag_a(a, sQ, LD, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            if (m > 2 * w + 1) continue; /* warp-uniform */
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sK, LD, 8 * m, 16 * ks);
+            tc_mma(p[m], a, b0, b1);
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = e < 2 ? i0 : i1, j = 8 * m + 2 * ti + (e & 1);
+            float x = 0.f;
+            if (j <= i) x = GATED ? p[m][e] * scale * expf(sG[i] - sG[j]) : p[m][e] * scale;
+            p[m][e] = x;
+        }
+    }
+    /* o = scale exp(G_i) (Q H) */
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+    for (int ks = 0; ks < K / 16; ks++) {
+        uint32_t a[4];
+        tc_frag_a(a, sQ, LD, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sH, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], a, b0, b1);
+            tc_frag_b(&b0, &b1, sHL, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], a, b0, b1);
+        }
+    }
+    const float f0 = GATED ? scale * expf(sG[i0]) : scale, f1 = GATED ? scale * expf(sG[i1]) : scale;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        acc[m][0] *= f0, acc[m][1] *= f0;
+        acc[m][2] *= f1, acc[m][3] *= f1;
+    }
+/* o += P V over the reduction blocks 0 .. w (P's accumulators are its A fragments) */
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        if (s > w) continue; /* warp-uniform */
+        uint32_t a[4], al[4];
+        tc_split(p[2 * s][0], p[2 * s][1], &a[0], &al[0]);
+        tc_split(p[2 * s][2], p[2 * s][3], &a[1], &al[1]);
+        tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &a[2], &al[2]);
+        tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &a[3], &al[3]);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
+            tc_mma(acc[m], a, b0, b1);
+            tc_mma(acc[m], al, b0, b1);
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const int c = vt * TC_C + 8 * m + 2 * ti;
+        if (i0 < L)
+            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i0) * H + h) * V + c) =
+                __floats2bfloat162_rn(acc[m][0], acc[m][1]);
+        if (i1 < L)
+            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i1) * H + h) * V + c) =
+                __floats2bfloat162_rn(acc[m][2], acc[m][3]);
+    }
+}
+
+// ---- kernel 1, fp32: the state scan on CUDA cores ----------------------------------------------
+
+/* grid (V/64, K/64, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns state rows
+ * ty + 16r and columns tx + 16c (r, c < 4). hs [B*H][NT][K][V] fp32 receives H of every chunk. */
+template <bool GATED>
+__global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float *v, const float *g, const float *S0,
+                                                    float *hs, float *ST, int T, int H, int K, int V, int NT)
+{
+    __shared__ float sK[TC_C * TC_F32P]; /* [j][kk]: k_j * w_j */
+    __shared__ float sV[TC_C * TC_C];    /* [j][v] */
+    __shared__ float sG[TC_C];
+    const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    float S[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            S[r][c] = S0 ? S0[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
+    for (int n = 0; n < NT; n++) {
+        const int t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0;
+        float *dst = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V + vt * TC_C;
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
+        tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG);
+        const float glast = sG[L - 1];
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int j = idx / TC_C, c = idx % TC_C;
+            float kx = 0.f, vx = 0.f;
+            if (j < L) {
+                kx = k[((row0 + j) * H + h) * K + kt * TC_C + c];
+                vx = v[((row0 + j) * H + h) * V + vt * TC_C + c];
+                if (GATED) kx *= expf(glast - sG[j]);
+            }
+            sK[j * TC_F32P + c] = kx;
+            sV[j * TC_C + c] = vx;
+        }
+        __syncthreads();
+        float U[4][4] = {};
+        for (int j = 0; j < L; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int c = 0; c < 4; c++)
+                    U[r][c] = fmaf(sK[j * TC_F32P + ty + 16 * r], sV[j * TC_C + tx + 16 * c], U[r][c]);
+        const float decay = GATED ? expf(glast) : 1.f;
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) S[r][c] = GATED ? fmaf(decay, S[r][c], U[r][c]) : S[r][c] + U[r][c];
+        __syncthreads();
+    }
+    if (ST) {
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                ST[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+    }
+}
+
+// ---- kernel 2, fp32: the outputs on CUDA cores -------------------------------------------------
+
+/* Dynamic shared memory of tc_out_f32<K>: Q [64][K+1], K [64][K+1] then H [K][64], V [64][64],
+ * P [64][65], G [64]. */
+__host__ __device__ constexpr unsigned tc_out_f32_smem(int K)
+{
+    return (unsigned)(4 * (2 * TC_C * (K + 1) + TC_C * TC_C + TC_C * TC_F32P + TC_C));
+}
+
+/* grid (NT, V/64, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r and columns tx + 16c of
+ * P and of o's tile. */
+template <bool GATED, int K>
+__global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k, const float *v, const float *g,
+                                                  const float *hs, float *o, int T, int H, int V, int NT, float scale)
+{
+    constexpr int LD = K + 1;
+    extern __shared__ __align__(16) unsigned char tc_smem[];
+    float *sQ = reinterpret_cast<float *>(tc_smem);
+    float *sX = sQ + TC_C * LD; /* K rows [j][kk], later H [kk][v] */
+    float *sV = sX + TC_C * LD;
+    float *sP = sV + TC_C * TC_C;
+    float *sG = sP + TC_C * TC_F32P;
+    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+
+    for (int idx = tid; idx < TC_C * K; idx += 256) {
+        const int j = idx / K, c = idx % K;
+        const bool in = j < L;
+        sQ[j * LD + c] = in ? q[((row0 + j) * H + h) * K + c] : 0.f;
+        sX[j * LD + c] = in ? k[((row0 + j) * H + h) * K + c] : 0.f;
+    }
+    for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+        const int j = idx / TC_C, c = idx % TC_C;
+        sV[j * TC_C + c] = j < L ? v[((row0 + j) * H + h) * V + vt * TC_C + c] : 0.f;
+    }
+    tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises */
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int j = tx + 16 * c;
+            float x = 0.f;
+            if (j <= i) {
+                float d = 0.f;
+                for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[j * LD + kk], d);
+                x = GATED ? d * scale * expf(sG[i] - sG[j]) : d * scale;
+            }
+            sP[i * TC_F32P + j] = x;
+        }
+    }
+    __syncthreads(); /* sX is overwritten by H */
+    const float *src = hs + (((long long)bh * NT + n) * K) * V + vt * TC_C;
+    for (int idx = tid; idx < K * TC_C; idx += 256) {
+        const int kk = idx / TC_C, c = idx % TC_C;
+        sX[kk * TC_C + c] = src[(long long)kk * V + c];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+        if (i >= L) continue;
+        const float f = GATED ? scale * expf(sG[i]) : scale;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int vv = tx + 16 * c;
+            float d = 0.f;
+            for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[kk * TC_C + vv], d);
+            float x = d * f;
+            for (int j = 0; j <= i; j++) x = fmaf(sP[i * TC_F32P + j], sV[j * TC_C + vv], x);
+            o[((row0 + i) * H + h) * V + vt * TC_C + vv] = x;
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,129 @@
+/* libgdn_tc.cu: the C ABI of the chunk-parallel forward (gdn_cuda_fwd_tc* in gdn/libgdn.h) for
+ * linear attention and SSD: argument checks, the workspace size, and the two launches of
+ * gdn/chunk_fwd_tc.cuh (state scan, then outputs) on the caller's stream. Part of libgdn.so; the
+ * sequential kernels of gdn_cuda_fwd stay the default until these are measured on the H200. */
+#include <math.h>
+#include <stdint.h>
+
+#include "chunk_fwd_tc.cuh"
+#include "libgdn.h"
+#include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
+
+// ---- checks -----------------------------------------------------------------------------------
+
+static bool tc_dim_ok(int64_t x)
+{
+    return x == 64 || x == 128 || x == 256;
+}
+
+extern "C" int gdn_cuda_fwd_tc_supported(enum gdn_family f, const struct gdn_dims *d)
+{
+    if ((unsigned)f >= GDN_NFAMILIES || !d || d->B < 1 || d->T < 0 || d->H < 1 || d->K < 1 || d->V < 1)
+        return GDN_EINVAL;
+    if (f != GDN_LINEAR && f != GDN_SSD) return GDN_EUNSUPPORTED;
+    /* K, V: the 64-wide tiles; B*H: gridDim.z; T: int step indices; the workspace and every
+     * offset in int64 */
+    if (!tc_dim_ok(d->K) || !tc_dim_ok(d->V) || d->B * d->H > 65535 || d->T > INT32_MAX / 2) return GDN_EUNSUPPORTED;
+    if ((double)d->B * (double)d->H * ((double)d->T + 64) * (double)d->K * (double)d->V * 4.0 > 0x1p62)
+        return GDN_EUNSUPPORTED;
+    return GDN_OK;
+}
+
+/* ceil(T / 64) states of K x V per (b, h): two bf16 planes (hi, lo) for bf16 inputs, fp32 for
+ * fp32 inputs; 4 bytes an element either way. */
+extern "C" size_t gdn_cuda_fwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
+{
+    (void)dt; /* the same size for both dtypes */
+    if (gdn_cuda_fwd_tc_supported(f, d) != GDN_OK) return 0;
+    const size_t nt = (size_t)((d->T + TC_C - 1) / TC_C);
+    return (size_t)d->B * (size_t)d->H * nt * (size_t)d->K * (size_t)d->V * 4;
+}
+
+static bool aligned(const void *p, size_t a)
+{
+    return ((uintptr_t)p % a) == 0;
+}
+
+// ---- launchers --------------------------------------------------------------------------------
+
+struct tc_call {
+    int B, T, H, K, V, NT;
+    float scale;
+    const void *q, *k, *v;
+    const float *g, *S0;
+    void *o, *ws;
+    float *ST;
+    cudaStream_t stream;
+};
+
+template <bool GATED, int K> static int tc_launch_out_bf16(const tc_call &c)
+{
+    const unsigned smem = tc_out_bf16_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_out_bf16<GATED, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    tc_out_bf16<GATED, K><<<grid, 128, smem, c.stream>>>((const __nv_bfloat16 *)c.q, (const __nv_bfloat16 *)c.k,
+                                                         (const __nv_bfloat16 *)c.v, c.g, (const __nv_bfloat16 *)c.ws,
+                                                         (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <bool GATED, int K> static int tc_launch_out_f32(const tc_call &c)
+{
+    const unsigned smem = tc_out_f32_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_out_f32<GATED, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    tc_out_f32<GATED, K><<<grid, 256, smem, c.stream>>>((const float *)c.q, (const float *)c.k, (const float *)c.v, c.g,
+                                                        (const float *)c.ws, (float *)c.o, c.T, c.H, c.V, c.NT,
+                                                        c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <bool GATED> static int tc_run(const tc_call &c, bool bf16)
+{
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    if (bf16)
+        tc_state_bf16<GATED><<<grid, 128, 0, c.stream>>>((const __nv_bfloat16 *)c.k, (const __nv_bfloat16 *)c.v, c.g,
+                                                         c.S0, (__nv_bfloat16 *)c.ws, c.ST, c.T, c.H, c.K, c.V, c.NT);
+    else
+        tc_state_f32<GATED><<<grid, 256, 0, c.stream>>>((const float *)c.k, (const float *)c.v, c.g, c.S0,
+                                                        (float *)c.ws, c.ST, c.T, c.H, c.K, c.V, c.NT);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    switch (c.K) {
+    case 64: return bf16 ? tc_launch_out_bf16<GATED, 64>(c) : tc_launch_out_f32<GATED, 64>(c);
+    case 128: return bf16 ? tc_launch_out_bf16<GATED, 128>(c) : tc_launch_out_f32<GATED, 128>(c);
+    case 256: return bf16 ? tc_launch_out_bf16<GATED, 256>(c) : tc_launch_out_f32<GATED, 256>(c);
+    }
+    return GDN_EUNSUPPORTED;
+}
+
+// ---- dispatch ---------------------------------------------------------------------------------
+
+extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
+                               const struct gdn_dev_in *in, void *o, float *ST, void *ws, size_t ws_bytes, void *stream)
+{
+    int rc = gdn_cuda_fwd_tc_supported(f, d);
+    if (rc) return rc;
+    const bool gated = f == GDN_SSD, bf16 = dt == GDN_DTYPE_BF16;
+    if ((dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) || !in) return GDN_EINVAL;
+    if (d->T > 0 && (!in->q || !in->k || !in->v || !o || (gated && !in->g))) return GDN_EINVAL;
+    /* the bf16 kernels move 16 bytes at a time; K, V are multiples of 64, so rows stay aligned */
+    const size_t va = bf16 ? 16 : 4;
+    if (!aligned(in->q, va) || !aligned(in->k, va) || !aligned(in->v, va) || !aligned(o, 4) || !aligned(in->g, 4) ||
+        !aligned(in->S0, 8) || !aligned(ST, 8) || !aligned(ws, 16))
+        return GDN_EINVAL;
+    const size_t need = gdn_cuda_fwd_tc_workspace(f, dt, d);
+    if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
+    tc_call c = {};
+    c.B = (int)d->B, c.T = (int)d->T, c.H = (int)d->H, c.K = (int)d->K, c.V = (int)d->V;
+    c.NT = (int)((d->T + TC_C - 1) / TC_C);
+    c.scale = (float)(isnan(scale) ? 1.0 / sqrt((double)d->K) : scale);
+    c.q = in->q, c.k = in->k, c.v = in->v;
+    c.g = gated ? in->g : nullptr;
+    c.S0 = in->S0, c.o = o, c.ST = ST, c.ws = ws;
+    c.stream = (cudaStream_t)stream;
+    if (c.NT == 0 && !ST) return GDN_OK;
+    return gated ? tc_run<true>(c, bf16) : tc_run<false>(c, bf16);
+}

@@ -1,0 +1,248 @@
+/* test_gdn_tc.cu: the chunk-parallel forward gdn_cuda_fwd_tc (gdn/chunk_fwd_tc.cuh) for linear
+ * attention and SSD against the fp64 oracle (gdn/oracle.c, GDN_EXACT): o and the final state as
+ * relative RMS errors (bf16 inputs <= 0.0033, fp32 <= 1e-5) at B=2 T=1000 H=4 K=V=128, at odd T
+ * (0, 1, 63, 65, 130) and K, V in {64, 128, 256}; every output written (outputs poisoned with NaN
+ * bytes before each run); bitwise equal over two runs; and the API's refusals. Exits 77 (SKIP)
+ * without an sm_90 GPU. Built by gdn/local.mk; run: tests/gpu/test_gdn_tc. */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vector>
+
+extern "C" {
+#include "oracle.h"
+}
+#include "libgdn.h"
+#include "testutil.h"
+
+#define SKIP 77
+
+static const double BAR_BF16 = 0.0033, BAR_F32 = 1e-5;
+
+// ---- inputs and the oracle ---------------------------------------------------------------------
+
+static uint16_t bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static double bf16_val(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static double to_dtype(double x, bool bf16)
+{
+    return bf16 ? bf16_val(bf16_bits((float)x)) : (double)(float)x;
+}
+
+struct Cfg {
+    enum gdn_family f;
+    bool bf16;
+    int B, T, H, K, V;
+    bool state; /* S0 given */
+};
+
+struct Inputs {
+    gdn_dims d;
+    std::vector<double> q, k, v, g, S0;
+};
+
+/* The distributions of tests/gpu/test_gdn_cuda.cu: normal q, v; unit-norm k rows; log gates in
+ * [-0.7, -0.01]; S0 ~ 0.3 N(0, 1); all rounded to what the kernel reads. */
+static void make_inputs(const Cfg &c, Inputs *in)
+{
+    in->d = {c.B, c.T, c.H, c.K, c.V};
+    const size_t rows = (size_t)c.B * c.T * c.H;
+    uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + c.bf16;
+    in->q.resize(rows * c.K), in->k.resize(rows * c.K), in->v.resize(rows * c.V), in->g.resize(rows);
+    in->S0.resize((size_t)c.B * c.H * c.K * c.V);
+    for (auto &x : in->q) x = to_dtype(rng_normal(&s), c.bf16);
+    for (size_t r = 0; r < rows; r++) {
+        double n2 = 0;
+        for (int i = 0; i < c.K; i++) n2 += (in->k[r * c.K + i] = rng_normal(&s)) * in->k[r * c.K + i];
+        for (int i = 0; i < c.K; i++) in->k[r * c.K + i] = to_dtype(in->k[r * c.K + i] / sqrt(n2), c.bf16);
+    }
+    for (auto &x : in->v) x = to_dtype(rng_normal(&s), c.bf16);
+    for (auto &x : in->g) x = (double)(float)(-0.7 + 0.69 * rng_unif(&s));
+    for (auto &x : in->S0) x = (double)(float)(0.3 * rng_normal(&s));
+}
+
+// ---- the kernel --------------------------------------------------------------------------------
+
+static void *upload(const std::vector<double> &x, bool bf16)
+{
+    const size_t es = bf16 ? 2 : 4;
+    void *p = NULL;
+    CUDA_CHECK(cudaMalloc(&p, x.size() * es + 16));
+    std::vector<uint8_t> h(x.size() * es);
+    for (size_t i = 0; i < x.size(); i++) {
+        if (bf16) {
+            uint16_t u = bf16_bits((float)x[i]);
+            memcpy(&h[i * 2], &u, 2);
+        } else {
+            float f = (float)x[i];
+            memcpy(&h[i * 4], &f, 4);
+        }
+    }
+    CUDA_CHECK(cudaMemcpy(p, h.data(), h.size(), cudaMemcpyHostToDevice));
+    return p;
+}
+
+static std::vector<double> decode(const std::vector<uint8_t> &h, bool bf16)
+{
+    const size_t es = bf16 ? 2 : 4;
+    std::vector<double> x(h.size() / es);
+    for (size_t i = 0; i < x.size(); i++) {
+        if (bf16) {
+            uint16_t u;
+            memcpy(&u, &h[i * 2], 2);
+            x[i] = bf16_val(u);
+        } else {
+            float f;
+            memcpy(&f, &h[i * 4], 4);
+            x[i] = f;
+        }
+    }
+    return x;
+}
+
+/* Two runs of gdn_cuda_fwd_tc, outputs and workspace poisoned with 0xff (NaN) before each; the
+ * first run's o and ST bytes into o_bytes / st_bytes, *det = the second run's bytes equal them
+ * and the 4 bytes past o stayed poisoned (no write past the end). */
+static void gpu_run(const Cfg &c, const Inputs &in, std::vector<uint8_t> *o_bytes, std::vector<uint8_t> *st_bytes,
+                    bool *det)
+{
+    const bool bf = c.bf16;
+    const gdn_dtype dt = bf ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
+    void *q = upload(in.q, bf), *k = upload(in.k, bf), *v = upload(in.v, bf);
+    float *g = (float *)upload(in.g, false), *S0 = (float *)upload(in.S0, false);
+    const size_t ob = in.v.size() * (bf ? 2 : 4) + 4, sb = in.S0.size() * 4;
+    void *o = NULL, *ws = NULL;
+    float *ST = NULL;
+    CUDA_CHECK(cudaMalloc(&o, ob));
+    CUDA_CHECK(cudaMalloc((void **)&ST, sb));
+    const size_t wsb = gdn_cuda_fwd_tc_workspace(c.f, dt, &in.d);
+    CUDA_CHECK(cudaMalloc(&ws, wsb + 16));
+    gdn_dev_in din = {q, k, v, g, NULL, c.state ? S0 : NULL};
+    std::vector<uint8_t> o2(ob), s2(sb);
+    o_bytes->resize(ob), st_bytes->resize(sb);
+    for (int r = 0; r < 2; r++) {
+        CUDA_CHECK(cudaMemset(o, 0xff, ob));
+        CUDA_CHECK(cudaMemset(ST, 0xff, sb));
+        CUDA_CHECK(cudaMemset(ws, 0xff, wsb + 16));
+        GDN_CHECK(gdn_cuda_fwd_tc(c.f, dt, &in.d, NAN, &din, o, ST, ws, wsb, NULL));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(r ? o2.data() : o_bytes->data(), o, ob, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(r ? s2.data() : st_bytes->data(), ST, sb, cudaMemcpyDeviceToHost));
+    }
+    *det = o2 == *o_bytes && s2 == *st_bytes;
+    for (size_t i = ob - 4; i < ob; i++)
+        if ((*o_bytes)[i] != 0xff) {
+            printf("a write past the end of o (byte %zu): FAIL\n", i);
+            *det = false;
+        }
+    o_bytes->resize(ob - 4);
+    void *all[] = {q, k, v, g, S0, o, ST, ws};
+    for (void *p : all) CUDA_CHECK(cudaFree(p));
+}
+
+/* ||x - ref|| / ||ref||; INFINITY when x holds a NaN or Inf (an unwritten element stays NaN). */
+static double relrms(const std::vector<double> &ref, const std::vector<double> &x)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        if (!isfinite(x[i])) return INFINITY;
+        num += (x[i] - ref[i]) * (x[i] - ref[i]), den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* One configuration: 0 when it passes. */
+static int run_cfg(const Cfg &c)
+{
+    Inputs in;
+    make_inputs(c, &in);
+    std::vector<double> o(in.v.size()), ST(in.S0.size());
+    gdn_in gi = {in.q.data(), in.k.data(),
+                 in.v.data(), c.f == GDN_SSD ? in.g.data() : NULL,
+                 NULL,        c.state ? in.S0.data() : NULL};
+    if (gdn_oracle_fwd(c.f, GDN_EXACT, &in.d, NAN, &gi, o.data(), ST.data())) {
+        fprintf(stderr, "%s:%d: oracle failed\n", __FILE__, __LINE__);
+        return 1;
+    }
+    std::vector<uint8_t> ob, sb;
+    bool det;
+    gpu_run(c, in, &ob, &sb, &det);
+    double eo = relrms(o, decode(ob, c.bf16)), es = relrms(ST, decode(sb, false));
+    if (c.T == 0) eo = 0;
+    const double bar = c.bf16 ? BAR_BF16 : BAR_F32;
+    const bool ok = det && eo <= bar && es <= bar;
+    printf("%-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | o %8.2e  ST %8.2e | det %s | %s\n", gdn_family_name(c.f),
+           c.bf16 ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eo, es, det ? "ok " : "NO!",
+           ok ? "ok" : "FAIL");
+    return !ok;
+}
+
+static int refusal_check(void)
+{
+    int bad = 0;
+    gdn_dims d = {1, 10, 1, 64, 64}, odd = {1, 10, 1, 96, 64};
+    if (gdn_cuda_fwd_tc_supported(GDN_GLA, &d) != GDN_EUNSUPPORTED) bad++, printf("GLA not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_SSD, &odd) != GDN_EUNSUPPORTED) bad++, printf("K = 96 not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_LINEAR, &d) != 0) bad++, printf("K = V = 64 refused: FAIL\n");
+    gdn_dev_in din = {(void *)64, (void *)64, (void *)64, (float *)64, NULL, NULL};
+    int rc = gdn_cuda_fwd_tc(GDN_SSD, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 16, NULL);
+    if (rc != GDN_EWORKSPACE) bad++, printf("a 16-byte workspace not refused (%d): FAIL\n", rc);
+    din.g = NULL;
+    rc = gdn_cuda_fwd_tc(GDN_SSD, GDN_DTYPE_F32, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
+    if (rc != GDN_EINVAL) bad++, printf("SSD without g not refused (%d): FAIL\n", rc);
+    return bad;
+}
+
+// ---- dispatch -------------------------------------------------------------------------------------
+
+int main(void)
+{
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("SKIP: no usable CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return SKIP;
+    }
+    cudaDeviceProp p;
+    CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+    if (p.major != 9 || p.minor != 0) {
+        printf("SKIP: libgdn is built for sm_90a (H100/H200); device 0 is %s, sm_%d%d\n", p.name, p.major, p.minor);
+        return SKIP;
+    }
+    printf("device 0: %s; gdn_cuda_fwd_tc vs the fp64 oracle (relative RMS; bars bf16 %.4f, fp32 %.0e), "
+           "two runs bitwise equal\n",
+           p.name, BAR_BF16, BAR_F32);
+    std::vector<Cfg> cfgs;
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD})
+        for (int bf = 1; bf >= 0; bf--) {
+            for (int st = 1; st >= 0; st--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, (bool)st});
+            for (int T : {0, 1, 63, 65, 130}) cfgs.push_back({f, (bool)bf, 1, T, 2, 128, 128, true});
+            cfgs.push_back({f, (bool)bf, 2, 77, 3, 64, 64, true});
+            cfgs.push_back({f, (bool)bf, 1, 130, 2, 64, 256, true});
+            cfgs.push_back({f, (bool)bf, 1, 130, 2, 256, 128, false});
+            cfgs.push_back({f, (bool)bf, 1, 200, 1, 256, 256, true});
+        }
+    int fails = 0;
+    for (const Cfg &c : cfgs) fails += run_cfg(c);
+    int ref = refusal_check();
+    printf("API refusals (GLA, K = 96, small workspace, SSD without g): %s\n", ref ? "FAIL" : "ok");
+    printf("\n%s: %d of %zu configurations failed, %d refusal failures\n", fails + ref ? "FAIL" : "PASS", fails,
+           cfgs.size(), ref);
+    return fails + ref ? 1 : 0;
+}
