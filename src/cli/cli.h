@@ -31,8 +31,9 @@ static inline void kg_cli_longopts(const struct kg_cli_opt *t, int n, struct opt
 void kg_cli_usage(FILE *f);
 /* `kgate check FILE [options]`, or with demo `kgate demo` (the built-in example). */
 int kg_cli_check(int argc, char **argv, bool demo);
-/* kgate's version and which runners can run here (main.c). */
+/* kgate's version and which runners can run here; `kgate __probe`, the probe's child (version.c). */
 int kg_cli_version(void);
+int kg_cli_probe_here(void);
 
 int kg_cli_audit(int argc, char **argv);
 int kg_cli_audit_merge(int argc, char **argv);

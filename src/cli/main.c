@@ -1,7 +1,7 @@
 /* main.c: the kgate command line's dispatcher. `kgate check` and `kgate demo` are in check.c
  * (which also holds the option table --help is generated from), `kgate audit`, `audit-merge`
  * and `report` in audit.c; `kgate FILE` opens the inspector; `kgate __worker FD` is the worker
- * process the judge starts (never typed by hand). Only this file exits. */
+ * process the judge starts (never typed by hand); `--version` is version.c. Only this file exits. */
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,27 +58,6 @@ static bool no_such_file(const char *path)
     return true;
 }
 
-/* The version, then which runners can run here and why not (`kgate --version`, and `kgate
- * check --version`). */
-int kg_cli_version(void)
-{
-    static char out[8192];
-    printf("kgate %s\n", PACKAGE_VERSION);
-    fflush(stdout);
-    kg_runners_probe("/proc/self/exe", NULL, out, sizeof out);
-    fputs(out, stdout);
-    return KG_EXIT_OK;
-}
-
-/* `kgate __probe`: the CUDA libraries probed in this (child) process, for kg_cli_version(). */
-static int probe_here(void)
-{
-    static char out[4096];
-    kg_runners_probe_here(out, sizeof out);
-    fputs(out, stdout);
-    return KG_EXIT_OK;
-}
-
 int main(int argc, char **argv)
 {
     /* the judge (and every worker) closes its memory to other processes: a kernel must not
@@ -86,7 +65,7 @@ int main(int argc, char **argv)
     kg_sandbox_private();
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "__layout")) return kg_proto_layout(stdout);
-    if (argc == 2 && !strcmp(argv[1], "__probe")) return probe_here();
+    if (argc == 2 && !strcmp(argv[1], "__probe")) return kg_cli_probe_here();
     /* the judge allocates and frees tensors of a few MB per run, hundreds of times a check: keep
      * them in the heap instead of fresh mmaps that fault in every page again each time */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
