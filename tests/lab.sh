@@ -100,4 +100,22 @@ check "checking a lesson never started: exit 2" test "$(cat "$t/nocopy.rc")" = 2
 printf 'hint\n' | "$KGATE" --repl > "$t/nohint" 2>&1
 check "hint outside a lesson says why" has "$t/nohint" "not opened by kgate lab"
 
+# the full screen shows the lesson's brief in its detail pane (the text printed before the screen
+# opened is gone once it does)
+if command -v tmux > /dev/null 2>&1 && ! "$KGATE" --repl < /dev/null 2>&1 | grep -q "has no inspector"; then
+    S=kgate-lab-$$
+    (
+        unset TMUX
+        tmux -L "$S" new-session -d -x 120 -y 40 -s kg \
+            "cd '$t' && KGATE_CACHE_DIR='$KGATE_CACHE_DIR' HOME='$t' '$KGATE' lab 3 '$t/tmux3'; sleep 30"
+    )
+    n=100
+    while [ $n -gt 0 ] && ! TMUX='' tmux -L "$S" capture-pane -p -t kg 2> /dev/null | grep -q "lesson 3: "; do
+        sleep 0.1
+        n=$((n - 1))
+    done
+    check "full screen: the brief is in the detail pane" test $n -gt 0
+    TMUX='' tmux -L "$S" kill-server > /dev/null 2>&1
+fi
+
 [ "$fails" = 0 ]

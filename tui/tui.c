@@ -322,6 +322,10 @@ static void welcome(struct kg_screen *sc, const char *path)
     if (path) {
         snprintf(in->detail_title, sizeof in->detail_title, "load %s", path);
         kg_insp_load(in, path, f);
+        if (in->lab_lesson) { /* the brief printed before the screen opened is gone: show it here */
+            fputc('\n', f);
+            kg_insp_exec(in, "lesson", f);
+        }
     } else {
         fprintf(f, "kgate inspector: load FILE (or load builtin:softmax_rows) to start.\n");
         kg_insp_exec(in, "help", f);
