@@ -30,7 +30,7 @@ enum kg_builtin_pick {
 int kg_builtin_path(const char *name, enum kg_builtin_pick pick, char *buf, size_t n, struct kg_err *e);
 
 /* `kgate --list-builtins`: one line per built-in NAME into out (its runners, its op or oracle,
- * the first sentence of its description); returns how many (builtin_list.c). */
+ * its `// builtin:` summary); returns how many (builtin_list.c). */
 int kg_builtin_list(char *out, size_t n);
 
 #endif
