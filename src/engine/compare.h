@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include "base/tensor.h"
+#include "contract/inputs.h"
 
 struct kg_cmp {
     int64_t n;
@@ -50,6 +51,10 @@ void kg_errmap(const struct kg_tensor *got, const struct kg_tensor *exp64, doubl
 /* An fp32 value with its mantissa cut to TF32's 10 bits: rounded to nearest even, or truncated
  * (tensor cores read the top 19 bits of an operand not converted first). Non-finite: as is. */
 double kg_tf32(double v, bool truncate);
+
+/* A copy of in with every fp32 tensor cut to TF32 (kg_tf32), for the oracle on the inputs a TF32
+ * matmul or convolution sees; 0, or -1 out of memory (out freed). */
+int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *out);
 
 /* Tolerance floor of a dtype: 8 units of roundoff (0 for integer dtypes). */
 double kg_floor(enum kg_dtype t);

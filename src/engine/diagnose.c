@@ -46,17 +46,8 @@ static bool tf32_inputs_explain(struct kg_session *s, const struct kg_case *k, c
                                 const struct kg_exec *x, const struct kg_expect *ex, bool truncate, double *margin)
 {
     struct kg_inputs r;
-    memset(&r, 0, sizeof r);
     bool ok = false;
-    for (int i = 0; i < KG_MAX_ARGS; i++) {
-        const struct kg_tensor *t = &in->t[i];
-        if (!t->data) continue;
-        if (kg_tensor_alloc(&r.t[i], t->dtype, t->rank, t->dims)) goto out;
-        memcpy(r.t[i].data, t->data, kg_tensor_bytes(t));
-        if (t->dtype == KG_F32)
-            for (int64_t q = 0; q < t->numel; q++)
-                kg_store(t->dtype, r.t[i].data, q, kg_tf32(kg_load(t->dtype, t->data, q), truncate));
-    }
+    if (kg_inputs_tf32(in, truncate, &r)) return false;
     struct kg_expect ex2;
     struct kg_err e;
     if (kg_expect_compute(s, k, &r, &ex2, &e)) goto out;

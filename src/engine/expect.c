@@ -15,18 +15,9 @@ static int tf32_reference_cut(struct kg_session *s, const struct kg_case *k, con
 {
     struct kg_inputs r;
     struct kg_expect t;
-    memset(&r, 0, sizeof r);
     memset(&t, 0, sizeof t);
     int rc = -1;
-    for (int i = 0; i < KG_MAX_ARGS; i++) {
-        const struct kg_tensor *a = &in->t[i];
-        if (!a->data) continue;
-        if (kg_tensor_alloc(&r.t[i], a->dtype, a->rank, a->dims)) goto oom;
-        memcpy(r.t[i].data, a->data, kg_tensor_bytes(a));
-        if (a->dtype == KG_F32)
-            for (int64_t q = 0; q < a->numel; q++)
-                kg_store(a->dtype, r.t[i].data, q, kg_tf32(kg_load(a->dtype, a->data, q), truncate));
-    }
+    if (kg_inputs_tf32(in, truncate, &r)) return kg_errf(e, "out of memory for the TF32 reference");
     t.nout = x->nout;
     for (int j = 0; j < x->nout; j++) {
         t.arg[j] = x->arg[j];
