@@ -131,7 +131,15 @@ static bool reads_prior(struct kg_session *s, const struct kg_case *k, const str
         for (int64_t q = 0; q < k->numel[arg] && kept; q++)
             if (memcmp(ra + q * es, za + q * es, es))
                 kept = !memcmp(ra + q * es, rb + q * es, es) && !memcmp(za + q * es, zb + q * es, es);
-        if (kept) {
+        if (!kept && kg_session_can(s, KG_CAP_FRESH_OUTPUTS)) {
+            /* where the candidate allocates its outputs, the only prior contents are memory it
+             * never initialised: structure's finding either way */
+            kg_verdict_detail(v, "The candidate allocates this output, and these elements follow what the memory it "
+                                 "got held (the runner fills it before each call): never initialised.");
+            kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT, "%s%s = %.9g with the memory zeroed, %.9g with it %s", name,
+                             ix, kg_load(k->adtype[arg], x[0].after[arg].data, idx),
+                             kg_load(k->adtype[arg], x[r].after[arg].data, idx), fill_names[r]);
+        } else if (kept) {
             kg_verdict_detail(v, "These elements kept whatever the buffer held in each run: never written.");
             kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT, "%s%s keeps its prefill (%s, zeros)", name, ix,
                              fill_names[r]);

@@ -157,6 +157,49 @@ static int sample_indices(int64_t n, uint64_t seed, int64_t *idx)
     return u;
 }
 
+/* Whether the candidate runs at case k shrunk to just below 2^31 elements (the constant big_case
+ * grew, lowered until the largest tensor has 2^31 - 2^22 elements or fewer): 1 it runs, 0 it
+ * fails there too (*why: how), -1 not measured. A failure on both sides of 2^31 is not int32
+ * index arithmetic but the size itself (a grid dimension past its limit, an allocation). */
+static int runs_below(struct kg_session *s, const struct kg_case *k, int nout, char *shape, size_t nshape, char *why,
+                      size_t nwhy)
+{
+    const struct kg_contract *c = k->c;
+    const int64_t want = BIG - ((int64_t)1 << 22);
+    int sym = -1;
+    for (int i = 0; i < c->nsyms; i++)
+        if (k->sym[i] != c->nominal[i]) sym = i;
+    if (sym < 0) return -1;
+    int64_t v[KG_MAX_SYMS];
+    memcpy(v, k->sym, sizeof v);
+    int64_t lo = c->nominal[sym], hi = k->sym[sym];
+    struct kg_case kb;
+    struct kg_err e;
+    while (hi - lo > 1) { /* the largest value at or under want */
+        v[sym] = lo + (hi - lo) / 2;
+        if (kg_case_init(&kb, c, v, k->dtype, k->seed, k->dist, &e) == 0 && max_numel(&kb) <= want)
+            lo = v[sym];
+        else
+            hi = v[sym];
+    }
+    v[sym] = lo;
+    if (kg_case_init(&kb, c, v, k->dtype, k->seed, k->dist, &e) || max_numel(&kb) < want / 2) return -1;
+    kg_case_shape_str(&kb, shape, nshape);
+    int64_t *idx = malloc((256 + 4096 + 1024 + 2048) * sizeof *idx);
+    int n = idx ? sample_indices(min_out_numel(&kb), k->seed, idx) : 0;
+    double *got = idx ? calloc((size_t)n * (size_t)nout, sizeof *got) : NULL;
+    int r = -1;
+    struct kg_reply rp;
+    if (got) {
+        r = kg_session_sample(s, true, &kb, idx, n, nout, got, &rp, &e) == 0;
+        if (!r) snprintf(why, nwhy, "%s", kg_wstatus_name((enum kg_wstatus)rp.status));
+        if (!r && strstr(e.msg, "out of memory")) r = -1;
+    }
+    free(idx);
+    free(got);
+    return r;
+}
+
 static void run_sampled(struct kg_session *s, struct kg_verdict *v)
 {
     const struct kg_session_opts *opt = kg_session_opts(s);
@@ -210,13 +253,38 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
                            (long long)big);
             goto out;
         }
-        kg_verdict_set(v, KG_FAIL, "at %s (%lld elements) the candidate failed: %s: %.300s", sh, (long long)big,
-                       kg_wstatus_name((enum kg_wstatus)rp.status), e.msg);
-        kg_verdict_detail(v, "The reference runs at this size; the candidate does not. An illegal address past 2^31 "
-                             "elements is the mark of int32 index arithmetic (blockIdx.x * blockDim.x + threadIdx.x "
-                             "in an int) wrapping to a negative offset.");
-        kg_verdict_cause(v, KG_CAUSE_INDEX_OVERFLOW, "the candidate fails at %lld elements (%s), the reference runs",
-                         (long long)big, kg_wstatus_name((enum kg_wstatus)rp.status));
+        const char *st = kg_wstatus_name((enum kg_wstatus)rp.status);
+        kg_verdict_set(v, KG_FAIL, "at %s (%lld elements) the candidate failed: %s: %.300s", sh, (long long)big, st,
+                       e.msg);
+        char bsh[KG_SHAPE_STR_MAX] = "", bwhy[64] = "";
+        int below = -1;
+        if (kg_session_saw_cause(s, KG_CAUSE_OOB_WRITE)) {
+            /* a kernel that writes past its outputs crashes once the bytes past an output are no
+             * longer the caching allocator's own: the same defect, not a second one */
+            kg_verdict_detail(v, "The bounds gate saw this kernel write past its outputs. At small sizes such a write "
+                                 "lands in memory the allocator owns; at this size it runs off the allocation and "
+                                 "faults. Fix the write first, then check again for int32 indexing.");
+            kg_verdict_cause(v, KG_CAUSE_OOB_WRITE,
+                             "the candidate fails at %lld elements (%s); it writes past its outputs (bounds), which "
+                             "at this size leaves the allocation",
+                             (long long)big, st);
+        } else if ((below = runs_below(s, &k, nout, bsh, sizeof bsh, bwhy, sizeof bwhy)) == 0) {
+            kg_verdict_detail(v, "The reference runs at this size; the candidate does not, and fails just below 2^31 "
+                                 "elements as well: not int32 index arithmetic but the size itself (a grid dimension "
+                                 "past the device's limit, gridDim.y and .z <= 65535, or a buffer the kernel cannot "
+                                 "allocate).");
+            kg_verdict_cause(v, KG_CAUSE_GATE,
+                             "not diagnosed: the candidate fails at %lld elements (%s) and at %s, below 2^31, too "
+                             "(%s): not int32 indexing",
+                             (long long)big, st, bsh, bwhy);
+        } else {
+            kg_verdict_detail(v, "The reference runs at this size; the candidate does not. An illegal address past "
+                                 "2^31 elements is the mark of int32 index arithmetic (blockIdx.x * blockDim.x + "
+                                 "threadIdx.x in an int) wrapping to a negative offset.");
+            kg_verdict_cause(v, KG_CAUSE_INDEX_OVERFLOW,
+                             "the candidate fails at %lld elements (%s)%s%s, the reference runs", (long long)big, st,
+                             below == 1 ? " but runs just below 2^31, at " : "", below == 1 ? bsh : "");
+        }
         kg_strlcpy(v->ev.case_id, id, sizeof v->ev.case_id);
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
         goto out;

@@ -57,11 +57,13 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     }
     /* an element that held both sentinels was never written, or computed from its prior
      * contents (y += x on NaN stays NaN, on 3.4e38 stays 3.4e38): a third run with seeded finite
-     * garbage tells them apart, and the second kind is aliasing's finding, not this gate's */
+     * garbage tells them apart, and the second kind is aliasing's finding, not this gate's. Not
+     * where the candidate allocates its outputs: there the judge cannot see what an element held
+     * before the call, and an element computed from memory nobody initialised is unwritten too. */
     struct kg_exec g;
-    bool have_g = false;
+    bool have_g = false, fresh = kg_session_can(s, KG_CAP_FRESH_OUTPUTS);
     int64_t from_prior = 0;
-    for (int i = 0; i < c->nargs && !have_g; i++) {
+    for (int i = 0; i < c->nargs && !have_g && !fresh; i++) {
         int64_t first;
         if (c->args[i].kind != KG_ARG_TENSOR || c->args[i].io != KG_OUT || c->alias_of[i] >= 0) continue;
         if (!count_unwritten(&k, i, &a, &b, NULL, &first)) continue;
@@ -102,10 +104,17 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                 v, KG_FAIL,
                 "%s: %lld of %lld elements still hold the prefill after two different prefills (first at %s)",
                 arg->name, (long long)unwritten, (long long)k.numel[i], idx);
-            kg_verdict_detail(v, "The output was prefilled with 0xFF bytes (NaN), then with 0x7F bytes, then with "
-                                 "seeded finite values; these elements held the prefill after all three runs: never "
-                                 "written. A kernel that leaves outputs unwritten returns whatever the memory held: "
-                                 "stale results, or zeros that happen to pass.");
+            if (fresh)
+                kg_verdict_detail(v, "The candidate allocates its outputs; the memory they come from was filled with "
+                                     "0xFF bytes (NaN), then with 0x7F bytes, and these elements held that fill both "
+                                     "times: never written (torch.empty memory is not zeroed). A kernel that leaves "
+                                     "outputs unwritten returns whatever the memory held: stale results, or zeros "
+                                     "that happen to pass.");
+            else
+                kg_verdict_detail(v, "The output was prefilled with 0xFF bytes (NaN), then with 0x7F bytes, then with "
+                                     "seeded finite values; these elements held the prefill after all three runs: "
+                                     "never written. A kernel that leaves outputs unwritten returns whatever the "
+                                     "memory held: stale results, or zeros that happen to pass.");
             kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT,
                              "%lld of %lld elements of %s keep kgate's prefill (first %s%s)", (long long)unwritten,
                              (long long)k.numel[i], arg->name, arg->name, idx);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # kernelbench.sh: the KernelBench-format controls of testdata/kernelbench through `kgate audit`,
 # asserting each candidate's `# expect:` line (`fail GATE [CAUSE]`: the gate that must fail and
-# the one cause it owns; `pass`, with no cause; or `decoy`) and its `# baseline:` line (what
+# the one cause it owns; `pass`, with no cause; `pass decoy`: correct, pure PyTorch, no kernel of its own; or `decoy`) and its `# baseline:` line (what
 # KernelBench's standard test says), then --resume after a kill -9, audit-merge of two shards,
 # and `kgate report`. CPU: the `runs-on: cpu` candidates (Debian's
 # python3-torch); with KGATE_KB_GPU=1 on a GPU host, every candidate.
@@ -63,9 +63,18 @@ for line in open(store):
         continue
     st = {g["id"]: g["status"] for g in r["gates"]}
     got_base = (r.get("baseline") or {}).get("kernelbench")
-    if want == "pass":
-        ok = r["verdict"] == "pass" and not r.get("causes")
-        what = "all gates pass" if ok else "verdict %s (%s)" % (r["verdict"], {k: v for k, v in st.items() if v in ("fail", "error")})
+    if want in ("pass", "pass decoy"):
+        # a correct candidate: no cause but, for `pass decoy` (pure PyTorch), the decoy finding
+        # where the decoy check could run
+        d = r.get("decoy") or {}
+        others = [c["id"] for c in r.get("causes", []) if c["id"] != "decoy"]
+        ok = r["verdict"] == "pass" and not others
+        ok = ok and (not d.get("checked") or bool(d.get("decoy")) == (want == "pass decoy"))
+        ok = ok and (want == "pass decoy" or not r.get("causes"))
+        what = "all gates pass" if ok else "verdict %s (%s), causes %s, decoy %s" % (
+            r["verdict"], {k: v for k, v in st.items() if v in ("fail", "error")}, others, d.get("decoy"))
+        if want == "pass decoy":
+            what += " (decoy %s)" % (d.get("decoy") if d.get("checked") else "not checked here")
     elif want == "decoy":
         d = r.get("decoy") or {}
         if not d.get("checked"):

@@ -94,6 +94,10 @@ enum kg_cap {
     KG_CAP_LAUNCH = 1u << 1,      /* the contract's launch configuration is the kernel's (device limits apply) */
     KG_CAP_SAMPLE_HUGE = 1u << 2, /* kg_session_sample: a case too large to ship, compared at sampled indices */
     KG_CAP_TF32_SWITCH = 1u << 3, /* KG_RUN_NO_TF32 turns the candidate's TF32 off (PyTorch's switches) */
+    /* The candidate allocates its outputs (a torch candidate's torch.empty): the runner fills the
+     * memory they come from with the prefill, but the judge does not know what each element held
+     * before the call, so an element that follows its prefill was never initialised: unwritten. */
+    KG_CAP_FRESH_OUTPUTS = 1u << 4,
 };
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
 
@@ -102,6 +106,9 @@ bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
  * or not at all, since two runs of a racy kernel that happen to agree prove nothing. */
 void kg_session_note_nondeterministic(struct kg_session *s);
 bool kg_session_nondeterministic(const struct kg_session *s);
+/* Whether a gate of this session already failed with diagnosed cause c (e.g. limits asks whether
+ * bounds saw writes past the outputs before it blames a crash at 2^31 elements on int32 indexing). */
+bool kg_session_saw_cause(const struct kg_session *s, enum kg_cause c);
 
 /* The last load's reply: compiler, device, the kernel's attributes; device and attrs are
  * NULL when the runner reported none. */

@@ -29,6 +29,8 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_set(v, KG_ERROR, "interrupted: no verdict (the gate was stopped; run %s again)", g->id);
         v->wstatus = KG_WS_INTERRUPTED;
     }
+    if ((v->status == KG_FAIL || v->status == KG_ERROR) && v->cause > KG_CAUSE_GATE && v->cause < KG_NCAUSES)
+        s->causes_seen |= 1u << v->cause;
     v->seconds = kg_now() - t0;
     s->t_total += v->seconds;
     s->current_gate = NULL;

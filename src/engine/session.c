@@ -215,6 +215,13 @@ bool kg_session_nondeterministic(const struct kg_session *s)
     return s->nondeterministic;
 }
 
+_Static_assert(KG_NCAUSES <= 32, "causes_seen holds one bit per cause");
+
+bool kg_session_saw_cause(const struct kg_session *s, enum kg_cause c)
+{
+    return c > KG_CAUSE_GATE && c < KG_NCAUSES && (s->causes_seen >> c & 1u);
+}
+
 const struct kg_reply *kg_session_last_load(const struct kg_session *s)
 {
     return &s->last_load;

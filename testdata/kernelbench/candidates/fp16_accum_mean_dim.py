@@ -1,8 +1,8 @@
 # kgate-problem: problems/mean_dim.py
-# expect: fail precision
+# expect: fail accuracy fp16-accumulation
 # baseline: pass
 # runs-on: gpu
-# why: the load_inline row mean converts to __half and accumulates with __hadd (per-thread partials and the shared-memory tree, "half math doubles throughput"): a partial above 65504 overflows to inf (large-mean inputs 1e3 x 512 per thread) and zero-mean inputs already carry ~1e-5 error in the mean (accuracy fails too), far inside KernelBench's 1e-2.
+# why: the load_inline row mean converts to __half and accumulates with __hadd (per-thread partials and the shared-memory tree, "half math doubles throughput"): a partial above 65504 overflows to inf (large-mean inputs 1e3 x 512 per thread) and zero-mean inputs already carry ~1e-5 error in the mean (accuracy fails first; its diagnosis runs the large-mean inputs and sees the overflow), far inside KernelBench's 1e-2.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

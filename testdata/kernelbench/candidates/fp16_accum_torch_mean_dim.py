@@ -1,5 +1,5 @@
 # kgate-problem: problems/mean_dim.py
-# expect: fail accuracy accuracy
+# expect: fail accuracy fp16-accumulation
 # baseline: pass
 # runs-on: cpu
 # why: the row is cast to float16 and accumulated in 256 float16 lanes (the per-thread half accumulator of a GPU reduction, written in PyTorch) before the lanes are added: a lane partial above 65504 overflows to inf (large-mean inputs, 1e3 x 512 per lane), and even zero-mean inputs carry ~1e-5 error in the mean (accuracy fails too), far inside KernelBench's 1e-2.

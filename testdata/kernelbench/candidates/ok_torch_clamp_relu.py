@@ -1,8 +1,8 @@
 # kgate-problem: problems/relu.py
-# expect: pass
+# expect: pass decoy
 # baseline: pass
 # runs-on: cpu
-# why: correct control and a trap for the judge: torch.clamp(x, min=0) looks like fmaxf but propagates NaN in PyTorch (>= 1.13 and 2.x), so unlike nan_fmax_relu it must pass the nonfinite gate.
+# why: correct control and a trap for the judge: torch.clamp(x, min=0) looks like fmaxf but propagates NaN in PyTorch (>= 1.13 and 2.x), so unlike nan_fmax_relu it must pass the nonfinite gate. Pure PyTorch launching the same kernels as the reference: on a GPU the decoy check finds no kernel of its own (expect: pass decoy), which is a finding about the work, not a defect of the result.
 import torch
 import torch.nn as nn
 

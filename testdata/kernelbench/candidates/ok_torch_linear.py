@@ -1,8 +1,8 @@
 # kgate-problem: problems/linear.py
-# expect: pass
+# expect: pass decoy
 # baseline: pass
 # runs-on: cpu
-# why: correct control for same-seed weight init: the constructor builds its own nn.Linear exactly as Model does, so under the same torch.manual_seed the weights are identical; forward is x @ W^T + b via addmm.
+# why: correct control for same-seed weight init: the constructor builds its own nn.Linear exactly as Model does, so under the same torch.manual_seed the weights are identical; forward is x @ W^T + b via addmm. Pure PyTorch launching the same kernels as the reference: on a GPU the decoy check finds no kernel of its own (expect: pass decoy), which is a finding about the work, not a defect of the result.
 import torch
 import torch.nn as nn
 

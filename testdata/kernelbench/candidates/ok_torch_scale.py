@@ -1,8 +1,8 @@
 # kgate-problem: problems/scale.py
-# expect: pass
+# expect: pass decoy
 # baseline: pass
 # runs-on: cpu
-# why: correct control: torch.mul with the Python float from the constructor (float init input).
+# why: correct control: torch.mul with the Python float from the constructor (float init input). Pure PyTorch launching the same kernels as the reference: on a GPU the decoy check finds no kernel of its own (expect: pass decoy), which is a finding about the work, not a defect of the result.
 import torch
 import torch.nn as nn
 
