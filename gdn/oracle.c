@@ -333,12 +333,14 @@ static void bwd_step(const struct ctx *c, struct step *st, const double *Sprev, 
 static int setup(struct ctx *c, enum gdn_family f, enum gdn_arith a, const struct gdn_dims *d, double scale,
                  const struct gdn_in *in)
 {
-    if (!valid_family(f) || (unsigned)a > GDN_W64 || gdn_dims_check(d) != GDN_OK || !in || !in->q || !in->k || !in->v)
+    /* T = 0: no time step reads q, k, v, g or beta, which may then be NULL (as o may) */
+    if (!valid_family(f) || (unsigned)a > GDN_W64 || gdn_dims_check(d) != GDN_OK || !in ||
+        ((!in->q || !in->k || !in->v) && d->T > 0))
         return GDN_EINVAL;
     c->a = a;
     c->gate = families[f].gate;
     c->delta = families[f].delta;
-    if ((c->gate != GDN_GATE_NONE && !in->g) || (c->delta && !in->b)) return GDN_EINVAL;
+    if (d->T > 0 && ((c->gate != GDN_GATE_NONE && !in->g) || (c->delta && !in->b))) return GDN_EINVAL;
     c->T = d->T;
     c->H = d->H;
     c->K = d->K;

@@ -433,7 +433,12 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
     if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
     int rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
                                   s->o.interrupted_ud);
-    if (rc || rp->status != KG_WS_OK) return kg_errf(e, "%s", rp->msg);
+    if (rc || rp->status != KG_WS_OK) {
+        /* a CUDA error can leave the process's context unusable (sticky errors): the next
+         * request, e.g. limits' run just below 2^31, gets a fresh worker */
+        if (kg_worker_alive(&cl->w)) kg_worker_stop(&cl->w);
+        return kg_errf(e, "%s", rp->msg);
+    }
     for (int j = 0; j < nout; j++) memcpy(vals + (size_t)j * (size_t)n, mem + p->off[1 + j], (size_t)n * 8);
     return 0;
 }

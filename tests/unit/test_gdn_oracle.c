@@ -419,6 +419,12 @@ static void test_missing_inputs_rejected(void **state)
     assert_int_equal(gdn_oracle_fwd(GDN_LINEAR, GDN_EXACT, &bad, NAN, &in, o, NULL), GDN_EINVAL);
     struct gdn_dims huge = {INT64_MAX / 2, 4, 1, 2, 2};
     assert_int_equal(gdn_dims_check(&huge), GDN_EINVAL);
+    /* T = 0 reads no input (an empty std::vector's data() is NULL): only the state passes */
+    struct gdn_dims empty = {1, 0, 1, 2, 2};
+    struct gdn_in none = {NULL, NULL, NULL, NULL, NULL, NULL};
+    double ST[4] = {1, 1, 1, 1};
+    assert_int_equal(gdn_oracle_fwd(GDN_GDN, GDN_EXACT, &empty, NAN, &none, NULL, ST), 0);
+    assert_true(ST[0] == 0 && ST[3] == 0);
 }
 
 /* T = 0: the final state is the initial one and dS0 = dST. */
