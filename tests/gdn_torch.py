@@ -2,7 +2,8 @@
 
     python3 tests/gdn_torch.py          # CPU: gradcheck, oracle, references, refusals (tests/gdn_torch.sh)
     python3 tests/gdn_torch.py --cuda   # GPU: bf16 / fp32 outputs and gradients vs the oracle, streams,
-                                        # determinism, refusals (tests/gpu/gdn_torch_cuda.sh); exit 77
+                                        # determinism, refusals, reference.chunked in fp32 under
+                                        # deterministic algorithms (tests/gpu/gdn_torch_cuda.sh); exit 77
                                         # without an sm_90 GPU or without libgdn.so
 
 Prints one line per check and exits 1 if any failed. KGATE_GDN_LIBDIR names the build tree's gdn/.
@@ -348,7 +349,34 @@ def cuda_main():
     check(raises(ValueError, "K=129", f, big, big, torch.zeros(1, 4, 1, 8, dtype=torch.bfloat16, device=dev),
                  torch.zeros(1, 4, 1, device=dev), torch.zeros(1, 4, 1, dtype=torch.bfloat16, device=dev)),
           "cuda: K = 129 refused before any launch")
+    cuda_chunked()
     return 0
+
+
+def cuda_chunked():
+    """train.py's reference on the GPU as train.py runs it (fp32, deterministic algorithms on):
+    every op it uses is allowed there, and its outputs and gradients are the oracle's."""
+    torch.use_deterministic_algorithms(True)
+    try:
+        for m in MEMBERS:
+            shape = (2, 200, 2, 64, 64)
+            x = inputs(m, *shape, dtype=torch.float32, device="cuda", seed=41)
+            gen = torch.Generator().manual_seed(8)
+            dO = torch.randn(2, 200, 2, 64, generator=gen, dtype=torch.float64)
+            dST = torch.randn(2, 2, 64, 64, generator=gen, dtype=torch.float64)
+            ref = kg.oracle(m, x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["initial_state"],
+                            dO=dO, dST=dST)
+            try:
+                got = grads_of(kg.chunked, m, x, dO.float().cuda(), dST.float().cuda())
+            except RuntimeError as e:
+                check(False, "cuda reference.chunked %s under use_deterministic_algorithms: %s" % (m, e))
+                continue
+            errs = {n: rel_rms(got[n], ref[n]) for n in got if got[n] is not None}
+            w = max(errs, key=errs.get)
+            check(errs[w] <= 2e-5, "cuda reference.chunked %s fp32 B,T,H,K,V=%s vs oracle: worst relative RMS %.1e "
+                  "(%s) <= 2e-05" % (m, shape, errs[w], w))
+    finally:
+        torch.use_deterministic_algorithms(False)
 
 
 if __name__ == "__main__":
