@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gdn/train.py: train a small model with each member of the family as its token mixer, once through
-libgdn (kgate_gdn) and once through a pure-PyTorch recurrent reference of the same member (fp32,
-autograd, same init, same data in the same order), on two synthetic tasks that need no download:
+libgdn (kgate_gdn) and once through a pure-PyTorch reference of the same member (fp32, autograd,
+same init, same data in the same order), on two synthetic tasks that need no download:
 
   mqar    multi-query associative recall: key-value pairs, then queries of those keys; the loss
           and accuracy are on the queried values only
@@ -10,8 +10,12 @@ autograd, same init, same data in the same order), on two synthetic tasks that n
 
 Each libgdn run is made --repeat times (2 by default) to show that the loss curves are bitwise
 identical (torch.use_deterministic_algorithms(True), one seed; see gdn/README.md for what that
-took). Writes OUT/<task>_<member>_<run>.csv (step, loss, accuracy, ms; loss as Python's repr, so
-it round-trips exactly) and, through gdn/train_report.py, OUT/table.md and OUT/<task>.svg.
+took). The reference is kgate_gdn.chunked (--reference chunked, the default: the chunk-parallel
+form, T / 64 sequential steps) or kgate_gdn.recurrent (--reference recurrent: one step at a time,
+T steps; far slower on a GPU), or both (--reference chunked,recurrent); the tests check each
+against the other and the oracle. Writes OUT/<task>_<member>_<run>.csv, <run> one of libgdn,
+libgdn2, ..., reference-chunked, reference-recurrent (step, loss, accuracy, ms; loss as Python's
+repr, so it round-trips exactly) and, through gdn/train_report.py, OUT/table.md and OUT/<task>.svg.
 
     PYTHONPATH= python3 gdn/train.py --steps 2000 --device cuda --out OUT     # the real run
     python3 gdn/train.py --steps 20 --device cpu --seq 32 --batch 4 --hidden 32 --heads 2   # smoke
@@ -42,6 +46,7 @@ import train_report  # noqa: E402
 
 MEMBERS = ["linear", "gla", "ssd", "gdn", "kda"]
 TASKS = ["mqar", "markov"]
+REFERENCES = {"chunked": kg.chunked, "recurrent": kg.recurrent}
 
 # ---- the tasks: every step's batch generated up front on the CPU from one seed ---------------
 
@@ -159,8 +164,8 @@ class Mixer(nn.Module):
         v = F.silu(self.cv(self.v(x))).view(B, T, H, dk)
         g = F.logsigmoid(self.g(x)).view(B, T, H, -1).squeeze(-1) / 16 if self.g is not None else None
         beta = torch.sigmoid(self.b(x)) if self.b is not None else None
-        if impl == "reference":
-            o, _ = kg.recurrent(self.member, q, k, v, g, beta)
+        if impl in REFERENCES:  # fp32 throughout, autograd
+            o, _ = REFERENCES[impl](self.member, q, k, v, g, beta)
         else:  # libgdn: q, k, v, beta in the mixer dtype, g in fp32, all contiguous [B, T, H, D]
             c = lambda t: None if t is None else t.to(dtype).contiguous()  # noqa: E731
             o, _ = kg.call(self.member, c(q), c(k), c(v), None if g is None else g.float().contiguous(), c(beta))
@@ -216,7 +221,7 @@ def run_one(a, task, member, run):
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(a.threads)
     dev = torch.device(a.device)
-    impl = "reference" if run == "reference" else "libgdn"
+    impl = run[len("reference-"):] if run.startswith("reference-") else "libgdn"
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[a.mixer_dtype]
     x_all, y_all, vocab, floor = task_data(a, task)
     torch.manual_seed(a.seed)
@@ -268,6 +273,8 @@ def main(argv=None):
     p.add_argument("--tasks", default=",".join(TASKS), help="comma-separated: " + " ".join(TASKS))
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--impls", default="libgdn,reference", help="libgdn, reference or both")
+    p.add_argument("--reference", default="chunked",
+                   help="the reference runs' form, comma-separated: chunked (default), recurrent")
     p.add_argument("--repeat", type=int, default=2, help="libgdn runs per member and task (>= 2: bitwise check)")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--seq", type=int, default=256)
@@ -289,6 +296,13 @@ def main(argv=None):
     a.t_start = time.time()
     members, tasks = a.members.split(","), a.tasks.split(",")
     impls = a.impls.split(",")
+    for i in impls:
+        if i not in ("libgdn", "reference"):
+            p.error("unknown impl %r (impls: libgdn reference)" % i)
+    refs = a.reference.split(",")
+    for r in refs:
+        if r not in REFERENCES:
+            p.error("unknown reference %r (references: %s)" % (r, " ".join(REFERENCES)))
     for m in members:
         if m not in MEMBERS:
             p.error("unknown member %r (members: %s)" % (m, " ".join(MEMBERS)))
@@ -306,7 +320,7 @@ def main(argv=None):
     if "libgdn" in impls:
         runs += ["libgdn"] + ["libgdn%d" % i for i in range(2, a.repeat + 1)]
     if "reference" in impls:
-        runs.append("reference")
+        runs += ["reference-" + r for r in refs]
     specs = [(t, m, r) for t in tasks for m in members for r in runs]
     print("train.py: %d runs (%s x %s x %s), %d steps, batch %d, T %d, hidden %d, %d heads, %d layers, %s, "
           "mixer %s, %d job(s)" % (len(specs), ",".join(tasks), ",".join(members), ",".join(runs), a.steps, a.batch,

@@ -8,9 +8,12 @@ Final loss / accuracy: the mean over the last --final-window steps (one step's l
 Columns: libgdn vs reference final loss and their relative difference, final accuracy and the
 difference in points, whether all libgdn runs of the member gave bitwise identical loss curves
 (the CSV strings are Python's repr of each loss, so equal strings are equal bits), and the median
-ms per step (the first 10 steps, warm-up, left out), and the fewest steps any run of the row
-made (less than asked when train.py's --deadline stopped it). Writes OUT/table.md and OUT/<task>.svg (with
-gnuplot when it is installed, else a small SVG written directly); no third-party Python modules.
+ms per step (the first 10 steps, warm-up, left out), the fewest steps any run of the row
+made (less than asked when train.py's --deadline stopped it), and which reference the row compares
+with: chunked (run reference-chunked, kgate_gdn.chunked) or recurrent (reference-recurrent, or the
+older name reference, kgate_gdn.recurrent); one row per reference a member has. Writes
+OUT/table.md and OUT/<task>.svg (with gnuplot when it is installed, else a small SVG written
+directly); no third-party Python modules.
 """
 
 import argparse
@@ -24,6 +27,9 @@ import sys
 
 MEMBERS = ["linear", "gla", "ssd", "gdn", "kda"]
 COLORS = {"linear": "#1f77b4", "gla": "#ff7f0e", "ssd": "#2ca02c", "gdn": "#d62728", "kda": "#9467bd"}
+# reference run name -> (its form, its line style in the plots: gnuplot dt, SVG stroke-dasharray)
+REFERENCES = {"reference-chunked": ("chunked", 2, "5,3"), "reference-recurrent": ("recurrent", 3, "1.5,2.5"),
+              "reference": ("recurrent", 3, "1.5,2.5")}
 
 
 def load(out):
@@ -53,13 +59,13 @@ def table(runs, w):
     when no member had two)."""
     lines = ["| task | member | final loss libgdn | final loss reference | rel. diff | final acc libgdn | "
              "final acc reference | diff (points) | libgdn runs bitwise identical | ms/step libgdn | "
-             "ms/step reference | steps |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ms/step reference | steps | reference |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     all_same = None
     tasks = sorted({k[0] for k in runs})
     for task in tasks:
         for m in [m for m in MEMBERS if any(k[:2] == (task, m) for k in runs)]:
             lib = runs.get((task, m, "libgdn"))
-            ref = runs.get((task, m, "reference"))
+            refs = [(REFERENCES[n][0], runs[(task, m, n)]) for n in REFERENCES if (task, m, n) in runs] or [("-", None)]
             reps = [v for k, v in sorted(runs.items()) if k[:2] == (task, m) and k[2].startswith("libgdn")]
             if len(reps) >= 2:
                 same = all(r["loss"] == reps[0]["loss"] for r in reps[1:])
@@ -68,14 +74,16 @@ def table(runs, w):
             else:
                 ident = "-"
             fl = final(lib["loss"], w) if lib else float("nan")
-            fr = final(ref["loss"], w) if ref else float("nan")
             al = final(lib["acc"], w) if lib else float("nan")
-            ar = final(ref["acc"], w) if ref else float("nan")
-            rel = (fl - fr) / fr * 100 if lib and ref and fr else float("nan")
-            steps = min(len(r["loss"]) for k, r in runs.items() if k[:2] == (task, m))
-            lines.append("| %s | %s | %.4f | %.4f | %+.2f%% | %.3f | %.3f | %+.1f | %s | %.1f | %.1f | %d |" % (
-                task, m, fl, fr, rel, al, ar, (al - ar) * 100, ident,
-                median_ms(lib["ms"]) if lib else float("nan"), median_ms(ref["ms"]) if ref else float("nan"), steps))
+            for form, ref in refs:
+                fr = final(ref["loss"], w) if ref else float("nan")
+                ar = final(ref["acc"], w) if ref else float("nan")
+                rel = (fl - fr) / fr * 100 if lib and ref and fr else float("nan")
+                steps = min([len(r["loss"]) for r in reps + [lib, ref] if r] or [0])
+                row = "| %s | %s | %.4f | %.4f | %+.2f%% | %.3f | %.3f | %+.1f | %s | %.1f | %.1f | %d | %s |"
+                lines.append(row % (task, m, fl, fr, rel, al, ar, (al - ar) * 100, ident,
+                                    median_ms(lib["ms"]) if lib else float("nan"),
+                                    median_ms(ref["ms"]) if ref else float("nan"), steps, form))
     return "\n".join(lines) + "\n", all_same
 
 
@@ -90,15 +98,21 @@ def smooth(ys, n=20):
 
 
 def curves(runs, task):
-    """[(label, color, dashed, [(step, smoothed loss)])] for the first libgdn run and the reference."""
+    """[(label, color, style, [(step, smoothed loss)])] for the first libgdn run (style None: solid)
+    and each reference (style: REFERENCES' (dt, dasharray))."""
     out = []
     for m in MEMBERS:
-        for run, dashed in (("libgdn", False), ("reference", True)):
+        for run in ["libgdn"] + list(REFERENCES):
             r = runs.get((task, m, run))
             if r and r["loss"]:
                 ys = smooth([float(x) for x in r["loss"]])
-                out.append(("%s %s" % (m, run), COLORS[m], dashed, list(enumerate(ys))))
+                style = REFERENCES[run][1:] if run in REFERENCES else None
+                label = "%s %s" % (m, "reference " + REFERENCES[run][0] if run in REFERENCES else run)
+                out.append((label, COLORS[m], style, list(enumerate(ys))))
     return out
+
+
+TITLE = "%s: training loss (moving mean of 20 steps); solid libgdn, dashed reference chunked, dotted recurrent"
 
 
 def svg_gnuplot(path, task, cs):
@@ -107,16 +121,15 @@ def svg_gnuplot(path, task, cs):
         for _, _, _, pts in cs:
             f.write("".join("%d %.6g\n" % p for p in pts) + "\n\n")
     plots = ", ".join("'%s' index %d with lines lw 1.5 lc rgb '%s' dt %d title '%s'" % (
-        dat, i, c, 2 if d else 1, lab) for i, (lab, c, d, _) in enumerate(cs))
-    script = ("set terminal svg size 800,480 font 'sans,11'\nset output '%s'\nset title '%s: training loss "
-              "(moving mean of 20 steps); solid libgdn, dashed reference'\nset xlabel 'step'\nset ylabel 'loss'\n"
-              "set key outside right\nset grid\nplot %s\n" % (path, task, plots))
+        dat, i, c, d[0] if d else 1, lab) for i, (lab, c, d, _) in enumerate(cs))
+    script = ("set terminal svg size 840,480 font 'sans,11'\nset output '%s'\nset title '%s'\nset xlabel 'step'\n"
+              "set ylabel 'loss'\nset key outside right\nset grid\nplot %s\n" % (path, TITLE % task, plots))
     subprocess.run(["gnuplot"], input=script.encode(), check=True)
     os.remove(dat)
 
 
 def svg_direct(path, task, cs):
-    W, Hh, l, r, t, b = 800, 480, 60, 170, 30, 40
+    W, Hh, l, r, t, b = 840, 480, 60, 210, 30, 40
     xs = [p[0] for _, _, _, pts in cs for p in pts]
     ys = [p[1] for _, _, _, pts in cs for p in pts]
     x0, x1 = min(xs), max(max(xs), 1)
@@ -127,8 +140,7 @@ def svg_direct(path, task, cs):
     Y = lambda y: Hh - b - (y - y0) / (y1 - y0) * (Hh - t - b)  # noqa: E731
     o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
          % (W, Hh), '<rect width="100%" height="100%" fill="white"/>',
-         '<text x="%d" y="18">%s: training loss (moving mean of 20 steps); solid libgdn, dashed reference</text>'
-         % (l, task),
+         '<text x="%d" y="18">%s</text>' % (l, TITLE % task),
          '<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="black"/>' % (l, t, W - l - r, Hh - t - b)]
     for i in range(6):
         yv, xv = y0 + (y1 - y0) * i / 5, x0 + (x1 - x0) * i / 5
@@ -139,10 +151,10 @@ def svg_direct(path, task, cs):
         step = max(1, len(pts) // 400)
         pp = " ".join("%.1f,%.1f" % (X(x), Y(y)) for x, y in pts[::step] + pts[-1:])
         o.append('<polyline fill="none" stroke="%s" stroke-width="1.5"%s points="%s"/>' % (
-            c, ' stroke-dasharray="5,3"' if d else "", pp))
+            c, ' stroke-dasharray="%s"' % d[1] if d else "", pp))
         ly = t + 14 + 16 * i
         o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="1.5"%s/>' % (
-            W - r + 10, ly - 4, W - r + 35, ly - 4, c, ' stroke-dasharray="5,3"' if d else ""))
+            W - r + 10, ly - 4, W - r + 35, ly - 4, c, ' stroke-dasharray="%s"' % d[1] if d else ""))
         o.append('<text x="%d" y="%d">%s</text>' % (W - r + 40, ly, lab))
     o.append("</svg>\n")
     with open(path, "w") as f:

@@ -1,8 +1,9 @@
 """tests/gdn_torch.py: the PyTorch binding gdn/python/kgate_gdn against the fp64 oracle.
 
-    python3 tests/gdn_torch.py          # CPU: gradcheck, oracle, reference, refusals (tests/gdn_torch.sh)
+    python3 tests/gdn_torch.py          # CPU: gradcheck, oracle, references, refusals (tests/gdn_torch.sh)
     python3 tests/gdn_torch.py --cuda   # GPU: bf16 / fp32 outputs and gradients vs the oracle, streams,
-                                        # determinism, refusals (tests/gpu/gdn_torch_cuda.sh); exit 77
+                                        # determinism, refusals, reference.chunked in fp32 under
+                                        # deterministic algorithms (tests/gpu/gdn_torch_cuda.sh); exit 77
                                         # without an sm_90 GPU or without libgdn.so
 
 Prints one line per check and exits 1 if any failed. KGATE_GDN_LIBDIR names the build tree's gdn/.
@@ -151,6 +152,73 @@ def cpu_reference():
         check(worst <= 1e-12, "reference.recurrent %s vs oracle (fp64, autograd): worst relative RMS %.1e" % (m, worst))
 
 
+def grads_of(f, m, x, dO, dST, **kw):
+    """f's (recurrent or chunked) o, ST and the autograd gradients of sum(dO o) + sum(dST ST) (of
+    sum(dO o) alone when dST is None: no final state asked for)."""
+    leaves = {n: t.clone().requires_grad_(True) for n, t in x.items() if t is not None}
+    a = {n: leaves.get(n) for n in x}
+    o, ST = f(m, a["q"], a["k"], a["v"], a["g"], a["beta"], initial_state=a["initial_state"],
+              output_final_state=dST is not None, **kw)
+    loss = (o * dO).sum() + ((ST * dST).sum() if dST is not None else 0)
+    loss.backward()
+    got = {"o": o.detach(), "ST": ST}
+    got.update({"d" + {"beta": "b", "initial_state": "S0"}.get(n, n): t.grad for n, t in leaves.items()})
+    return got
+
+
+def cpu_chunked():
+    """reference.chunked (train.py's reference) is reference.recurrent in the chunk-parallel form:
+    in fp64 the same outputs and autograd gradients to 1e-10 for T below, at and past a chunk and
+    not a multiple of it, with and without initial and final states, other chunk sizes, another
+    scale; and the oracle's. Gates strong enough that exp(-G) over a chunk overflows fp32 still
+    give finite fp32 results near the oracle."""
+    cases = [(T, S0, ST, {}) for T in (1, 7, 16, 64, 70, 130) for S0, ST in ((True, True), (False, False))]
+    cases += [(70, True, False, {}), (9, False, True, {}), (30, True, True, {"chunk_size": 12, "sub_chunk": 4}),
+              (70, True, True, {"chunk_size": 32, "sub_chunk": 32}), (70, True, True, {"scale": 0.3})]
+    for m in MEMBERS:
+        worst, where = 0.0, None
+        for T, S0, want_ST, kw in cases:
+            x = inputs(m, 2, T, 2, 5, 4, seed=100 + T, S0=S0)
+            gen = torch.Generator().manual_seed(T)
+            dO = torch.randn(2, T, 2, 4, generator=gen, dtype=torch.float64)
+            dST = torch.randn(2, 2, 5, 4, generator=gen, dtype=torch.float64) if want_ST else None
+            rk = {n: v for n, v in kw.items() if n == "scale"}
+            ref = grads_of(kg.recurrent, m, x, dO, dST, **rk)
+            got = grads_of(kg.chunked, m, x, dO, dST, **kw)
+            if sorted(n for n in got if got[n] is not None) != sorted(n for n in ref if ref[n] is not None):
+                check(False, "reference.chunked %s T=%d %s: the results and gradients recurrent has" % (m, T, kw))
+                continue
+            for n in ref:
+                if ref[n] is not None:
+                    e = rel_rms(got[n], ref[n])
+                    if not e <= worst:
+                        worst, where = e, "%s T=%d S0=%s ST=%s%s" % (n, T, S0, want_ST, " %s" % kw if kw else "")
+        check(worst <= 1e-10, "reference.chunked %s vs recurrent (fp64, %d cases of T, states, chunk sizes): "
+              "worst relative RMS %.1e (%s)" % (m, len(cases), worst, where))
+        shape = (2, 130, 2, 16, 8)
+        for what, dtype, gscale, bar in (("fp64", torch.float64, 1, 1e-10), ("fp32, g x 8", torch.float32, 8, 2e-5)):
+            x = inputs(m, *shape, seed=21)
+            if x["g"] is not None:
+                x["g"] = x["g"] * gscale  # down to -8 a step: exp(-G) over a chunk is ~exp(250)
+            gen = torch.Generator().manual_seed(6)
+            dO = torch.randn(2, 130, 2, 8, generator=gen, dtype=torch.float64)
+            dST = torch.randn(2, 2, 16, 8, generator=gen, dtype=torch.float64)
+            ref = kg.oracle(m, x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["initial_state"],
+                            dO=dO, dST=dST)
+            xd = {n: (t.to(dtype) if t is not None else None) for n, t in x.items()}
+            got = grads_of(kg.chunked, m, xd, dO.to(dtype), dST.to(dtype))
+            errs = {n: rel_rms(got[n], ref[n]) for n in got if got[n] is not None}
+            w = max(errs, key=errs.get)
+            check(errs[w] <= bar, "reference.chunked %s %s B,T,H,K,V=%s vs oracle: worst relative RMS %.1e (%s) <= %g"
+                  % (m, what, shape, errs[w], w, bar))
+    x = inputs("gdn", 2, 0, 2, 5, 4)
+    o, ST = kg.chunked("gdn", x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["initial_state"],
+                       output_final_state=True)
+    check(o.shape == (2, 0, 2, 4) and torch.equal(ST, x["initial_state"]), "reference.chunked T=0: empty o, ST = S0")
+    check(raises(ValueError, "multiple of sub_chunk", kg.chunked, "kda", x["q"], x["k"], x["v"], x["g"], x["beta"],
+                 chunk_size=20, sub_chunk=16), "reference.chunked chunk_size 20, sub_chunk 16: ValueError")
+
+
 def cpu_fla_options():
     B, T, H, K, V = 2, 20, 2, 4, 3
     x = inputs("gdn", B, T, H, K, V, seed=1)
@@ -222,6 +290,7 @@ def cpu_main():
     cpu_gradcheck()
     cpu_oracle()
     cpu_reference()
+    cpu_chunked()
     cpu_fla_options()
     cpu_refusals()
 
@@ -280,7 +349,34 @@ def cuda_main():
     check(raises(ValueError, "K=129", f, big, big, torch.zeros(1, 4, 1, 8, dtype=torch.bfloat16, device=dev),
                  torch.zeros(1, 4, 1, device=dev), torch.zeros(1, 4, 1, dtype=torch.bfloat16, device=dev)),
           "cuda: K = 129 refused before any launch")
+    cuda_chunked()
     return 0
+
+
+def cuda_chunked():
+    """train.py's reference on the GPU as train.py runs it (fp32, deterministic algorithms on):
+    every op it uses is allowed there, and its outputs and gradients are the oracle's."""
+    torch.use_deterministic_algorithms(True)
+    try:
+        for m in MEMBERS:
+            shape = (2, 200, 2, 64, 64)
+            x = inputs(m, *shape, dtype=torch.float32, device="cuda", seed=41)
+            gen = torch.Generator().manual_seed(8)
+            dO = torch.randn(2, 200, 2, 64, generator=gen, dtype=torch.float64)
+            dST = torch.randn(2, 2, 64, 64, generator=gen, dtype=torch.float64)
+            ref = kg.oracle(m, x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["initial_state"],
+                            dO=dO, dST=dST)
+            try:
+                got = grads_of(kg.chunked, m, x, dO.float().cuda(), dST.float().cuda())
+            except RuntimeError as e:
+                check(False, "cuda reference.chunked %s under use_deterministic_algorithms: %s" % (m, e))
+                continue
+            errs = {n: rel_rms(got[n], ref[n]) for n in got if got[n] is not None}
+            w = max(errs, key=errs.get)
+            check(errs[w] <= 2e-5, "cuda reference.chunked %s fp32 B,T,H,K,V=%s vs oracle: worst relative RMS %.1e "
+                  "(%s) <= 2e-05" % (m, shape, errs[w], w))
+    finally:
+        torch.use_deterministic_algorithms(False)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 #!/bin/sh
 # gdn_torch.sh: the PyTorch binding gdn/python/kgate_gdn on the CPU (libgdn_host.so): gradcheck
 # in float64 for every member, outputs and gradients against the fp64 oracle, the pure-PyTorch
-# reference against the oracle, FLA's options and the refusals (tests/gdn_torch.py). SKIP (77)
-# without a python3 that has torch.
+# references (recurrent and chunked) against the oracle and each other, FLA's options and the
+# refusals (tests/gdn_torch.py). SKIP (77) without a python3 that has torch.
 set -u
 py=""
 for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do

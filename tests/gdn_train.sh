@@ -1,8 +1,9 @@
 #!/bin/sh
 # gdn_train.sh: gdn/train.py end to end on the CPU, tiny (20 steps, T 32, batch 4, hidden 32, 2
 # heads): all five members on both tasks, each through libgdn twice and through the PyTorch
-# reference. The two libgdn runs must give bitwise identical loss curves, libgdn and the
-# reference (both fp32) must end within 0.5% of each other, the CSVs, table and SVGs must be
+# reference (kgate_gdn.chunked; and once both references for one member). The two libgdn runs
+# must give bitwise identical loss curves, libgdn and the reference (both fp32) must end within
+# 0.5% of each other, the chunked and recurrent references agree, the CSVs, table and SVGs must be
 # there; and the report must say NO when one loss of one run differs by one ulp. SKIP (77)
 # without a python3 that has torch.
 set -u
@@ -29,6 +30,9 @@ check test "$(ls "$t/out"/*.csv | wc -l)" -eq 30
 for f in "$t/out"/*.csv; do check test "$(wc -l < "$f")" -eq 21; done
 check test "$(grep -c '^| m' "$t/out/table.md")" -eq 10
 check test "$(grep -c 'yes (2 runs)' "$t/out/table.md")" -eq 10
+# the reference is kgate_gdn.chunked unless --reference says otherwise, and its name says so
+check test "$(ls "$t/out"/*_reference-chunked.csv | wc -l)" -eq 10
+check test "$(grep -c '^| m.* | chunked |$' "$t/out/table.md")" -eq 10
 # libgdn (fp32, chunked) and the reference (fp32, step by step) train the same model the same way
 check "$py" -c "
 import sys
@@ -61,9 +65,27 @@ check grep -q "^libgdn runs bitwise identical: NOT ALL$" "$t/bad.log"
 check test $? -eq 0
 check grep -q "deadline reached, stopped after 0 steps" "$t/dl.log"
 check test "$(wc -l < "$t/dl/mqar_linear_libgdn.csv")" -eq 1
+# both references at once: one table row each, and the two (fp32 both) train the model alike
+"$py" "$src/gdn/train.py" --steps 8 --members kda --tasks markov --impls reference --reference chunked,recurrent \
+    --device cpu --seq 40 --batch 2 --hidden 32 --heads 2 --final-window 4 --out "$t/both" > "$t/both.log" 2>&1
+check test $? -eq 0
+check test -f "$t/both/markov_kda_reference-chunked.csv"
+check test -f "$t/both/markov_kda_reference-recurrent.csv"
+check grep -q '^| markov | kda .* | chunked |$' "$t/both/table.md"
+check grep -q '^| markov | kda .* | recurrent |$' "$t/both/table.md"
+check "$py" -c "
+import csv, sys
+a, b = ([float(r['loss']) for r in csv.DictReader(open('$t/both/markov_kda_reference-%s.csv' % n))]
+        for n in ('chunked', 'recurrent'))
+d = max(abs(x - y) / abs(y) for x, y in zip(a, b))
+print('chunked vs recurrent reference, kda markov, 8 steps: worst relative loss difference %.1e' % d)
+sys.exit(0 if len(a) == len(b) == 8 and d < 1e-4 else 1)"
 # bad options are refused with a message
 "$py" "$src/gdn/train.py" --members gdn,foo --out "$t/x" > "$t/opt.log" 2>&1
 check test $? -eq 2
 check grep -q "unknown member 'foo'" "$t/opt.log"
+"$py" "$src/gdn/train.py" --reference chunky --out "$t/x" > "$t/opt.log" 2>&1
+check test $? -eq 2
+check grep -q "unknown reference 'chunky'" "$t/opt.log"
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -1,8 +1,9 @@
 #!/bin/sh
 # gdn_torch_cuda.sh: the PyTorch binding on the GPU (libgdn.so): bf16 and fp32 outputs and
 # gradients of every member against the fp64 oracle, two runs and a side stream bitwise equal,
-# the CUDA refusals (tests/gdn_torch.py --cuda). SKIP (77) without a python3 whose torch sees an
-# sm_90 GPU, or without libgdn.so (configure found no nvcc).
+# the CUDA refusals, kgate_gdn.chunked (train.py's reference) in fp32 with deterministic
+# algorithms on against the oracle (tests/gdn_torch.py --cuda). SKIP (77) without a python3
+# whose torch sees an sm_90 GPU, or without libgdn.so (configure found no nvcc).
 set -u
 py=""
 for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do

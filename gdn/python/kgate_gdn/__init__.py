@@ -22,7 +22,7 @@ from .ops import (  # noqa: F401
     chunk_linear_attn,
     chunk_simple_gla,
 )
-from .reference import oracle, recurrent  # noqa: F401
+from .reference import chunked, oracle, recurrent  # noqa: F401
 
 # kgate's member names -> the FLA call (with the arguments each takes, for generic callers)
 FLA_CALLS = {
@@ -50,4 +50,4 @@ def call(member, q, k, v, g=None, beta=None, scale=None, initial_state=None, out
 
 
 __all__ = ["chunk_gated_delta_rule", "chunk_kda", "chunk_gla", "chunk_simple_gla", "chunk_linear_attn", "call",
-           "oracle", "recurrent", "MEMBERS", "FUNCTIONS", "FLA_CALLS"]
+           "oracle", "recurrent", "chunked", "MEMBERS", "FUNCTIONS", "FLA_CALLS"]
