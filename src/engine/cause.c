@@ -27,7 +27,9 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                                    "kgate fills every output with a sentinel before the call; after it, some\n"
                                    "elements still hold the sentinel (shown as `unwritten`). Usual code: a grid that\n"
                                    "does not cover the tail, a vectorised loop that drops the last n % 4 elements, a\n"
-                                   "branch that returns early."},
+                                   "branch that returns early. A KernelBench candidate allocates its own outputs\n"
+                                   "(torch.empty): kgate fills the caching allocator's free memory instead, and an\n"
+                                   "element that follows that fill was never initialised."},
     [KG_CAUSE_NONDETERMINISTIC] = {"nondeterministic", "two runs on the same inputs give different bits",
                                    "Identical inputs, identical launch, different output bits: floating-point\n"
                                    "atomics, a race on shared or global memory, reading uninitialised memory.\n"
@@ -56,13 +58,17 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                                  "gates.) `sweep SYMBOL ...` in the inspector locates the boundary."},
     [KG_CAUSE_FP16_ACCUMULATION] = {"fp16-accumulation", "a reduction accumulates in fp16",
                                     "The error grows with the reduction length as fp16's rounding does (about\n"
-                                    "2^-11 per added term): the accumulator is half precision. Accumulate in fp32."},
+                                    "2^-11 per added term): the accumulator is half precision. Where kgate cannot\n"
+                                    "simulate the op (a problem's Model), the mark is an overflow: on 1e3 + N(0,1)\n"
+                                    "inputs a sum passes fp16's 65504 and the output is inf where the exact one is\n"
+                                    "small and the fp32 reference finite. Accumulate in fp32."},
     [KG_CAUSE_BF16_ACCUMULATION] = {"bf16-accumulation", "a reduction accumulates in bf16",
                                     "The error grows with the reduction length as bf16's rounding does (about\n"
                                     "2^-8 per added term): the accumulator is bfloat16. Accumulate in fp32."},
     [KG_CAUSE_TF32] = {"tf32", "fp32 products computed in TF32 (10-bit mantissa inputs)",
-                       "The error is of TF32's size (inputs rounded to 10 mantissa bits) and goes away when the\n"
-                       "candidate runs with TF32 off. By an fp32 contract that is a precision violation. PyTorch\n"
+                       "The error is of TF32's size (inputs rounded to 10 mantissa bits): it goes away, or all\n"
+                       "but a few thresholds of it (tensor cores accumulate differently), against the oracle on\n"
+                       "inputs cut to 10 bits, or when the candidate runs with TF32 off. By an fp32 contract that is a precision violation. PyTorch\n"
                        "does the same by default for cuDNN convolutions (torch.backends.cudnn.allow_tf32 is True),\n"
                        "so a problem's own reference can fail it too. To accept TF32 on purpose, judge with\n"
                        "`--allow tf32` (or `allow: tf32` in a contract): fp32 is then held to TF32's precision."},
@@ -86,7 +92,9 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                                "65535, more than 1024 threads, too much shared memory): the launch fails."},
     [KG_CAUSE_INDEX_OVERFLOW] = {"index-overflow", "32-bit index arithmetic past 2^31 elements",
                                  "Past 2^31 elements, `int i = blockIdx.x * blockDim.x + threadIdx.x` wraps: the\n"
-                                 "elements beyond are wrong or unwritten. Index with 64-bit integers."},
+                                 "elements beyond are wrong or unwritten. Index with 64-bit integers. A crash is\n"
+                                 "only blamed on this when the kernel runs just below 2^31 and no gate saw it write\n"
+                                 "out of bounds."},
     [KG_CAUSE_CRASH] = {"crash", "the kernel's process died",
                         "The worker running the kernel died (a signal, an illegal address, a sticky CUDA error).\n"
                         "The report gives the signal and, for host kernels built with debug info, the faulting\n"
