@@ -183,6 +183,26 @@ echo "scheduling: $(sed 's/.*"id": *"\([^"]*\)", *"problem":.*/\1/' "$t/sched-st
 check test "$(cat "$t/a.jsonl" "$t/b.jsonl" | wc -l)" -eq 3
 "$KGATE" audit-merge "$t/m.jsonl" "$t/a.jsonl" "$t/b.jsonl" 2>/dev/null
 check test "$(wc -l < "$t/m.jsonl")" -eq 3
+# the merged shards say what the one audit of the same pairs said: per id the verdict, every
+# gate's status and cause, the causes and the baseline (timings aside)
+same_store() {
+    "$py" - "$1" "$2" <<'PY'
+import json, sys
+def load(p):
+    out = {}
+    for line in open(p):
+        r = json.loads(line)
+        out[r["id"]] = (r.get("verdict"), [(g["id"], g["status"], g.get("cause")) for g in r.get("gates", [])],
+                        [c["id"] for c in r.get("causes", [])], (r.get("baseline") or {}).get("kernelbench"))
+    return out
+a, b = load(sys.argv[1]), load(sys.argv[2])
+bad = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+for k in bad:
+    print("differs: %s: %s vs %s" % (k, a.get(k), b.get(k)))
+sys.exit(1 if bad else 0)
+PY
+}
+check same_store "$t/m.jsonl" "$t/k.jsonl"
 
 # the report
 "$KGATE" report "$t/s.jsonl" --out "$t/rep" > "$t/rep.out" 2>&1

@@ -43,11 +43,12 @@ struct job {
     double start;
     bool compile_only;
     char out[KG_DIR_MAX + 2 * KG_PATH_SLACK]; /* TMPDIR/ROW.json */
-    int slot;                                 /* GPU index, or -1 */
+    int slot;                                 /* index into audit_run's gpu names, or -1 */
+    const char *gpu;                          /* that GPU's CUDA_VISIBLE_DEVICES name, or NULL */
 };
 
 static pid_t spawn(const char *exe, const struct audit_opts *o, const struct audit_row *r, const char *out,
-                   bool compile_only, int gpu)
+                   bool compile_only, const char *gpu)
 {
     pid_t pid = fork();
     if (pid) return pid;
@@ -65,11 +66,7 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct aud
         int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd >= 0) dup2(fd, 2);
     }
-    if (gpu >= 0) {
-        char v[16];
-        snprintf(v, sizeof v, "%d", gpu);
-        setenv("CUDA_VISIBLE_DEVICES", v, 1);
-    }
+    if (gpu) setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
     char seed[32], tol[32], timeout[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
     snprintf(tol, sizeof tol, "%g", o->tol_k > 0 ? o->tol_k : 2.0);
@@ -150,6 +147,7 @@ static json_t *finish(const struct job *j, const struct audit_row *r, int status
     json_object_update_missing(pair, rec);
     json_decref(rec);
     json_object_set_new(pair, "audit_seconds", json_real(kg_now() - j->start));
+    if (j->gpu) json_object_set_new(pair, "gpu", json_string(j->gpu));
     json_object_set_new(pair, "exit", json_integer(WIFEXITED(status) ? WEXITSTATUS(status) : -1));
     unlink(j->out);
     return pair;
@@ -202,6 +200,12 @@ struct audit_run {
     double t0;
     double spent[KG_AUDIT_NSPENT]; /* the checks' timing, summed over pairs (kg_audit_spent_add) */
     bool interactive;
+    /* --gpus N: the N devices' CUDA_VISIBLE_DEVICES names (the first N of an inherited list, so
+     * that CUDA_VISIBLE_DEVICES=4,5,6,7 --gpus 4 runs on 4..7; else 0..N-1), and per device the
+     * checks running on it, the checks done and their seconds */
+    char (*gpu)[32];
+    int *gpu_running, *gpu_done;
+    double *gpu_seconds;
     int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
     struct kg_err fail; /* ... naming the store and the record */
 };
@@ -213,6 +217,10 @@ static void run_free(struct audit_run *a)
     free(a->bs);
     free(a->started);
     free(a->todo);
+    free(a->gpu);
+    free(a->gpu_running);
+    free(a->gpu_done);
+    free(a->gpu_seconds);
     kg_audit_rows_free(&a->r);
 }
 
@@ -292,9 +300,54 @@ static void share_threads(int jobs)
 
 /* Everything the checks need before the first starts: the executable, a directory for their
  * reports, the fork server, the slots and which pairs have a build step. */
+/* a->gpu from --gpus and CUDA_VISIBLE_DEVICES (see struct audit_run). */
+static int gpu_names(struct audit_run *a, struct kg_err *e)
+{
+    int n = a->o->gpus;
+    if (n <= 0) return 0;
+    a->gpu = calloc((size_t)n, sizeof *a->gpu);
+    a->gpu_running = calloc((size_t)n, sizeof *a->gpu_running);
+    a->gpu_done = calloc((size_t)n, sizeof *a->gpu_done);
+    a->gpu_seconds = calloc((size_t)n, sizeof *a->gpu_seconds);
+    if (!a->gpu || !a->gpu_running || !a->gpu_done || !a->gpu_seconds)
+        return kg_errf(e, "out of memory"), KG_EXIT_INTERNAL;
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (!vis || !*vis) {
+        for (int i = 0; i < n; i++) snprintf(a->gpu[i], sizeof a->gpu[i], "%d", i);
+        return 0;
+    }
+    const char *p = vis;
+    int have = 0;
+    while (*p && have < n) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof a->gpu[0]) break;
+        memcpy(a->gpu[have], p, len);
+        a->gpu[have++][len] = 0;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (have < n) {
+        kg_errf(e, "--gpus %d: CUDA_VISIBLE_DEVICES=%s names %d device%s; ask for at most that many", n, vis, have,
+                have == 1 ? "" : "s");
+        return KG_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The GPU with the fewest checks running (the lowest index of those tied). */
+static int least_loaded_gpu(const struct audit_run *a)
+{
+    int best = 0;
+    for (int g = 1; g < a->o->gpus; g++)
+        if (a->gpu_running[g] < a->gpu_running[best]) best = g;
+    return best;
+}
+
 static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
 {
     const struct audit_opts *o = a->o;
+    int rc = gpu_names(a, e);
+    if (rc) return rc;
     ssize_t el = readlink("/proc/self/exe", a->exe, sizeof a->exe - 1);
     a->exe[el > 0 ? el : 0] = 0;
     snprintf(a->tmpdir, sizeof a->tmpdir, "%s/audit-%d", cache, (int)getpid());
@@ -348,14 +401,17 @@ static void start_jobs(struct audit_run *a)
         j->start = kg_now();
         if (check_slot) {
             a->started[row] = true;
-            j->slot = o->gpus ? sl % o->gpus : -1;
+            j->slot = o->gpus ? least_loaded_gpu(a) : -1;
+            j->gpu = j->slot >= 0 ? a->gpu[j->slot] : NULL;
+            if (j->slot >= 0) a->gpu_running[j->slot]++;
             snprintf(j->out, sizeof j->out, "%s/%d.json", a->tmpdir, j->row);
-            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, false, j->slot);
+            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, false, j->gpu);
             a->running++;
         } else {
             a->bs[row] = BUILDING;
             j->slot = -1;
-            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], NULL, true, -1);
+            j->gpu = NULL;
+            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], NULL, true, NULL);
             a->compiling++;
         }
     }
@@ -365,6 +421,11 @@ static void start_jobs(struct audit_run *a)
  * cannot be written stops the audit: a->failed, and a->fail says which. */
 static void store_record(struct audit_run *a, const struct job *j, int status, bool timed_out)
 {
+    if (j->slot >= 0) {
+        a->gpu_running[j->slot]--;
+        a->gpu_done[j->slot]++;
+        a->gpu_seconds[j->slot] += kg_now() - j->start;
+    }
     json_t *rec = finish(j, &a->r.v[a->todo[j->row]], status, timed_out, a->o->limit);
     a->failed = kg_audit_store_append(&a->st, rec, true, &a->fail);
     if (!a->failed) {
@@ -491,6 +552,13 @@ static void summary(const struct audit_run *a)
     if (a->nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", a->nochk);
     fprintf(stderr, "; store %s\n", a->o->store);
     kg_audit_spent_print(stderr, a->spent, a->finished, el_s, el_s * a->o->jobs, false);
+    if (a->o->gpus > 0) {
+        fprintf(stderr, "kgate audit: checks per GPU:");
+        for (int g = 0; g < a->o->gpus; g++)
+            fprintf(stderr, "%s device %s: %d (%.0f check-seconds)", g ? "," : "", a->gpu[g], a->gpu_done[g],
+                    a->gpu_seconds[g]);
+        fprintf(stderr, "\n");
+    }
 }
 
 int kg_audit(const struct audit_opts *o, struct kg_err *e)

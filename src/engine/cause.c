@@ -68,7 +68,8 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
     [KG_CAUSE_TF32] = {"tf32", "fp32 products computed in TF32 (10-bit mantissa inputs)",
                        "The error is of TF32's size (inputs rounded to 10 mantissa bits): it goes away, or all\n"
                        "but a few thresholds of it (tensor cores accumulate differently), against the oracle on\n"
-                       "inputs cut to 10 bits, or when the candidate runs with TF32 off. By an fp32 contract that is a precision violation. PyTorch\n"
+                       "inputs cut to 10 bits, or when the candidate runs with TF32 off. By an fp32 contract that is a "
+                       "precision violation. PyTorch\n"
                        "does the same by default for cuDNN convolutions (torch.backends.cudnn.allow_tf32 is True),\n"
                        "so a problem's own reference can fail it too. To accept TF32 on purpose, judge with\n"
                        "`--allow tf32` (or `allow: tf32` in a contract): fp32 is then held to TF32's precision."},
