@@ -18,6 +18,14 @@ static void add_value(int64_t *vals, int *n, int64_t v)
     vals[(*n)++] = v;
 }
 
+/* Output elements of judgement j that still hold kgate's sentinel prefill. */
+static int64_t unwritten_count(const struct kg_expect *ex, const struct kg_judgement *j)
+{
+    int64_t n = 0;
+    for (int o = 0; o < ex->nout; o++) n += j->unwritten[o];
+    return n;
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     const struct kg_session_opts *opt = kg_session_opts(s);
@@ -133,6 +141,13 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     char said[sizeof v->cause_text];
                     snprintf(said, sizeof said, "%s", v->cause_text);
                     kg_verdict_cause(v, KG_CAUSE_GATE, "%s; not shape-specific: %s", said, gross);
+                } else if (v->cause == KG_CAUSE_GATE && unwritten_count(&ex, &j) > 0) {
+                    /* elements that keep kgate's prefill at this shape: a tail the grid or a
+                     * vectorised loop does not cover (structure sees only the nominal shape) */
+                    kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT,
+                                     "at %s, %lld output element%s kgate's prefill (right at the nominal shape)", sh,
+                                     (long long)unwritten_count(&ex, &j),
+                                     unwritten_count(&ex, &j) == 1 ? " keeps" : "s keep");
                 } else if (v->cause == KG_CAUSE_GATE) {
                     /* right where the kernel was written for, grossly wrong here: the shape is the cause */
                     struct kg_case nk;

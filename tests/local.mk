@@ -68,6 +68,7 @@ CONTROLS = \
 	testdata/bugs/relu_no_tail_check.cu \
 	testdata/bugs/relu_segfault.c \
 	testdata/bugs/relu_skips_last.c \
+	testdata/bugs/relu_vec4_tail.c \
 	testdata/bugs/relu_writes_one_past.c \
 	testdata/bugs/rows_on_grid_y.cu \
 	testdata/bugs/softmax_cache_by_pointer.c \

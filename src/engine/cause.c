@@ -73,6 +73,11 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                        "does the same by default for cuDNN convolutions (torch.backends.cudnn.allow_tf32 is True),\n"
                        "so a problem's own reference can fail it too. To accept TF32 on purpose, judge with\n"
                        "`--allow tf32` (or `allow: tf32` in a contract): fp32 is then held to TF32's precision."},
+    [KG_CAUSE_FP16_COMPUTE] = {"fp16-compute", "fp32 data computed in fp16 (a .half() cast, autocast)",
+                               "The error is that of inputs rounded to 10 mantissa bits, like TF32's, but with fp16's\n"
+                               "range: with the inputs scaled by 2^16 the kernel gives inf where the oracle is finite\n"
+                               "(fp16 overflows at 65504, TF32 has fp32's range). Usual code: x.half() @ w.half(),\n"
+                               "torch.autocast, __half arithmetic on fp32 data. Compute in fp32 (or declare fp16)."},
     [KG_CAUSE_REDUCTION_ORDER] = {"reduction-order", "an algorithm that depends on the order or size of its terms",
                                   "Fine on well-scaled inputs, wrong on mixed magnitudes or cancellation: a one-pass\n"
                                   "variance (E[x^2] - E[x]^2), a softmax without the max shift, a naive sum where the\n"

@@ -121,6 +121,24 @@ int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *
     return 0;
 }
 
+int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < KG_MAX_ARGS; i++) {
+        const struct kg_tensor *t = &in->t[i];
+        if (!t->data) continue;
+        if (kg_tensor_alloc(&out->t[i], t->dtype, t->rank, t->dims)) {
+            kg_inputs_free(out);
+            return -1;
+        }
+        memcpy(out->t[i].data, t->data, kg_tensor_bytes(t));
+        if (t->dtype == KG_F32)
+            for (int64_t q = 0; q < t->numel; q++)
+                kg_store(t->dtype, out->t[i].data, q, f * kg_load(t->dtype, t->data, q));
+    }
+    return 0;
+}
+
 double kg_floor(enum kg_dtype t)
 {
     return 8 * kg_dtype_eps(t);

@@ -56,6 +56,10 @@ double kg_tf32(double v, bool truncate);
  * matmul or convolution sees; 0, or -1 out of memory (out freed). */
 int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *out);
 
+/* A copy of in with every fp32 tensor times f (a power of two: exact while in range); 0, or -1
+ * out of memory (out freed). */
+int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out);
+
 /* Tolerance floor of a dtype: 8 units of roundoff (0 for integer dtypes). */
 double kg_floor(enum kg_dtype t);
 

@@ -67,14 +67,56 @@ out:
     return ok;
 }
 
+/* Inputs with 10-bit mantissas are TF32's or fp16's; their ranges tell them apart. Whether the
+ * candidate, on in scaled by 2^16 (exact in fp32), gives inf or NaN where the oracle and the
+ * fp32 reference are finite: fp16 overflows at 65504, TF32 keeps fp32's range. *n: how many. */
+static bool overflows_fp16(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, int64_t *n)
+{
+    struct kg_inputs r;
+    bool yes = false;
+    *n = 0;
+    if (kg_inputs_scaled(in, 65536.0, &r)) return false;
+    struct kg_expect ex2;
+    struct kg_err e;
+    if (kg_expect_compute(s, k, &r, &ex2, &e) == 0) {
+        struct kg_exec y;
+        struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
+        kg_exec(s, k, &r, &o, &y);
+        for (int q = 0; y.status == KG_WS_OK && q < ex2.nout; q++) {
+            const struct kg_tensor *got = &y.after[ex2.arg[q]];
+            const double *xe = ex2.exact[q].data, *xr = ex2.ref[q].data;
+            for (int64_t i = 0; i < got->numel; i++)
+                if (isfinite(xe[i]) && (!xr || isfinite(xr[i])) && fabs(xe[i]) < 1e30 &&
+                    !isfinite(kg_load(got->dtype, got->data, i)))
+                    (*n)++;
+        }
+        yes = *n > 0;
+        kg_exec_free(&y);
+        kg_expect_free(&ex2);
+    }
+    kg_inputs_free(&r);
+    return yes;
+}
+
 static bool diagnose_tf32(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                           const struct kg_exec *x, const struct kg_expect *ex, const struct kg_judgement *j,
                           struct kg_verdict *v)
 {
     if (k->adtype[ex->arg[j->worst]] != KG_F32 || !isfinite(worst_err(j))) return false;
     double ratio = j->ratio, m;
+    int64_t nover;
     for (int t = 0; t < 2; t++)
         if (tf32_inputs_explain(s, k, in, x, ex, worst_err(j), t == 1, &m)) {
+            if (overflows_fp16(s, k, in, &nover)) {
+                kg_verdict_cause(v, KG_CAUSE_FP16_COMPUTE,
+                                 "%.3gx the fp32 reference's error, but %s (%.2g of the threshold) of the oracle on "
+                                 "inputs %s to 10 mantissa bits; with the inputs x65536 it gives inf at %lld "
+                                 "positions where the oracle is finite: fp16's range, not TF32's",
+                                 ratio, m <= 1 ? "within fp32 noise" : "within a few thresholds", m,
+                                 t ? "truncated" : "rounded", (long long)nover);
+                v->cause_of = NULL;
+                return true;
+            }
             kg_verdict_cause(v, KG_CAUSE_TF32,
                              "%.3gx the fp32 reference's error, but %s (%.2g of the threshold) of the oracle on "
                              "inputs %s to TF32's 10 mantissa bits",
@@ -491,6 +533,15 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     char rw[96];
     struct shorter sh = {0};
     int have_sh = 0;
+    if (kg_session_saw_cause(s, KG_CAUSE_STALE_RESULT)) {
+        /* a kernel that returns earlier calls' results errs on any new inputs: seen here on
+         * inputs the freshness gate did not use, the same defect */
+        kg_verdict_cause(v, KG_CAUSE_STALE_RESULT,
+                         "%s; the freshness gate saw this kernel return results of earlier calls, which explains "
+                         "any error on new inputs",
+                         ratio_words(j, rw, sizeof rw));
+        return;
+    }
     if (diagnose_tf32(s, k, in, x, ex, j, v)) return;
     bool lowacc_ruled_out = false;
     if (diagnose_lowacc(s, k, in, x, ex, j, nominal, &lowacc_ruled_out, &sh, &have_sh, v)) return;
