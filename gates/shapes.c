@@ -26,6 +26,37 @@ static int64_t unwritten_count(const struct kg_expect *ex, const struct kg_judge
     return n;
 }
 
+/* Whether an element of run x that held the prefill was computed from it (y += f(x) keeps a
+ * NaN prefill NaN): rerun on the same inputs with seeded garbage in the outputs, some such
+ * element no longer equals what it held. That is aliasing's finding, not an unwritten tail; so
+ * is any failure once aliasing saw the kernel read its outputs. Where the candidate allocates
+ * its outputs, an element that follows its memory was never initialised: false. */
+static bool follows_prior(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x)
+{
+    if (kg_session_saw_cause(s, KG_CAUSE_PRIOR_CONTENTS)) return true;
+    if (kg_session_can(s, KG_CAP_FRESH_OUTPUTS)) return false;
+    struct kg_inputs in;
+    struct kg_err e;
+    if (kg_session_inputs(s, k, &in, &e)) return false;
+    struct kg_exec g;
+    struct kg_exec_opts o = {.fill = KG_FILL_GARBAGE, .guard_byte = x->guard_byte};
+    kg_exec(s, k, &in, &o, &g);
+    bool follows = false;
+    for (int i = 0; g.status == KG_WS_OK && i < k->c->nargs && !follows; i++) {
+        if (!kg_arg_is_output(&k->c->args[i]) || k->c->alias_of[i] >= 0 || !x->after[i].data) continue;
+        size_t es = kg_dtype_size(k->adtype[i]);
+        const uint8_t *xa = x->after[i].data, *xb = x->before[i].data;
+        const uint8_t *ga = g.after[i].data, *gb = g.before[i].data;
+        for (int64_t q = 0; q < k->numel[i] && !follows; q++)
+            if (!memcmp(xa + q * es, xb + q * es, es) && memcmp(ga + q * es, gb + q * es, es) &&
+                memcmp(ga + q * es, xa + q * es, es))
+                follows = true; /* kept the sentinel, and with garbage became neither it nor the garbage */
+    }
+    kg_exec_free(&g);
+    kg_inputs_free(&in);
+    return follows;
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     const struct kg_session_opts *opt = kg_session_opts(s);
@@ -141,7 +172,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
                     char said[sizeof v->cause_text];
                     snprintf(said, sizeof said, "%s", v->cause_text);
                     kg_verdict_cause(v, KG_CAUSE_GATE, "%s; not shape-specific: %s", said, gross);
-                } else if (v->cause == KG_CAUSE_GATE && unwritten_count(&ex, &j) > 0) {
+                } else if (v->cause == KG_CAUSE_GATE && unwritten_count(&ex, &j) > 0 && !follows_prior(s, &k, &x)) {
                     /* elements that keep kgate's prefill at this shape: a tail the grid or a
                      * vectorised loop does not cover (structure sees only the nominal shape) */
                     kg_verdict_cause(v, KG_CAUSE_UNWRITTEN_OUTPUT,
