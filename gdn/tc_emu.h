@@ -50,6 +50,7 @@
 #include <math.h> /* expf, fmaf, as the device library has them */
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define TC_EMU_ASAN 1
 #endif
@@ -263,6 +264,18 @@ inline unsigned char *tc_emu_dyn_smem()
     return tc_emu.dyn.data();
 }
 
+/* Thread t, about to start body() (getcontext returns twice in principle: kept apart from loops). */
+__attribute__((noinline)) inline void tc_emu_fiber_init(unsigned t)
+{
+    tc_emu_fiber &F = tc_emu.f[t];
+    getcontext(&F.ctx);
+    F.ctx.uc_stack.ss_sp = tc_emu.stacks[t].get();
+    F.ctx.uc_stack.ss_size = TC_EMU_STACK;
+    F.ctx.uc_link = &tc_emu.sched;
+    makecontext(&F.ctx, tc_emu_entry, 0);
+    F.state = TC_EMU_RUN;
+}
+
 /* Runs body() as the CTAs of grid, one CTA at a time, each as block.x fibers (block.y = block.z
  * = 1), with dyn_smem bytes of dynamic shared memory. */
 template <class Body> void tc_emu_launch(dim3 grid, dim3 block, size_t dyn_smem, Body body)
@@ -291,15 +304,7 @@ template <class Body> void tc_emu_launch(dim3 grid, dim3 block, size_t dyn_smem,
                 W.bar_count = 0;
                 memset(W.warp_count, 0, sizeof W.warp_count);
                 memset(W.mma_seq, 0, sizeof W.mma_seq);
-                for (unsigned t = 0; t < n; t++) {
-                    tc_emu_fiber &F = W.f[t];
-                    getcontext(&F.ctx);
-                    F.ctx.uc_stack.ss_sp = W.stacks[t].get();
-                    F.ctx.uc_stack.ss_size = TC_EMU_STACK;
-                    F.ctx.uc_link = &W.sched;
-                    makecontext(&F.ctx, tc_emu_entry, 0);
-                    F.state = TC_EMU_RUN;
-                }
+                for (unsigned t = 0; t < n; t++) tc_emu_fiber_init(t);
                 for (;;) {
                     bool ran = false;
                     for (unsigned k = 0; k < n; k++) {

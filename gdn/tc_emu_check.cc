@@ -33,26 +33,49 @@ static int g_fail;
 // ---- buffers with guards -------------------------------------------------------------------------
 
 /* n elements of es bytes between two guards of 64 bytes (the data stays 16-byte aligned). An
- * input's guards hold NaN (0xff); an output's the byte 0xa5, which the kernels never write. */
+ * input's guards hold NaN (0xff); an output's the byte 0xa5, which the kernels never write.
+ * Under AddressSanitizer the guards are poisoned too, so that any access to them -- a read that
+ * leaves no trace in the outputs included -- is reported where it happens. */
 struct Buf {
     static const size_t G = 64;
     std::vector<unsigned char> b;
-    size_t bytes;
+    size_t bytes = 0;
+    void guard_access(bool allow)
+    {
+#ifdef TC_EMU_ASAN
+        if (b.empty()) return;
+        if (allow)
+            ASAN_UNPOISON_MEMORY_REGION(b.data(), G), ASAN_UNPOISON_MEMORY_REGION(b.data() + G + bytes, G);
+        else
+            ASAN_POISON_MEMORY_REGION(b.data(), G), ASAN_POISON_MEMORY_REGION(b.data() + G + bytes, G);
+#else
+        (void)allow;
+#endif
+    }
     void init(size_t n, size_t es, unsigned char guard, unsigned char fill)
     {
+        guard_access(true);
         bytes = n * es;
         b.assign(bytes + 2 * G, guard);
         memset(b.data() + G, fill, bytes);
+        guard_access(false);
+    }
+    ~Buf()
+    {
+        guard_access(true);
     }
     void *p()
     {
         return b.data() + G;
     }
-    bool guards_intact(unsigned char guard) const
+    bool guards_intact(unsigned char guard)
     {
+        guard_access(true);
+        bool ok = true;
         for (size_t i = 0; i < G; i++)
-            if (b[i] != guard || b[G + bytes + i] != guard) return false;
-        return true;
+            if (b[i] != guard || b[G + bytes + i] != guard) ok = false;
+        guard_access(false);
+        return ok;
     }
 };
 
@@ -305,6 +328,7 @@ static void run_cfg(const Cfg &c)
         guards = guards && o[r].guards_intact(0xa5) && ST[r].guards_intact(0xa5) && ws[r].guards_intact(0xa5);
     }
     tc_emu_reverse = false;
+    for (Buf *x : {&o[0], &o[1], &ST[0], &ST[1], &ws[0], &ws[1]}) x->guard_access(true);
     const bool det = o[0].b == o[1].b && ST[0].b == ST[1].b && ws[0].b == ws[1].b;
     const double eo = c.T == 0 ? 0 : relrms(o64, get(o[0], bf)), est = relrms(ST64, get(ST[0], false));
     const double bar = bf ? BAR_BF16 : BAR_F32;
