@@ -5,14 +5,16 @@
  * runs twice, the CTAs' threads in ascending then descending order, and the two runs must agree
  * bit for bit (a missing __syncthreads shows there); outputs and the workspace start as NaN (an
  * element never written fails), inputs are framed by NaN guards (a read past them shows in o)
- * and outputs by guard bytes that must survive (a write past them fails). First, self-checks of
- * the emulation: bf16 rounding, and the mma against a plain product through the kernels' own
- * fragment loaders. It checks the kernels' indexing, barriers, tails and algorithm; it says
+ * and outputs by guard bytes that must survive (a write past them fails); one NaN in an input
+ * must give the oracle's NaN positions (plus, on the bf16 path, the ones chunk_fwd_tc.cuh
+ * documents). First, self-checks of the emulation: bf16 rounding, the mma against a plain
+ * product through the kernels' own fragment loaders, shared memory poisoned per CTA. It checks the kernels' indexing, barriers, tails and algorithm; it says
  * nothing about the GPU's timing, its mma's internal rounding or nvcc's FMA contraction.
  *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
  *   g++ -std=c++17 -O2 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU -Igdn \
  *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
- *   ./tc_emu_check [quick]   (tests/tc_emu.sh builds and runs the quick set in `make check`) */
+ *   ./tc_emu_check [quick | big]   (tests/tc_emu.sh runs all but big in `make check`; big adds
+ *   the GPU test's B=2 T=1000 H=4 K=V=128) */
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -341,27 +343,92 @@ static void run_cfg(const Cfg &c)
     g_fail += !ok;
 }
 
+/* One NaN in q, k, v or g at step t* = 70 (chunk 1) of batch 0, head 0: the NaN positions of o
+ * and ST against the oracle's. The fp32 path must match them exactly; the bf16 path may add NaN
+ * only where the header of chunk_fwd_tc.cuh says (a NaN in v_j reaches rows i < j of its chunk
+ * through 0 * NaN in P V) and never in an earlier chunk. */
+static void run_nan(gdn_family f, bool bf, int which)
+{
+    const char *names[4] = {"q", "k", "v", "g"};
+    const bool gated = f == GDN_SSD;
+    if (which == 3 && !gated) return;
+    const int B = 1, T = 150, H = 2, K = 64, V = 64, ts = 70, NT = (T + TC_C - 1) / TC_C;
+    const size_t es = bf ? 2 : 4, rows = (size_t)B * T * H, nS = (size_t)B * H * K * V;
+    uint64_t s = 99;
+    Buf q, k, v, g;
+    q.init(rows * K, es, 0xff, 0), k.init(rows * K, es, 0xff, 0), v.init(rows * V, es, 0xff, 0);
+    g.init(rows, 4, 0xff, 0);
+    std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(rows);
+    const size_t rqk = (size_t)ts * H * K + 3, rv = (size_t)ts * H * V + 5, rg = (size_t)ts * H;
+    for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, which == 0 && i == rqk ? NAN : rng_normal(&s), bf);
+    for (size_t i = 0; i < kd.size(); i++)
+        kd[i] = put(k, i, which == 1 && i == rqk ? NAN : rng_normal(&s) / sqrt((double)K), bf);
+    for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, which == 2 && i == rv ? NAN : rng_normal(&s), bf);
+    for (size_t i = 0; i < gd.size(); i++)
+        gd[i] = put(g, i, which == 3 && i == rg ? NAN : -0.7 + 0.69 * rng_unif(&s), false);
+    gdn_dims d = {B, T, H, K, V};
+    std::vector<double> o64(rows * V), ST64(nS);
+    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, NULL};
+    gdn_oracle_fwd(f, GDN_EXACT, &d, NAN, &in, o64.data(), ST64.data());
+    Buf o, ST, ws;
+    o.init(rows * V, es, 0xa5, 0xff), ST.init(nS, 4, 0xa5, 0xff), ws.init((size_t)B * H * NT * K * V, 4, 0xa5, 0xff);
+    const Cfg c = {f, bf, B, T, H, K, V, false};
+    const float scale = (float)(1.0 / sqrt((double)K)), *gp = gated ? (const float *)g.p() : nullptr;
+    if (gated)
+        emu_run<true>(c, scale, q.p(), k.p(), v.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
+    else
+        emu_run<false>(c, scale, q.p(), k.p(), v.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
+    const std::vector<double> og = get(o, bf), sg = get(ST, false);
+    size_t missing = 0, extra = 0, extra_allowed = 0, n64 = 0;
+    for (size_t i = 0; i < og.size(); i++) {
+        const bool a = std::isnan(og[i]), e = std::isnan(o64[i]);
+        const int t = (int)(i / ((size_t)H * V));
+        n64 += e, missing += e && !a;
+        if (a && !e) {
+            if (bf && which == 2 && t / TC_C == ts / TC_C && t < ts)
+                extra_allowed++;
+            else
+                extra++;
+        }
+    }
+    for (size_t i = 0; i < nS; i++) {
+        const bool a = std::isnan(sg[i]), e = std::isnan(ST64[i]);
+        missing += e && !a, extra += a && !e;
+    }
+    const bool ok = missing == 0 && extra == 0;
+    printf("nan    %-6s %-4s NaN in %s at t=%d: oracle NaN in o %zu; missing %zu, extra %zu (+%zu documented) %s\n",
+           gdn_family_name(f), bf ? "bf16" : "f32", names[which], ts, n64, missing, extra, extra_allowed,
+           ok ? "ok" : "FAIL");
+    g_fail += !ok;
+}
+
 // ---- dispatch ------------------------------------------------------------------------------------
 
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && !strcmp(argv[1], "quick");
+    const bool quick = argc > 1 && !strcmp(argv[1], "quick"), big = argc > 1 && !strcmp(argv[1], "big");
     check_bf16();
     check_mma();
     check_poison();
     std::vector<Cfg> cfgs;
+    if (big) /* the headline size of tests/gpu/test_gdn_tc.cu (minutes here) */
+        for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+            for (int bf = 1; bf >= 0; bf--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, true});
     for (gdn_family f : {GDN_LINEAR, GDN_SSD})
         for (int bf = 1; bf >= 0; bf--) {
             cfgs.push_back({f, (bool)bf, 2, 65, 2, 64, 64, true});
             cfgs.push_back({f, (bool)bf, 1, 0, 1, 64, 128, true});
             cfgs.push_back({f, (bool)bf, 1, 130, 1, 128, 64, false});
-            if (quick) continue;
+            if (quick || big) continue;
             for (int T : {1, 63, 64}) cfgs.push_back({f, (bool)bf, 1, T, 1, 64, 128, true});
             cfgs.push_back({f, (bool)bf, 1, 65, 1, 256, 128, true});
             cfgs.push_back({f, (bool)bf, 1, 64, 1, 64, 256, false});
             cfgs.push_back({f, (bool)bf, 1, 130, 1, 256, 256, true});
         }
     for (const Cfg &c : cfgs) run_cfg(c);
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+        for (int bf = 1; bf >= 0; bf--)
+            for (int w = 0; w < 4; w++) run_nan(f, (bool)bf, w);
     printf("%s: %d check%s failed\n", g_fail ? "FAILED" : "all ok", g_fail, g_fail == 1 ? "" : "s");
     return g_fail ? 1 : 0;
 }
