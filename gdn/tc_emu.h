@@ -9,11 +9,13 @@
  * it waits at a barrier, so a read of shared memory that another thread has not yet written (a
  * missing __syncthreads) reads the NaN poison or a stale value, and the two orders disagree.
  * Shared memory, static (__shared__ variables, made thread_local: the executable's TLS block, so
- * the check program must have no thread_local of its own) and dynamic, is filled with 0xff bytes (NaN in fp32 and bf16) before every CTA. A __syncthreads
- * that is not reached by every thread of the CTA at the same source line is an error (on the GPU
- * it hangs or is undefined), and so is an mma that the 32 lanes of a warp do not all reach as
- * their same n-th mma. CTAs run one after another, so nothing here models concurrency between
- * CTAs, timing, registers or shared-memory capacity beyond the 227 KB dynamic limit.
+ * the check program must have no thread_local of its own) and dynamic, is filled with 0xff bytes
+ * (NaN in fp32 and bf16) before every CTA. A __syncthreads that is not reached by every thread
+ * of the CTA at the same source line is an error (on the GPU it hangs or is undefined), and so is
+ * a warp-collective operation (mma.sync; for the next kernels also __shfl*_sync and __syncwarp,
+ * full mask only) that the 32 lanes of a warp do not all reach as their same n-th one. CTAs run
+ * one after another, so nothing here models concurrency between CTAs, timing, registers or
+ * shared-memory capacity beyond the 227 KB dynamic limit.
  *
  * mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (tc_emu_mma_bf16): each lane writes its a
  * and b fragments into a per-warp exchange buffer (two, alternating, so one barrier per mma),
@@ -154,11 +156,15 @@ inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi)
 
 enum tc_emu_state { TC_EMU_RUN, TC_EMU_AT_BAR, TC_EMU_AT_WARP, TC_EMU_DONE };
 
-/* The per-warp exchange of one mma: every lane's a and b registers and its mma count. */
+/* The per-warp exchange of one warp-collective operation (an mma, a shuffle, __syncwarp): every
+ * lane's registers, its count of collective operations and which operation it is at. */
 struct tc_emu_xchg {
     uint32_t a[32][4], b[32][2];
     unsigned seq[32];
+    int op[32];
 };
+
+enum { TC_EMU_OP_MMA = 1, TC_EMU_OP_SHFL, TC_EMU_OP_SYNCWARP };
 
 struct tc_emu_fiber {
     ucontext_t ctx;
@@ -345,21 +351,36 @@ inline float tc_emu_half(uint32_t r, int hi)
     return __bfloat162float(h);
 }
 
-/* d += A B for the warp of the calling thread; see the header for the layout and the order. */
-inline void tc_emu_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+/* Publishes this lane's a[4], b[2] for warp-collective operation op, waits for the warp, and
+ * returns the exchange, which stays valid until this lane's next collective operation (two
+ * buffers alternate: a lane can only refill one after the whole warp has passed the barrier of
+ * the operation in between). Every lane must reach the same n-th operation, of the same kind,
+ * with the full mask. */
+inline tc_emu_xchg &tc_emu_warp_xchg(int op, unsigned mask, const uint32_t a[4], const uint32_t b[2])
 {
     tc_emu_world &W = tc_emu;
     const unsigned tid = W.cur, w = tid / 32, lane = tid % 32;
-    if (W.n % 32 != 0) tc_emu_fail("mma.sync in a CTA that is not whole warps");
+    if (W.n % 32 != 0) tc_emu_fail("a warp-collective operation in a CTA that is not whole warps");
+    if (mask != 0xffffffffu) tc_emu_fail("a warp-collective operation with a partial mask (not emulated)");
     const unsigned seq = W.mma_seq[tid]++;
     tc_emu_xchg &X = W.xchg[w][seq & 1];
     memcpy(X.a[lane], a, sizeof X.a[lane]);
-    X.b[lane][0] = b0, X.b[lane][1] = b1;
-    X.seq[lane] = seq;
+    memcpy(X.b[lane], b, sizeof X.b[lane]);
+    X.seq[lane] = seq, X.op[lane] = op;
     tc_emu_warp_barrier();
     for (unsigned l = 0; l < 32; l++)
-        if (X.seq[l] != seq) tc_emu_fail("mma.sync not reached by every lane of the warp as the same call");
-    const unsigned g = lane / 4, t = lane % 4;
+        if (X.seq[l] != seq || X.op[l] != op)
+            tc_emu_fail("a warp-collective operation (mma.sync, shuffle, __syncwarp) not reached by every lane of "
+                        "the warp as the same call");
+    return X;
+}
+
+/* d += A B for the warp of the calling thread; see the header for the layout and the order. */
+inline void tc_emu_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    const uint32_t b[2] = {b0, b1};
+    const tc_emu_xchg &X = tc_emu_warp_xchg(TC_EMU_OP_MMA, 0xffffffffu, a, b);
+    const unsigned lane = tc_emu.cur % 32, g = lane / 4, t = lane % 4;
     for (int e = 0; e < 4; e++) {
         const unsigned row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
         float acc = d[e];
@@ -372,6 +393,47 @@ inline void tc_emu_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32
         }
         d[e] = acc;
     }
+}
+
+// ---- warp shuffles and __syncwarp (full mask only) -----------------------------------------------
+
+/* var of lane src(lane) for a 4-byte T; src returns the lane itself where CUDA keeps var. */
+template <class T, class Src> T tc_emu_shfl(unsigned mask, T var, Src src)
+{
+    static_assert(sizeof(T) == 4, "the emulated shuffles move 4-byte values");
+    uint32_t a[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+    memcpy(&a[0], &var, 4);
+    const tc_emu_xchg &X = tc_emu_warp_xchg(TC_EMU_OP_SHFL, mask, a, b);
+    T r;
+    memcpy(&r, &X.a[src((int)(tc_emu.cur % 32))][0], 4);
+    return r;
+}
+
+template <class T> T __shfl_sync(unsigned mask, T var, int src, int width = 32)
+{
+    return tc_emu_shfl(mask, var, [&](int l) { return (l & ~(width - 1)) + (src & (width - 1)); });
+}
+
+template <class T> T __shfl_xor_sync(unsigned mask, T var, int m, int width = 32)
+{
+    /* a lane of a later group of width lanes is out of reach: own value */
+    return tc_emu_shfl(mask, var, [&](int l) { return (l ^ m) / width > l / width ? l : l ^ m; });
+}
+
+template <class T> T __shfl_down_sync(unsigned mask, T var, unsigned d, int width = 32)
+{
+    return tc_emu_shfl(mask, var, [&](int l) { return l % width + (int)d < width ? l + (int)d : l; });
+}
+
+template <class T> T __shfl_up_sync(unsigned mask, T var, unsigned d, int width = 32)
+{
+    return tc_emu_shfl(mask, var, [&](int l) { return l % width >= (int)d ? l - (int)d : l; });
+}
+
+inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+    const uint32_t a[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+    tc_emu_warp_xchg(TC_EMU_OP_SYNCWARP, mask, a, b);
 }
 
 #endif

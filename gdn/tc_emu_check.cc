@@ -211,6 +211,38 @@ static void check_mma(void)
     g_fail += bad != 0;
 }
 
+/* The shuffles and __syncwarp of tc_emu.h (for the kernels to come) against their CUDA
+ * definitions: two warps, each lane's value 100 w + lane. */
+static void check_shfl(void)
+{
+    int got[64][6];
+    tc_emu_launch(dim3(1), dim3(64), 0, [&] {
+        const int t = (int)threadIdx.x, v = 100 * (t / 32) + t % 32;
+        int sum = v;
+        for (int m = 16; m >= 1; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+        __syncwarp();
+        got[t][0] = sum;
+        got[t][1] = __shfl_sync(0xffffffffu, v, 5);
+        got[t][2] = __shfl_sync(0xffffffffu, v, 3, 8);
+        got[t][3] = __shfl_down_sync(0xffffffffu, v, 2, 16);
+        got[t][4] = __shfl_up_sync(0xffffffffu, v, 3);
+        got[t][5] = __shfl_xor_sync(0xffffffffu, v, 8, 8); /* a later group: own value */
+    });
+    int bad = 0;
+    for (int t = 0; t < 64; t++) {
+        const int w = t / 32, l = t % 32, base = 100 * w;
+        const int want[6] = {32 * base + 496,
+                             base + 5,
+                             base + (l & ~7) + 3,
+                             base + (l % 16 + 2 < 16 ? l + 2 : l),
+                             base + (l >= 3 ? l - 3 : l),
+                             base + ((l ^ 8) / 8 > l / 8 ? l : l ^ 8)};
+        for (int i = 0; i < 6; i++) bad += got[t][i] != want[i];
+    }
+    printf("emulation: __shfl_sync, _xor, _down, _up (with widths) and __syncwarp: %s\n", bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
 /* Shared memory, static and dynamic, holds NaN at the start of every CTA (CTA 0 writes it,
  * CTA 1 must not see the values); a wrong dynamic size is refused before the launch. */
 static void poison_kernel(float *seen)
@@ -410,6 +442,7 @@ int main(int argc, char **argv)
     check_bf16();
     check_mma();
     check_poison();
+    check_shfl();
     std::vector<Cfg> cfgs;
     if (big) /* the headline size of tests/gpu/test_gdn_tc.cu (minutes here) */
         for (gdn_family f : {GDN_LINEAR, GDN_SSD})
