@@ -22,12 +22,20 @@
  * tiles are loaded as zeros and never written back. Causality is by selection in P (an entry
  * j > i is set to 0, never multiplied by a mask); on the tensor-core path a NaN in v_j still
  * reaches rows i < j of its chunk (0 * NaN in P V), unlike the oracle, which the CUDA-core path
- * matches. Supported: K, V in {64, 128, 256}. */
+ * matches. Supported: K, V in {64, 128, 256}. With TC_HOST_EMU defined the file compiles as host
+ * C++ on gdn/tc_emu.h instead (gdn/tc_emu_check.cc runs it there against the oracle). */
 #ifndef GDN_CHUNK_FWD_TC_CUH
 #define GDN_CHUNK_FWD_TC_CUH
 
-#include <cuda_bf16.h>
 #include <stdint.h>
+
+#ifdef TC_HOST_EMU
+#include "tc_emu.h" /* host emulation of the CUDA built-ins and of mma.sync, for testing without a GPU */
+#define TC_DYNAMIC_SMEM(name) unsigned char *const name = tc_emu_dyn_smem()
+#else
+#include <cuda_bf16.h>
+#define TC_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
 
 #define TC_C    64 /* chunk length = the K, V tile size */
 #define TC_TP   72 /* bf16 row stride of a 64-column tile: 36 words, = 4 mod 32, conflict-free fragments */
@@ -62,10 +70,14 @@ template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long a
  *   d[0..1] = D[g][2t..2t+1], d[2..3] = D[g+8][2t..2t+1]   (lower element in the low half) */
 __device__ __forceinline__ void tc_mma(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
+#ifdef TC_HOST_EMU
+    tc_emu_mma_bf16(d, a, b0, b1);
+#else
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
 }
 
 __device__ __forceinline__ uint32_t tc_ld32(const __nv_bfloat16 *p)
@@ -261,7 +273,7 @@ __global__ void __launch_bounds__(128)
                 const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale)
 {
     constexpr int LD = K + 8; /* (K + 8) / 2 words = 4 mod 32 for K in {64, 128, 256} */
-    extern __shared__ __align__(16) unsigned char tc_smem[];
+    TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
     __nv_bfloat16 *sK = sQ + TC_C * LD;
     __nv_bfloat16 *sH = sK + TC_C * LD;  /* [v][kk], hi */
@@ -443,7 +455,7 @@ __global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k
                                                   const float *hs, float *o, int T, int H, int V, int NT, float scale)
 {
     constexpr int LD = K + 1;
-    extern __shared__ __align__(16) unsigned char tc_smem[];
+    TC_DYNAMIC_SMEM(tc_smem);
     float *sQ = reinterpret_cast<float *>(tc_smem);
     float *sX = sQ + TC_C * LD; /* K rows [j][kk], later H [kk][v] */
     float *sV = sX + TC_C * LD;

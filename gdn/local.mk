@@ -26,6 +26,12 @@ GDN_PY_FILES = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn
 EXTRA_DIST += $(GDN_PY_FILES) tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
 TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 
+# The chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh) on the CPU: tests/tc_emu.sh builds
+# gdn/tc_emu_check.cc with g++ on the emulation gdn/tc_emu.h (no nvcc; SKIP without g++) and runs
+# it against the oracle, under the sanitizers, and with two planted bugs that must fail.
+TESTS += tests/tc_emu.sh
+EXTRA_DIST += tests/tc_emu.sh gdn/tc_emu.h gdn/tc_emu_check.cc
+
 # ---- the CUDA kernels --------------------------------------------------------------------
 # The kernel bodies (glr_*.cuh) with the kgate contract files that judge them, the host
 # emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.

@@ -1,0 +1,467 @@
+/* tc_emu_check.cc: runs the chunk-parallel forward kernels of gdn/chunk_fwd_tc.cuh (linear
+ * attention and SSD; bf16 on the emulated tensor cores, fp32 on CUDA cores) on the host through
+ * gdn/tc_emu.h and compares o and the final state with the fp64 oracle (gdn/oracle.h, GDN_EXACT)
+ * at the bars of tests/gpu/test_gdn_tc.cu (relative RMS: bf16 0.0033, fp32 1e-5). Every case
+ * runs twice, the CTAs' threads in ascending then descending order, and the two runs must agree
+ * bit for bit (a missing __syncthreads shows there); outputs and the workspace start as NaN (an
+ * element never written fails), inputs are framed by NaN guards (a read past them shows in o)
+ * and outputs by guard bytes that must survive (a write past them fails); one NaN in an input
+ * must give the oracle's NaN positions (plus, on the bf16 path, the ones chunk_fwd_tc.cuh
+ * documents). First, self-checks of the emulation: bf16 rounding, the mma against a plain
+ * product through the kernels' own fragment loaders, shared memory poisoned per CTA. It checks the kernels' indexing, barriers, tails and algorithm; it says
+ * nothing about the GPU's timing, its mma's internal rounding or nvcc's FMA contraction.
+ *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
+ *   g++ -std=c++17 -O2 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU -Igdn \
+ *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
+ *   ./tc_emu_check [quick | big]   (tests/tc_emu.sh runs all but big in `make check`; big adds
+ *   the GPU test's B=2 T=1000 H=4 K=V=128) */
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "chunk_fwd_tc.cuh"
+
+extern "C" {
+#include "oracle.h"
+#include "testutil.h"
+}
+
+static const double BAR_BF16 = 0.0033, BAR_F32 = 1e-5;
+static int g_fail;
+
+// ---- buffers with guards -------------------------------------------------------------------------
+
+/* n elements of es bytes between two guards of 64 bytes (the data stays 16-byte aligned). An
+ * input's guards hold NaN (0xff); an output's the byte 0xa5, which the kernels never write.
+ * Under AddressSanitizer the guards are poisoned too, so that any access to them -- a read that
+ * leaves no trace in the outputs included -- is reported where it happens. */
+struct Buf {
+    static const size_t G = 64;
+    std::vector<unsigned char> b;
+    size_t bytes = 0;
+    void guard_access(bool allow)
+    {
+#ifdef TC_EMU_ASAN
+        if (b.empty()) return;
+        if (allow)
+            ASAN_UNPOISON_MEMORY_REGION(b.data(), G), ASAN_UNPOISON_MEMORY_REGION(b.data() + G + bytes, G);
+        else
+            ASAN_POISON_MEMORY_REGION(b.data(), G), ASAN_POISON_MEMORY_REGION(b.data() + G + bytes, G);
+#else
+        (void)allow;
+#endif
+    }
+    void init(size_t n, size_t es, unsigned char guard, unsigned char fill)
+    {
+        guard_access(true);
+        bytes = n * es;
+        b.assign(bytes + 2 * G, guard);
+        memset(b.data() + G, fill, bytes);
+        guard_access(false);
+    }
+    ~Buf()
+    {
+        guard_access(true);
+    }
+    void *p()
+    {
+        return b.data() + G;
+    }
+    bool guards_intact(unsigned char guard)
+    {
+        guard_access(true);
+        bool ok = true;
+        for (size_t i = 0; i < G; i++)
+            if (b[i] != guard || b[G + bytes + i] != guard) ok = false;
+        guard_access(false);
+        return ok;
+    }
+};
+
+static uint16_t bf16_bits(double x)
+{
+    return __float2bfloat16_rn((float)x).x;
+}
+
+static double bf16_val(uint16_t h)
+{
+    __nv_bfloat16 v;
+    v.x = h;
+    return __bfloat162float(v);
+}
+
+/* x as the kernel's input type stores it, into the input buffer; returns the value it holds. */
+static double put(Buf &B, size_t i, double x, bool bf16)
+{
+    if (bf16) {
+        const uint16_t u = bf16_bits(x);
+        memcpy((unsigned char *)B.p() + 2 * i, &u, 2);
+        return bf16_val(u);
+    }
+    const float f = (float)x;
+    memcpy((unsigned char *)B.p() + 4 * i, &f, 4);
+    return f;
+}
+
+static std::vector<double> get(Buf &B, bool bf16)
+{
+    std::vector<double> x(B.bytes / (bf16 ? 2 : 4));
+    for (size_t i = 0; i < x.size(); i++) {
+        if (bf16) {
+            uint16_t u;
+            memcpy(&u, (unsigned char *)B.p() + 2 * i, 2);
+            x[i] = bf16_val(u);
+        } else {
+            float f;
+            memcpy(&f, (unsigned char *)B.p() + 4 * i, 4);
+            x[i] = f;
+        }
+    }
+    return x;
+}
+
+/* ||x - ref|| / ||ref||; INFINITY when x holds a NaN or Inf (an unwritten element stays NaN). */
+static double relrms(const std::vector<double> &ref, const std::vector<double> &x)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        if (!std::isfinite(x[i])) return INFINITY;
+        num += (x[i] - ref[i]) * (x[i] - ref[i]), den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+// ---- self-checks of the emulation ----------------------------------------------------------------
+
+static void check_bf16(void)
+{
+    struct {
+        uint32_t in;
+        uint16_t out;
+    } t[] = {
+        {0x3f800000u, 0x3f80}, /* 1 */
+        {0x3f808000u, 0x3f80}, /* 1 + 2^-8: a tie, to even (down) */
+        {0x3f818000u, 0x3f82}, /* 1 + 3 2^-8: a tie, to even (up) */
+        {0x3f808001u, 0x3f81}, /* just above the tie */
+        {0xbf80ffffu, 0xbf81}, /* negative, rounds away from zero by magnitude */
+        {0x7f7fffffu, 0x7f80}, /* FLT_MAX overflows to +Inf */
+        {0x7f800000u, 0x7f80}, /* +Inf */
+        {0xff800000u, 0xff80}, /* -Inf */
+        {0x00008000u, 0x0000}, /* subnormal tie to even: 0 */
+        {0x00018000u, 0x0002}, /* subnormal tie to even: up */
+        {0x80000000u, 0x8000}, /* -0 */
+    };
+    int bad = 0;
+    for (auto &c : t) {
+        float f;
+        memcpy(&f, &c.in, 4);
+        const uint16_t got = __float2bfloat16_rn(f).x;
+        if (got != c.out) printf("bf16 rn of 0x%08x: 0x%04x, expected 0x%04x\n", c.in, got, c.out), bad++;
+    }
+    for (uint32_t u : {0x7fc00000u, 0xffc00001u, 0x7f800001u}) { /* quiet, negative, signalling NaN */
+        float f;
+        memcpy(&f, &u, 4);
+        if (!std::isnan(__bfloat162float(__float2bfloat16_rn(f)))) printf("bf16 of NaN 0x%08x: not NaN\n", u), bad++;
+    }
+    const __nv_bfloat162 p = __floats2bfloat162_rn(1.f, -2.f);
+    uint32_t w;
+    memcpy(&w, &p, 4);
+    if (w != 0xc0003f80u) printf("bf16x2 of (1, -2): 0x%08x, expected 0xc0003f80\n", w), bad++;
+    printf("emulation: bf16 round to nearest even, Inf, NaN, subnormals, bf16x2 halves: %s\n", bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
+/* One warp: D = A B + C through tc_frag_a / tc_frag_b / tc_mma (A row-major 16 x 16, B given as
+ * its transpose X, 8 x 16, the kernels' convention) against the plain product in fp64; small
+ * integers, so every sum is exact and the order cannot matter. */
+static void check_mma(void)
+{
+    static __nv_bfloat16 A[16 * 24], X[8 * 24];
+    float C[16][8], D[16][8];
+    double R[16][8];
+    uint64_t s = 42;
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 16; k++) A[i * 24 + k] = __float2bfloat16_rn((float)((int)(rng_next(&s) % 17) - 8));
+    for (int n = 0; n < 8; n++)
+        for (int k = 0; k < 16; k++) X[n * 24 + k] = __float2bfloat16_rn((float)((int)(rng_next(&s) % 17) - 8));
+    for (int i = 0; i < 16; i++)
+        for (int n = 0; n < 8; n++) {
+            C[i][n] = (float)((int)(rng_next(&s) % 101) - 50);
+            R[i][n] = C[i][n];
+            for (int k = 0; k < 16; k++)
+                R[i][n] += (double)__bfloat162float(A[i * 24 + k]) * __bfloat162float(X[n * 24 + k]);
+        }
+    tc_emu_launch(dim3(1), dim3(32), 0, [&] {
+        const int lane = (int)threadIdx.x, g = lane / 4, t = lane % 4;
+        float d[4] = {C[g][2 * t], C[g][2 * t + 1], C[g + 8][2 * t], C[g + 8][2 * t + 1]};
+        uint32_t a[4], b0, b1;
+        tc_frag_a(a, A, 24, 0, 0);
+        tc_frag_b(&b0, &b1, X, 24, 0, 0);
+        tc_mma(d, a, b0, b1);
+        D[g][2 * t] = d[0], D[g][2 * t + 1] = d[1], D[g + 8][2 * t] = d[2], D[g + 8][2 * t + 1] = d[3];
+    });
+    int bad = 0;
+    for (int i = 0; i < 16; i++)
+        for (int n = 0; n < 8; n++) bad += !(D[i][n] == R[i][n]);
+    printf("emulation: mma.m16n8k16 through tc_frag_a/tc_frag_b equals A B + C: %s (%d of 128 differ)\n",
+           bad ? "FAIL" : "ok", bad);
+    g_fail += bad != 0;
+}
+
+/* The shuffles and __syncwarp of tc_emu.h (for the kernels to come) against their CUDA
+ * definitions: two warps, each lane's value 100 w + lane. */
+static void check_shfl(void)
+{
+    int got[64][6];
+    tc_emu_launch(dim3(1), dim3(64), 0, [&] {
+        const int t = (int)threadIdx.x, v = 100 * (t / 32) + t % 32;
+        int sum = v;
+        for (int m = 16; m >= 1; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+        __syncwarp();
+        got[t][0] = sum;
+        got[t][1] = __shfl_sync(0xffffffffu, v, 5);
+        got[t][2] = __shfl_sync(0xffffffffu, v, 3, 8);
+        got[t][3] = __shfl_down_sync(0xffffffffu, v, 2, 16);
+        got[t][4] = __shfl_up_sync(0xffffffffu, v, 3);
+        got[t][5] = __shfl_xor_sync(0xffffffffu, v, 8, 8); /* a later group: own value */
+    });
+    int bad = 0;
+    for (int t = 0; t < 64; t++) {
+        const int w = t / 32, l = t % 32, base = 100 * w;
+        const int want[6] = {32 * base + 496,
+                             base + 5,
+                             base + (l & ~7) + 3,
+                             base + (l % 16 + 2 < 16 ? l + 2 : l),
+                             base + (l >= 3 ? l - 3 : l),
+                             base + ((l ^ 8) / 8 > l / 8 ? l : l ^ 8)};
+        for (int i = 0; i < 6; i++) bad += got[t][i] != want[i];
+    }
+    printf("emulation: __shfl_sync, _xor, _down, _up (with widths) and __syncwarp: %s\n", bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
+/* Shared memory, static and dynamic, holds NaN at the start of every CTA (CTA 0 writes it,
+ * CTA 1 must not see the values); a wrong dynamic size is refused before the launch. */
+static void poison_kernel(float *seen)
+{
+    __shared__ float st[4];
+    TC_DYNAMIC_SMEM(dyn);
+    float *dy = reinterpret_cast<float *>(dyn);
+    const int t = (int)threadIdx.x;
+    seen[2 * (blockIdx.x * 4 + t)] = st[t], seen[2 * (blockIdx.x * 4 + t) + 1] = dy[t];
+    st[t] = 1.f, dy[t] = 2.f;
+    __syncthreads();
+}
+
+static void check_poison(void)
+{
+    float seen[16];
+    tc_emu_launch(dim3(2), dim3(4), 16, [&] { poison_kernel(seen); });
+    int bad = 0;
+    for (float x : seen) bad += !std::isnan(x);
+    printf("emulation: static and dynamic shared memory NaN at every CTA's start: %s\n", bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
+// ---- one configuration ---------------------------------------------------------------------------
+
+struct Cfg {
+    gdn_family f;
+    bool bf16;
+    int B, T, H, K, V;
+    bool state;
+};
+
+/* The launches of gdn/libgdn_tc.cu's tc_run, on the emulation. */
+template <bool GATED, int K>
+static void emu_out(const Cfg &c, int NT, float scale, void *q, void *k, void *v, const float *g, void *ws, void *o)
+{
+    const dim3 grid((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    if (c.bf16)
+        tc_emu_launch(grid, dim3(128), tc_out_bf16_smem(K), [&] {
+            tc_out_bf16<GATED, K>((const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, g,
+                                  (const __nv_bfloat16 *)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
+        });
+    else
+        tc_emu_launch(grid, dim3(256), tc_out_f32_smem(K), [&] {
+            tc_out_f32<GATED, K>((const float *)q, (const float *)k, (const float *)v, g, (const float *)ws, (float *)o,
+                                 c.T, c.H, c.V, NT, scale);
+        });
+}
+
+template <bool GATED>
+static void emu_run(const Cfg &c, float scale, void *q, void *k, void *v, const float *g, const float *S0, void *o,
+                    float *ST, void *ws)
+{
+    const int NT = (c.T + TC_C - 1) / TC_C;
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    if (c.bf16)
+        tc_emu_launch(grid, dim3(128), 0, [&] {
+            tc_state_bf16<GATED>((const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, g, S0, (__nv_bfloat16 *)ws, ST,
+                                 c.T, c.H, c.K, c.V, NT);
+        });
+    else
+        tc_emu_launch(grid, dim3(256), 0, [&] {
+            tc_state_f32<GATED>((const float *)k, (const float *)v, g, S0, (float *)ws, ST, c.T, c.H, c.K, c.V, NT);
+        });
+    if (NT == 0) return;
+    switch (c.K) {
+    case 64: emu_out<GATED, 64>(c, NT, scale, q, k, v, g, ws, o); break;
+    case 128: emu_out<GATED, 128>(c, NT, scale, q, k, v, g, ws, o); break;
+    case 256: emu_out<GATED, 256>(c, NT, scale, q, k, v, g, ws, o); break;
+    }
+}
+
+/* The inputs of tests/gpu/test_gdn_tc.cu: normal q, v; unit-norm k rows; log gates in
+ * [-0.7, -0.01]; S0 ~ 0.3 N(0, 1); all rounded to what the kernel reads. */
+static void run_cfg(const Cfg &c)
+{
+    const auto t_start = std::chrono::steady_clock::now();
+    const bool bf = c.bf16, gated = c.f == GDN_SSD;
+    const size_t es = bf ? 2 : 4, rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
+    const int NT = (c.T + TC_C - 1) / TC_C;
+    uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + bf;
+    Buf q, k, v, g, S0;
+    q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
+    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0);
+    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS);
+    for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
+    for (size_t r = 0; r < rows; r++) {
+        double n2 = 0, x[256];
+        for (int i = 0; i < c.K; i++) x[i] = rng_normal(&s), n2 += x[i] * x[i];
+        for (int i = 0; i < c.K; i++) kd[r * c.K + i] = put(k, r * c.K + i, x[i] / sqrt(n2), bf);
+    }
+    for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), bf);
+    for (size_t i = 0; i < gd.size(); i++) gd[i] = put(g, i, -0.7 + 0.69 * rng_unif(&s), false);
+    for (size_t i = 0; i < nS; i++) S0d[i] = put(S0, i, 0.3 * rng_normal(&s), false);
+
+    gdn_dims d = {c.B, c.T, c.H, c.K, c.V};
+    std::vector<double> o64(rows * c.V), ST64(nS);
+    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, c.state ? S0d.data() : NULL};
+    if (gdn_oracle_fwd(c.f, GDN_EXACT, &d, NAN, &in, o64.data(), ST64.data())) {
+        fprintf(stderr, "%s:%d: oracle failed\n", __FILE__, __LINE__);
+        exit(2);
+    }
+    const float scale = (float)(1.0 / sqrt((double)c.K));
+
+    /* two runs, ascending and descending thread order; outputs and workspace start as NaN */
+    Buf o[2], ST[2], ws[2];
+    bool guards = true;
+    for (int r = 0; r < 2; r++) {
+        o[r].init(rows * c.V, es, 0xa5, 0xff), ST[r].init(nS, 4, 0xa5, 0xff);
+        ws[r].init((size_t)c.B * c.H * NT * c.K * c.V, 4, 0xa5, 0xff);
+        tc_emu_reverse = r == 1;
+        const float *gp = gated ? (const float *)g.p() : nullptr, *S0p = c.state ? (const float *)S0.p() : nullptr;
+        if (gated)
+            emu_run<true>(c, scale, q.p(), k.p(), v.p(), gp, S0p, o[r].p(), (float *)ST[r].p(), ws[r].p());
+        else
+            emu_run<false>(c, scale, q.p(), k.p(), v.p(), gp, S0p, o[r].p(), (float *)ST[r].p(), ws[r].p());
+        guards = guards && o[r].guards_intact(0xa5) && ST[r].guards_intact(0xa5) && ws[r].guards_intact(0xa5);
+    }
+    tc_emu_reverse = false;
+    for (Buf *x : {&o[0], &o[1], &ST[0], &ST[1], &ws[0], &ws[1]}) x->guard_access(true);
+    const bool det = o[0].b == o[1].b && ST[0].b == ST[1].b && ws[0].b == ws[1].b;
+    const double eo = c.T == 0 ? 0 : relrms(o64, get(o[0], bf)), est = relrms(ST64, get(ST[0], false));
+    const double bar = bf ? BAR_BF16 : BAR_F32;
+    const bool ok = det && guards && eo <= bar && est <= bar;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    printf("%-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | o %8.2e  ST %8.2e | det %s guards %s | %5.2fs %s\n",
+           gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eo, est,
+           det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
+    fflush(stdout);
+    g_fail += !ok;
+}
+
+/* One NaN in q, k, v or g at step t* = 70 (chunk 1) of batch 0, head 0: the NaN positions of o
+ * and ST against the oracle's. The fp32 path must match them exactly; the bf16 path may add NaN
+ * only where the header of chunk_fwd_tc.cuh says (a NaN in v_j reaches rows i < j of its chunk
+ * through 0 * NaN in P V) and never in an earlier chunk. */
+static void run_nan(gdn_family f, bool bf, int which)
+{
+    const char *names[4] = {"q", "k", "v", "g"};
+    const bool gated = f == GDN_SSD;
+    if (which == 3 && !gated) return;
+    const int B = 1, T = 150, H = 2, K = 64, V = 64, ts = 70, NT = (T + TC_C - 1) / TC_C;
+    const size_t es = bf ? 2 : 4, rows = (size_t)B * T * H, nS = (size_t)B * H * K * V;
+    uint64_t s = 99;
+    Buf q, k, v, g;
+    q.init(rows * K, es, 0xff, 0), k.init(rows * K, es, 0xff, 0), v.init(rows * V, es, 0xff, 0);
+    g.init(rows, 4, 0xff, 0);
+    std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(rows);
+    const size_t rqk = (size_t)ts * H * K + 3, rv = (size_t)ts * H * V + 5, rg = (size_t)ts * H;
+    for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, which == 0 && i == rqk ? NAN : rng_normal(&s), bf);
+    for (size_t i = 0; i < kd.size(); i++)
+        kd[i] = put(k, i, which == 1 && i == rqk ? NAN : rng_normal(&s) / sqrt((double)K), bf);
+    for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, which == 2 && i == rv ? NAN : rng_normal(&s), bf);
+    for (size_t i = 0; i < gd.size(); i++)
+        gd[i] = put(g, i, which == 3 && i == rg ? NAN : -0.7 + 0.69 * rng_unif(&s), false);
+    gdn_dims d = {B, T, H, K, V};
+    std::vector<double> o64(rows * V), ST64(nS);
+    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, NULL};
+    gdn_oracle_fwd(f, GDN_EXACT, &d, NAN, &in, o64.data(), ST64.data());
+    Buf o, ST, ws;
+    o.init(rows * V, es, 0xa5, 0xff), ST.init(nS, 4, 0xa5, 0xff), ws.init((size_t)B * H * NT * K * V, 4, 0xa5, 0xff);
+    const Cfg c = {f, bf, B, T, H, K, V, false};
+    const float scale = (float)(1.0 / sqrt((double)K)), *gp = gated ? (const float *)g.p() : nullptr;
+    if (gated)
+        emu_run<true>(c, scale, q.p(), k.p(), v.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
+    else
+        emu_run<false>(c, scale, q.p(), k.p(), v.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
+    const std::vector<double> og = get(o, bf), sg = get(ST, false);
+    size_t missing = 0, extra = 0, extra_allowed = 0, n64 = 0;
+    for (size_t i = 0; i < og.size(); i++) {
+        const bool a = std::isnan(og[i]), e = std::isnan(o64[i]);
+        const int t = (int)(i / ((size_t)H * V));
+        n64 += e, missing += e && !a;
+        if (a && !e) {
+            if (bf && which == 2 && t / TC_C == ts / TC_C && t < ts)
+                extra_allowed++;
+            else
+                extra++;
+        }
+    }
+    for (size_t i = 0; i < nS; i++) {
+        const bool a = std::isnan(sg[i]), e = std::isnan(ST64[i]);
+        missing += e && !a, extra += a && !e;
+    }
+    const bool ok = missing == 0 && extra == 0;
+    printf("nan    %-6s %-4s NaN in %s at t=%d: oracle NaN in o %zu; missing %zu, extra %zu (+%zu documented) %s\n",
+           gdn_family_name(f), bf ? "bf16" : "f32", names[which], ts, n64, missing, extra, extra_allowed,
+           ok ? "ok" : "FAIL");
+    g_fail += !ok;
+}
+
+// ---- dispatch ------------------------------------------------------------------------------------
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && !strcmp(argv[1], "quick"), big = argc > 1 && !strcmp(argv[1], "big");
+    check_bf16();
+    check_mma();
+    check_poison();
+    check_shfl();
+    std::vector<Cfg> cfgs;
+    if (big) /* the headline size of tests/gpu/test_gdn_tc.cu (minutes here) */
+        for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+            for (int bf = 1; bf >= 0; bf--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, true});
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+        for (int bf = 1; bf >= 0; bf--) {
+            cfgs.push_back({f, (bool)bf, 2, 65, 2, 64, 64, true});
+            cfgs.push_back({f, (bool)bf, 1, 0, 1, 64, 128, true});
+            cfgs.push_back({f, (bool)bf, 1, 130, 1, 128, 64, false});
+            if (quick || big) continue;
+            for (int T : {1, 63, 64}) cfgs.push_back({f, (bool)bf, 1, T, 1, 64, 128, true});
+            cfgs.push_back({f, (bool)bf, 1, 65, 1, 256, 128, true});
+            cfgs.push_back({f, (bool)bf, 1, 64, 1, 64, 256, false});
+            cfgs.push_back({f, (bool)bf, 1, 130, 1, 256, 256, true});
+        }
+    for (const Cfg &c : cfgs) run_cfg(c);
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+        for (int bf = 1; bf >= 0; bf--)
+            for (int w = 0; w < 4; w++) run_nan(f, (bool)bf, w);
+    printf("%s: %d check%s failed\n", g_fail ? "FAILED" : "all ok", g_fail, g_fail == 1 ? "" : "s");
+    return g_fail ? 1 : 0;
+}

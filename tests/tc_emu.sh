@@ -1,0 +1,86 @@
+#!/bin/sh
+# tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh) on the CPU through
+# gdn/tc_emu.h: builds gdn/tc_emu_check.cc with g++ and runs every case against the fp64 oracle;
+# then the quick cases again under AddressSanitizer and UBSan (any access to the NaN guards
+# around inputs and outputs, a misaligned vector move, a stack or heap overrun); then two planted
+# bugs in a copy of the kernels -- a wrong A fragment register and a missing __syncthreads --
+# each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
+# The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
+set -u
+src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+cxx=${KGATE_CXX:-g++}
+command -v "$cxx" >/dev/null 2>&1 || { echo "SKIP: no $cxx (the emulation check is C++17)"; exit 77; }
+cc=${CC:-cc}
+t=$(mktemp -d "${TMPDIR:-/tmp}/kgate-tc-emu-XXXXXX")
+trap 'rm -rf "$t"' EXIT
+FLAGS="-std=c++17 -Wall -Wextra -Werror -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+fails=0
+
+# build DIR OPT...: the check from the sources in DIR (gdn/ or a planted copy) into $t/chk
+build() {
+    d=$1
+    shift
+    # shellcheck disable=SC2086
+    "$cxx" $FLAGS "$@" -I"$d" "$d/tc_emu_check.cc" "$t/oracle$ORC.o" -lm -o "$t/chk" > "$t/build.log" 2>&1 || {
+        cat "$t/build.log"
+        return 1
+    }
+}
+
+ORC=""
+"$cc" -std=gnu11 -O2 -c "$src/gdn/oracle.c" -o "$t/oracle.o" || { echo "FAIL: gdn/oracle.c does not build"; exit 1; }
+if build "$src/gdn" -O2; then
+    start=$(date +%s)
+    if "$t/chk"; then :; else
+        echo "FAIL: the kernels on the emulation (above)"
+        fails=$((fails + 1))
+    fi
+    echo "(full set: $(($(date +%s) - start)) s)"
+else
+    echo "FAIL: gdn/tc_emu_check.cc does not build with $cxx"
+    exit 1
+fi
+
+# shellcheck disable=SC2086
+if "$cc" -std=gnu11 -O1 -g $SAN -c "$src/gdn/oracle.c" -o "$t/oracle_san.o" > "$t/san.log" 2>&1 &&
+    ORC=_san && build "$src/gdn" -O1 -g $SAN; then
+    if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$t/chk" quick > "$t/san_run.log" 2>&1; then
+        echo "ok: the quick cases under AddressSanitizer and UBSan"
+    else
+        cat "$t/san_run.log"
+        echo "FAIL: the quick cases under AddressSanitizer and UBSan (above)"
+        fails=$((fails + 1))
+    fi
+else
+    echo "note: no AddressSanitizer/UBSan build with $cxx here; that pass is left out"
+fi
+ORC=""
+
+# plant NAME SED: a copy of gdn/ with SED applied to chunk_fwd_tc.cuh must fail the quick cases
+plant() {
+    mkdir -p "$t/$1"
+    cp "$src"/gdn/*.h "$src"/gdn/*.cuh "$src/gdn/tc_emu_check.cc" "$t/$1/"
+    sed "$2" "$src/gdn/chunk_fwd_tc.cuh" > "$t/$1/chunk_fwd_tc.cuh"
+    if cmp -s "$src/gdn/chunk_fwd_tc.cuh" "$t/$1/chunk_fwd_tc.cuh"; then
+        echo "FAIL: plant $1 no longer applies to gdn/chunk_fwd_tc.cuh (update tests/tc_emu.sh)"
+        fails=$((fails + 1))
+        return
+    fi
+    build "$t/$1" -O2 || { echo "FAIL: plant $1 does not build"; fails=$((fails + 1)); return; }
+    if "$t/chk" quick > "$t/$1.log" 2>&1; then
+        cat "$t/$1.log"
+        echo "FAIL: plant $1 went unnoticed"
+        fails=$((fails + 1))
+    else
+        echo "ok: plant $1 caught: $(grep -c 'FAIL$' "$t/$1.log") failing lines, e.g."
+        grep 'FAIL$' "$t/$1.log" | head -n 1
+    fi
+}
+# a[1] loaded as a[2] is (columns 8.. of row g instead of row g + 8): a wrong fragment register
+plant frag_a 's/a\[1\] = tc_ld32(s + (m0 + g + 8) \* ld + k0 + 2 \* t);/a[1] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);/'
+# the fp32 output kernel overwrites the K tile with H while other threads still read it
+plant no_sync '/__syncthreads(); \/\* sX is overwritten by H \*\//d'
+
+[ "$fails" -eq 0 ] && echo "PASS" || echo "FAIL: $fails"
+[ "$fails" -eq 0 ]
