@@ -542,6 +542,21 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
                          ratio_words(j, rw, sizeof rw));
         return;
     }
+    /* A gate after accuracy, on a case of its own, when accuracy already named the precision the
+     * kernel computes in: if the nominal case fails too, this is that finding again, and a second
+     * diagnosis on other data could only disagree by chance (a fast rsqrt at one row "grew" with
+     * the reduction length like an fp16 sum) */
+    static const enum kg_cause precision_causes[] = {KG_CAUSE_TF32, KG_CAUSE_FP16_COMPUTE, KG_CAUSE_FP16_ACCUMULATION,
+                                                     KG_CAUSE_BF16_ACCUMULATION, KG_CAUSE_APPROXIMATION};
+    bool named = false;
+    for (size_t q = 0; q < sizeof precision_causes / sizeof *precision_causes; q++)
+        named = named || kg_session_saw_cause(s, precision_causes[q]);
+    double m0;
+    if (!nominal && named && !nominal_passes(s, k->dtype, &m0)) {
+        kg_verdict_cause(v, KG_CAUSE_GATE, "the nominal N(0,1) case fails too: the accuracy gate's finding");
+        v->cause_of = "accuracy";
+        return;
+    }
     if (diagnose_tf32(s, k, in, x, ex, j, v)) return;
     bool lowacc_ruled_out = false;
     if (diagnose_lowacc(s, k, in, x, ex, j, nominal, &lowacc_ruled_out, &sh, &have_sh, v)) return;
