@@ -78,6 +78,12 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
                                "range: with the inputs scaled by 2^16 the kernel gives inf where the oracle is finite\n"
                                "(fp16 overflows at 65504, TF32 has fp32's range). Usual code: x.half() @ w.half(),\n"
                                "torch.autocast, __half arithmetic on fp32 data. Compute in fp32 (or declare fp16)."},
+    [KG_CAUSE_BF16_COMPUTE] = {"bf16-compute", "fp32 results computed in bfloat16 (a .bfloat16() cast, autocast)",
+                               "Every output value is a bfloat16 number (its low 16 bits are zero) where the fp32\n"
+                               "reference's are not: the result was computed or stored in bf16 and widened back.\n"
+                               "The error is bf16's rounding, about 2^-9 relative. Usual code: x.bfloat16() ...\n"
+                               ".float(), torch.autocast(dtype=torch.bfloat16), __nv_bfloat16 arithmetic. Compute in\n"
+                               "fp32, or declare the contract bf16."},
     [KG_CAUSE_REDUCTION_ORDER] = {"reduction-order", "an algorithm that depends on the order or size of its terms",
                                   "Fine on well-scaled inputs, wrong on mixed magnitudes or cancellation: a one-pass\n"
                                   "variance (E[x^2] - E[x]^2), a softmax without the max shift, a naive sum where the\n"

@@ -23,6 +23,7 @@ enum kg_cause {
     KG_CAUSE_BF16_ACCUMULATION,  /* a reduction accumulated in bf16 */
     KG_CAUSE_TF32,               /* fp32 products with TF32's 10-bit mantissa inputs */
     KG_CAUSE_FP16_COMPUTE,       /* fp32 data computed in fp16: 10-bit mantissa and fp16's +-65504 range */
+    KG_CAUSE_BF16_COMPUTE,       /* fp32 results computed or stored in bfloat16 */
     KG_CAUSE_REDUCTION_ORDER,    /* an order-sensitive algorithm (one-pass variance, no max-shift...) */
     KG_CAUSE_APPROXIMATION,      /* a fast-math or different formula (exp, erf, tanh) */
     KG_CAUSE_OOB_WRITE,          /* bytes written outside the buffers */

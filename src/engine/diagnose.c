@@ -38,6 +38,39 @@ int kg_reduce_symbol(const struct kg_session *s)
     return -1;
 }
 
+/* ---- results held in half precision ------------------------------------------------------- */
+
+/* An fp32 output whose every finite nonzero value is a bf16 (or fp16) number, where the fp32
+ * reference's mostly are not, was rounded to that dtype: a fact of the bits, not a fit of the
+ * error's size. At least 64 such values, so that chance (a bf16 number among fp32 results is
+ * one in 2^16) cannot. */
+static bool diagnose_half_output(const struct kg_case *k, const struct kg_exec *x, const struct kg_expect *ex,
+                                 const struct kg_judgement *j, struct kg_verdict *v)
+{
+    int o = j->worst;
+    if (k->adtype[ex->arg[o]] != KG_F32 || !ex->ref[o].data) return false;
+    const struct kg_tensor *got = &x->after[ex->arg[o]];
+    const double *ref = ex->ref[o].data;
+    static const enum kg_dtype half[2] = {KG_BF16, KG_F16};
+    static const enum kg_cause causes[2] = {KG_CAUSE_BF16_COMPUTE, KG_CAUSE_FP16_COMPUTE};
+    static const char *const names[2] = {"bfloat16", "float16"};
+    for (int h = 0; h < 2; h++) {
+        int64_t n = 0, in_half = 0, ref_n = 0, ref_half = 0;
+        for (int64_t i = 0; i < got->numel; i++) {
+            double g = kg_load(got->dtype, got->data, i), r = ref[i];
+            if (isfinite(g) && g != 0) n++, in_half += kg_round(half[h], g) == g;
+            if (isfinite(r) && r != 0) ref_n++, ref_half += kg_round(half[h], r) == r;
+        }
+        if (n < 64 || in_half != n || ref_half * 2 > ref_n) continue;
+        kg_verdict_cause(v, causes[h],
+                         "every one of the %lld nonzero outputs is a %s number, where %lld of the fp32 reference's "
+                         "%lld are: the result was computed or stored in %s",
+                         (long long)n, names[h], (long long)ref_half, (long long)ref_n, names[h]);
+        return true;
+    }
+    return false;
+}
+
 /* ---- TF32 --------------------------------------------------------------------------------- */
 
 /* Whether run x is within the fp32 threshold of the oracle on inputs cut to TF32 (then the
@@ -560,6 +593,9 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     if (diagnose_tf32(s, k, in, x, ex, j, v)) return;
     bool lowacc_ruled_out = false;
     if (diagnose_lowacc(s, k, in, x, ex, j, nominal, &lowacc_ruled_out, &sh, &have_sh, v)) return;
+    /* after the accumulators: an fp16 sum widened at the end is fp16 values too, and its own
+     * cause is the more telling one */
+    if (diagnose_half_output(k, x, ex, j, v)) return;
     if (diagnose_approximation(s, k, x, ex, j, &sh, &have_sh, v)) return;
     double m = 0;
     bool nominal_ok = !nominal && nominal_passes(s, k->dtype, &m);
