@@ -1,6 +1,7 @@
 /* memo.c: inputs and oracle values of recent cases, computed once per check. Gates ask for the
  * same nominal case many times; on large tensors generating inputs and evaluating the oracle
  * cost more than the runs. Callers get copies, so a gate may change what it was given. */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/backend.h"
@@ -25,6 +26,31 @@ static void memo_clear(struct kg_case_memo *m)
 void kg_memo_free(struct kg_session *s)
 {
     for (int i = 0; i < KG_CASE_CACHE; i++) memo_clear(&s->memo[i]);
+}
+
+/* One memo event counted (and printed under KGATE_DEBUG_MEMO): what ("inputs", "oracle"),
+ * whether it was a hit; a miss for a case made before in this session counts as made again. */
+static void memo_event(struct kg_session *s, const char *id, bool oracle, bool hit, double seconds)
+{
+    struct kg_memo_stats *st = &s->memo_stats;
+    bool again = false;
+    if (!hit) {
+        uint64_t h = kg_hash64(id, strlen(id), 0), *seen = oracle ? st->seen_ex : st->seen_in;
+        int *n = oracle ? &st->nseen_ex : &st->nseen_in;
+        for (int i = 0; i < *n && !again; i++) again = seen[i] == h;
+        if (!again && *n < KG_MEMO_SEEN) seen[(*n)++] = h;
+        *(oracle ? &st->oracle_made : &st->inputs_made) += 1;
+        if (again) *(oracle ? &st->oracle_again : &st->inputs_again) += 1;
+    } else {
+        *(oracle ? &st->oracle_reused : &st->inputs_reused) += 1;
+    }
+    if (s->debug_memo)
+        fprintf(stderr, "kgate memo: %s: %s %s %s (%.3f s)\n", s->current_gate ? s->current_gate->id : "-",
+                oracle ? "oracle" : "inputs",
+                hit     ? "reused"
+                : again ? "made again"
+                        : "made",
+                id, seconds);
 }
 
 static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case *k)
@@ -55,6 +81,9 @@ int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_i
         if (s->be->inputs(s, k, &m->in, e)) return -1;
         m->has_in = true;
         s->t_inputs += kg_now() - t0;
+        memo_event(s, m->id, false, false, kg_now() - t0);
+    } else {
+        memo_event(s, m->id, false, true, 0);
     }
     memset(in, 0, sizeof *in);
     in->nspecial = m->in.nspecial;
@@ -78,8 +107,12 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
     struct kg_case_memo *m = memo_slot(s, k);
     int rc = 0;
     if (!m->has_ex) {
-        rc = kg_expect_compute(s, k, &in, &m->ex, e);
+        double t0 = kg_now();
+        rc = kg_expect_eval(s, k, &in, &m->ex, e);
         m->has_ex = rc == 0;
+        memo_event(s, m->id, true, false, kg_now() - t0);
+    } else {
+        memo_event(s, m->id, true, true, 0);
     }
     kg_inputs_free(&in);
     if (rc) return -1;

@@ -31,6 +31,8 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o)
     s->shm.fd = s->oshm.fd = -1;
     s->oracle.w.pid = -1;
     s->zyg.pid = -1;
+    const char *dbg = getenv("KGATE_DEBUG_MEMO");
+    s->debug_memo = dbg && *dbg && strcmp(dbg, "0");
     return s;
 }
 

@@ -42,6 +42,18 @@ struct kg_case_memo {
     struct kg_expect ex;
 };
 
+/* What the memo saved and what was paid again, for --json's "memo" and KGATE_DEBUG_MEMO=1
+ * (each event on stderr): *_made counts evaluations through the memo, *_reused its hits,
+ * *_again a case made a second time (evicted in between); oracle_direct counts the oracle
+ * evaluations on inputs a gate changed itself (kg_expect_compute outside the memo). */
+#define KG_MEMO_SEEN 256
+struct kg_memo_stats {
+    int inputs_made, inputs_reused, inputs_again;
+    int oracle_made, oracle_reused, oracle_again, oracle_direct;
+    uint64_t seen_in[KG_MEMO_SEEN], seen_ex[KG_MEMO_SEEN]; /* hashes of the case ids made */
+    int nseen_in, nseen_ex;
+};
+
 /* Where the workers' shared memory lives. The oracle worker has a region of its own: a
  * candidate never holds a descriptor of memory that an expected output has passed through. */
 struct kg_shm {
@@ -94,6 +106,8 @@ struct kg_session {
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
+    struct kg_memo_stats memo_stats;
+    bool debug_memo; /* KGATE_DEBUG_MEMO=1: each memo event on stderr */
     /* workers started as programs (python) are forked from this fork server when it is named */
     char zygote[96];
     struct kg_worker zyg; /* this session's own fork server, when it started one */
@@ -115,6 +129,11 @@ void kg_session_restart(struct kg_session *s, struct kg_client *cl);
 /* Grows the candidate's / the oracle worker's shared memory to at least size bytes. */
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
 int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e);
+
+/* The oracle's values of case k on inputs in: kg_expect_compute without counting it as a direct
+ * evaluation (the memo's own). */
+int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
+                   struct kg_err *e);
 
 /* Frees the memoised inputs and oracle values. */
 void kg_memo_free(struct kg_session *s);
