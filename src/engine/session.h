@@ -31,12 +31,17 @@ struct kg_record {
     struct kg_tensor out[KG_OP_MAX_IO];
 };
 
-/* Inputs and oracle values of recent cases: many gates start from the same nominal case, and
- * generating inputs and evaluating the oracle dominate a check's time on large tensors. */
-#define KG_CASE_CACHE 4
+/* Inputs and oracle values of the cases gates share: structure, accuracy, determinism,
+ * freshness, aliasing, bounds and the diagnoses all start from the nominal N(0,1) cases, and on
+ * large tensors generating inputs and evaluating the oracle cost more than the runs. Up to
+ * KG_CASE_CACHE cases within memo_budget bytes; the one case that does not fit is still kept
+ * while it is in use. The nominal N(0,1) cases are evicted last (rank, memo.c). */
+#define KG_CASE_CACHE 8
 struct kg_case_memo {
     char id[KG_CASE_ID_MAX];
     uint64_t used;
+    int rank;       /* 2: nominal N(0,1) at the base seed, 1: at another seed, 0: other cases */
+    uint64_t bytes; /* held by in and ex */
     bool has_in, has_ex;
     struct kg_inputs in;
     struct kg_expect ex;
@@ -106,6 +111,7 @@ struct kg_session {
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
+    uint64_t memo_budget; /* bytes the memo may hold (KGATE_MEMO_BYTES, else a quarter of the free memory) */
     struct kg_memo_stats memo_stats;
     bool debug_memo; /* KGATE_DEBUG_MEMO=1: each memo event on stderr */
     /* workers started as programs (python) are forked from this fork server when it is named */
