@@ -55,11 +55,15 @@ int kg_instance_dtypes(struct kg_session *s, enum kg_dtype *out)
     return s->c->ndtypes;
 }
 
-bool kg_case_affordable(struct kg_session *s, const struct kg_case *k)
+static int64_t case_budget(const struct kg_session *s)
+{
+    return s->o.max_elems > 0 ? s->o.max_elems : s->be->budget;
+}
+
+static bool affordable_within(const struct kg_case *k, int64_t budget)
 {
     int64_t elems = 0, work = 0;
     const struct kg_contract *c = k->c;
-    int64_t budget = s->o.max_elems > 0 ? s->o.max_elems : s->be->budget;
     int axis = -1;
     unsigned flags = 0;
     struct kg_shape in0 = {0};
@@ -85,6 +89,39 @@ bool kg_case_affordable(struct kg_session *s, const struct kg_case *k)
         }
     }
     return elems <= budget && work <= 64 * budget;
+}
+
+bool kg_case_affordable(struct kg_session *s, const struct kg_case *k)
+{
+    return affordable_within(k, case_budget(s));
+}
+
+/* Below this a symbol is a window, a stride, a small count: it stays as it is. */
+#define SHRINK_FLOOR 32
+
+int kg_case_shrink(struct kg_session *s, const int64_t *sym, int keep, int64_t frac, enum kg_dtype dtype, uint64_t seed,
+                   enum kg_dist dist, struct kg_case *k)
+{
+    const struct kg_contract *c = s->c;
+    int64_t budget = case_budget(s), want = frac > 1 ? budget / frac : budget, v[KG_MAX_SYMS];
+    memcpy(v, sym, sizeof v);
+    struct kg_err e;
+    if (kg_case_init(k, c, v, dtype, seed, dist, &e)) return -1;
+    if (affordable_within(k, want)) return 0;
+    bool fits = affordable_within(k, budget);
+    for (;;) {
+        int big = -1; /* the largest other free symbol, halved next */
+        for (int i = 0; i < c->nsyms; i++)
+            if (i != keep && !c->fixed[i] && v[i] >= 2 * SHRINK_FLOOR && (big < 0 || v[i] > v[big])) big = i;
+        if (big < 0) break;
+        v[big] /= 2;
+        struct kg_case t;
+        if (kg_case_init(&t, c, v, dtype, seed, dist, &e)) break; /* the contract's dims reject it */
+        *k = t;
+        fits = affordable_within(k, budget);
+        if (affordable_within(k, want)) return 0;
+    }
+    return fits ? 0 : -1;
 }
 
 void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_case *k, char *buf, size_t n)

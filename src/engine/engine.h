@@ -148,6 +148,13 @@ int kg_instance_dtypes(struct kg_session *s, enum kg_dtype *out);
 
 /* A gate's cost budget for one case: total tensor elements, and oracle work. */
 bool kg_case_affordable(struct kg_session *s, const struct kg_case *k);
+/* The case at symbols sym (dtype, seed, dist), or, when it costs more than 1/frac of the budget,
+ * the same case with the free symbols other than keep (-1: none kept) halved, the largest first
+ * and none below 32, until it does: a gate's extra case at the smallest size that still tests
+ * its property (the boundary value of one symbol, a long reduction axis). 0 with k filled when
+ * a case within the whole budget was found, else -1. */
+int kg_case_shrink(struct kg_session *s, const int64_t *sym, int keep, int64_t frac, enum kg_dtype dtype, uint64_t seed,
+                   enum kg_dist dist, struct kg_case *k);
 
 /* The replay command for gate g (NULL: all gates) at case k. */
 void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_case *k, char *buf, size_t n);

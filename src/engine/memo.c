@@ -1,6 +1,7 @@
 /* memo.c: inputs and oracle values of recent cases, computed once per check. Gates ask for the
  * same nominal case many times; on large tensors generating inputs and evaluating the oracle
  * cost more than the runs. Callers get copies, so a gate may change what it was given. */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/backend.h"
@@ -27,22 +28,93 @@ void kg_memo_free(struct kg_session *s)
     for (int i = 0; i < KG_CASE_CACHE; i++) memo_clear(&s->memo[i]);
 }
 
+/* One memo event counted (and printed under KGATE_DEBUG_MEMO): what ("inputs", "oracle"),
+ * whether it was a hit; a miss for a case made before in this session counts as made again. */
+static void memo_event(struct kg_session *s, const char *id, bool oracle, bool hit, double seconds)
+{
+    struct kg_memo_stats *st = &s->memo_stats;
+    bool again = false;
+    if (!hit) {
+        uint64_t h = kg_hash64(id, strlen(id), 0), *seen = oracle ? st->seen_ex : st->seen_in;
+        int *n = oracle ? &st->nseen_ex : &st->nseen_in;
+        for (int i = 0; i < *n && !again; i++) again = seen[i] == h;
+        if (!again && *n < KG_MEMO_SEEN) seen[(*n)++] = h;
+        *(oracle ? &st->oracle_made : &st->inputs_made) += 1;
+        if (again) *(oracle ? &st->oracle_again : &st->inputs_again) += 1;
+    } else {
+        *(oracle ? &st->oracle_reused : &st->inputs_reused) += 1;
+    }
+    if (s->debug_memo)
+        fprintf(stderr, "kgate memo: %s: %s %s %s (%.3f s)\n", s->current_gate ? s->current_gate->id : "-",
+                oracle ? "oracle" : "inputs",
+                hit     ? "reused"
+                : again ? "made again"
+                        : "made",
+                id, seconds);
+}
+
+static uint64_t memo_bytes(const struct kg_case_memo *m)
+{
+    uint64_t b = 0;
+    for (int i = 0; i < KG_MAX_ARGS; i++) b += m->in.t[i].data ? (uint64_t)kg_tensor_bytes(&m->in.t[i]) : 0;
+    for (int j = 0; j < KG_OP_MAX_IO; j++) {
+        const struct kg_tensor *t[] = {&m->ex.exact[j], &m->ex.ref[j], &m->ex.alt[j]};
+        for (int q = 0; q < 3; q++) b += t[q]->data ? (uint64_t)kg_tensor_bytes(t[q]) : 0;
+    }
+    return b;
+}
+
+/* Whether a should be evicted before b: the lower rank first, then the least recently used. */
+static bool evict_before(const struct kg_case_memo *a, const struct kg_case_memo *b)
+{
+    return a->rank != b->rank ? a->rank < b->rank : a->used < b->used;
+}
+
+/* Within the byte budget again after m grew: entries of m's rank or lower go, least valuable
+ * first; m stays (its caller is using it), and so do the nominal cases a lesser one would push out. */
+static void memo_fit(struct kg_session *s, struct kg_case_memo *m)
+{
+    m->bytes = memo_bytes(m);
+    for (;;) {
+        uint64_t total = 0;
+        struct kg_case_memo *victim = NULL;
+        for (int i = 0; i < KG_CASE_CACHE; i++) {
+            struct kg_case_memo *o = &s->memo[i];
+            total += o->bytes;
+            if (o != m && (o->has_in || o->has_ex) && o->rank <= m->rank && (!victim || evict_before(o, victim)))
+                victim = o;
+        }
+        if (total <= s->memo_budget || !victim) return;
+        if (s->debug_memo)
+            fprintf(stderr, "kgate memo: %s: evicted %s (%llu bytes over the budget of %llu)\n",
+                    s->current_gate ? s->current_gate->id : "-", victim->id,
+                    (unsigned long long)(total - s->memo_budget), (unsigned long long)s->memo_budget);
+        memo_clear(victim);
+    }
+}
+
 static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case *k)
 {
     char id[KG_CASE_ID_MAX];
     kg_case_id(k, id, sizeof id);
-    struct kg_case_memo *victim = &s->memo[0];
+    struct kg_case_memo *victim = NULL, *empty = NULL;
     for (int i = 0; i < KG_CASE_CACHE; i++) {
         struct kg_case_memo *m = &s->memo[i];
-        if ((m->has_in || m->has_ex) && !strcmp(m->id, id)) {
+        if (!m->has_in && !m->has_ex) {
+            if (!empty) empty = m;
+            continue;
+        }
+        if (!strcmp(m->id, id)) {
             m->used = ++s->memo_clock;
             return m;
         }
-        if (m->used < victim->used) victim = m;
+        if (!victim || evict_before(m, victim)) victim = m;
     }
+    if (empty) victim = empty;
     memo_clear(victim);
     kg_strlcpy(victim->id, id, sizeof victim->id);
     victim->used = ++s->memo_clock;
+    victim->rank = k->nominal && k->dist == KG_DIST_NORMAL ? (k->seed == s->o.seed ? 2 : 1) : 0;
     return victim;
 }
 
@@ -54,7 +126,11 @@ int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_i
         double t0 = kg_now();
         if (s->be->inputs(s, k, &m->in, e)) return -1;
         m->has_in = true;
+        memo_fit(s, m);
         s->t_inputs += kg_now() - t0;
+        memo_event(s, m->id, false, false, kg_now() - t0);
+    } else {
+        memo_event(s, m->id, false, true, 0);
     }
     memset(in, 0, sizeof *in);
     in->nspecial = m->in.nspecial;
@@ -78,8 +154,13 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
     struct kg_case_memo *m = memo_slot(s, k);
     int rc = 0;
     if (!m->has_ex) {
-        rc = kg_expect_compute(s, k, &in, &m->ex, e);
+        double t0 = kg_now();
+        rc = kg_expect_eval(s, k, &in, &m->ex, e);
         m->has_ex = rc == 0;
+        if (m->has_ex) memo_fit(s, m);
+        memo_event(s, m->id, true, false, kg_now() - t0);
+    } else {
+        memo_event(s, m->id, true, true, 0);
     }
     kg_inputs_free(&in);
     if (rc) return -1;

@@ -8,7 +8,8 @@
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)
 {
     kg_verdict_init(v, g);
-    double t0 = kg_now();
+    double t0 = kg_now(), in0 = s->t_inputs, or0 = s->t_oracle, ru0 = s->t_run;
+    int n0 = s->nruns;
     s->current_gate = g;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
     const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
@@ -33,6 +34,9 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         s->causes_seen |= 1u << v->cause;
     v->seconds = kg_now() - t0;
     s->t_total += v->seconds;
+    if (s->debug_memo)
+        fprintf(stderr, "kgate memo: %s: %.2f s, %d cases: inputs %.2f s, oracle %.2f s, runs %.2f s (%d)\n", g->id,
+                v->seconds, v->ncases, s->t_inputs - in0, s->t_oracle - or0, s->t_run - ru0, s->nruns - n0);
     s->current_gate = NULL;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, kg_status_name(v->status));
 }

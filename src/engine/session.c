@@ -31,6 +31,13 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o)
     s->shm.fd = s->oshm.fd = -1;
     s->oracle.w.pid = -1;
     s->zyg.pid = -1;
+    const char *dbg = getenv("KGATE_DEBUG_MEMO");
+    s->debug_memo = dbg && *dbg && strcmp(dbg, "0");
+    /* the memo's bytes: a quarter of what this process could still allocate (kgate audit runs
+     * several checks at once), or KGATE_MEMO_BYTES */
+    const char *mb = getenv("KGATE_MEMO_BYTES");
+    uint64_t avail = kg_mem_available();
+    s->memo_budget = mb && *mb ? strtoull(mb, NULL, 10) : avail == UINT64_MAX ? 4ull << 30 : avail / 4;
     return s;
 }
 

@@ -31,15 +31,32 @@ struct kg_record {
     struct kg_tensor out[KG_OP_MAX_IO];
 };
 
-/* Inputs and oracle values of recent cases: many gates start from the same nominal case, and
- * generating inputs and evaluating the oracle dominate a check's time on large tensors. */
-#define KG_CASE_CACHE 4
+/* Inputs and oracle values of the cases gates share: structure, accuracy, determinism,
+ * freshness, aliasing, bounds and the diagnoses all start from the nominal N(0,1) cases, and on
+ * large tensors generating inputs and evaluating the oracle cost more than the runs. Up to
+ * KG_CASE_CACHE cases within memo_budget bytes; the one case that does not fit is still kept
+ * while it is in use. The nominal N(0,1) cases are evicted last (rank, memo.c). */
+#define KG_CASE_CACHE 8
 struct kg_case_memo {
     char id[KG_CASE_ID_MAX];
     uint64_t used;
+    int rank;       /* 2: nominal N(0,1) at the base seed, 1: at another seed, 0: other cases */
+    uint64_t bytes; /* held by in and ex */
     bool has_in, has_ex;
     struct kg_inputs in;
     struct kg_expect ex;
+};
+
+/* What the memo saved and what was paid again, for --json's "memo" and KGATE_DEBUG_MEMO=1
+ * (each event on stderr): *_made counts evaluations through the memo, *_reused its hits,
+ * *_again a case made a second time (evicted in between); oracle_direct counts the oracle
+ * evaluations on inputs a gate changed itself (kg_expect_compute outside the memo). */
+#define KG_MEMO_SEEN 256
+struct kg_memo_stats {
+    int inputs_made, inputs_reused, inputs_again;
+    int oracle_made, oracle_reused, oracle_again, oracle_direct;
+    uint64_t seen_in[KG_MEMO_SEEN], seen_ex[KG_MEMO_SEEN]; /* hashes of the case ids made */
+    int nseen_in, nseen_ex;
 };
 
 /* Where the workers' shared memory lives. The oracle worker has a region of its own: a
@@ -94,6 +111,9 @@ struct kg_session {
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
+    uint64_t memo_budget; /* bytes the memo may hold (KGATE_MEMO_BYTES, else a quarter of the free memory) */
+    struct kg_memo_stats memo_stats;
+    bool debug_memo; /* KGATE_DEBUG_MEMO=1: each memo event on stderr */
     /* workers started as programs (python) are forked from this fork server when it is named */
     char zygote[96];
     struct kg_worker zyg; /* this session's own fork server, when it started one */
@@ -115,6 +135,11 @@ void kg_session_restart(struct kg_session *s, struct kg_client *cl);
 /* Grows the candidate's / the oracle worker's shared memory to at least size bytes. */
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
 int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e);
+
+/* The oracle's values of case k on inputs in: kg_expect_compute without counting it as a direct
+ * evaluation (the memo's own). */
+int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
+                   struct kg_err *e);
 
 /* Frees the memoised inputs and oracle values. */
 void kg_memo_free(struct kg_session *s);

@@ -1,0 +1,68 @@
+#!/bin/sh
+# memo.sh: a check pays for each case once. The nominal cases that structure, accuracy,
+# determinism, freshness, aliasing and bounds share are drawn and evaluated by the oracle once
+# per check (the JSON's "memo": nothing "made again"); a memo held to one byte
+# (KGATE_MEMO_BYTES=1) recomputes them and gives the same verdicts gate by gate.
+set -u
+t=${TMPDIR:-/tmp}/kgate-memo-$$
+mkdir -p "$t"
+trap 'rm -rf "$t"' EXIT
+fails=0
+check() { # check DESCRIPTION COMMAND...: the command must succeed
+    d=$1
+    shift
+    if "$@"; then echo "ok: $d"; else echo "FAIL: $d"; fails=$((fails + 1)); fi
+}
+td=$top_srcdir/testdata
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import json" >/dev/null 2>&1 && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIP: no python3 to read the JSON report"; exit 77; }
+memo() { # memo JSON KEY: the count
+    "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["memo"][sys.argv[2]])' "$1" "$2"
+}
+verdicts() { # verdicts JSON: the overall verdict and each gate's status, one line
+    "$py" -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(d["verdict"], " ".join("%s=%s" % (g["id"], g["status"]) for g in d["gates"]))' "$1"
+}
+
+# a host kernel: every gate, default memo
+"$KGATE" check "$td/ok/layernorm.c" --json "$t/ln.json" > "$t/ln.out" 2>&1
+check "layernorm.c passes" test $? -eq 0
+check "no case's inputs drawn twice" test "$(memo "$t/ln.json" inputs_again)" -eq 0
+check "no case's oracle evaluated twice" test "$(memo "$t/ln.json" oracle_again)" -eq 0
+check "the nominal oracle values are shared by gates" test "$(memo "$t/ln.json" oracle_reused)" -ge 2
+check "inputs are shared by gates" test "$(memo "$t/ln.json" inputs_reused)" -gt "$(memo "$t/ln.json" inputs_made)"
+
+# the memo held to one byte: cases are made again, the verdicts do not change
+KGATE_MEMO_BYTES=1 "$KGATE" check "$td/ok/layernorm.c" --json "$t/ln1.json" > /dev/null 2>&1
+check "a one-byte memo recomputes shared cases" test "$(memo "$t/ln1.json" oracle_again)" -gt 0
+check "a one-byte memo: same verdicts" test "$(verdicts "$t/ln1.json")" = "$(verdicts "$t/ln.json")"
+KGATE_MEMO_BYTES=1 "$KGATE" check "$td/bugs/relu_fmaxf.c" --json "$t/b1.json" > /dev/null 2>&1
+"$KGATE" check "$td/bugs/relu_fmaxf.c" --json "$t/b.json" > /dev/null 2>&1
+check "a failing control, one-byte memo: same verdicts" test "$(verdicts "$t/b1.json")" = "$(verdicts "$t/b.json")"
+
+# KGATE_DEBUG_MEMO=1: each event on stderr, each gate's time split
+KGATE_DEBUG_MEMO=1 "$KGATE" check "$td/ok/layernorm.c" --gates structure,accuracy > /dev/null 2> "$t/dbg"
+check "debug: the first draw is made" grep -q "^kgate memo: structure: inputs made " "$t/dbg"
+check "debug: accuracy reuses structure's nominal inputs" grep -q "^kgate memo: accuracy: inputs reused " "$t/dbg"
+check "debug: a gate's time split" grep -q "^kgate memo: accuracy: [0-9.]* s, 3 cases: inputs" "$t/dbg"
+
+# a KernelBench pair through the torch backend (get_inputs and the Model in the oracle worker)
+tpy=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { tpy=$p; break; }
+done
+if [ -n "$tpy" ]; then
+    kb=$td/kernelbench
+    "$KGATE" check --ref "$kb/problems/layernorm.py" "$kb/candidates/ok_torch_layernorm.py" --python "$tpy" \
+        --json "$t/kb.json" > /dev/null 2>&1
+    check "the torch pair passes" test $? -eq 0
+    check "torch: no case's inputs drawn twice" test "$(memo "$t/kb.json" inputs_again)" -eq 0
+    check "torch: no case's oracle evaluated twice" test "$(memo "$t/kb.json" oracle_again)" -eq 0
+else
+    echo "note: no python3 with torch: the KernelBench pair is not checked"
+fi
+
+[ $fails -eq 0 ] || exit 1
