@@ -16,8 +16,8 @@
  *   o_i = scale [ exp(G_i) (H^T q_i) + sum_{j <= i} exp(G_i - G_j) (q_i . k_j) u_j ],
  *   H_next = exp(G_{L-1}) H + sum_j exp(G_{L-1} - G_j) k_j u_j^T:
  * SSD's output and state formulas (gdn/chunk_fwd_tc.cuh) with v replaced by u. Three kernels:
- *   1. tc_gdn_prep_*, one CTA per (chunk, b, h), all chunks in parallel: A, T by forward
- *      substitution (fp32, one thread per column of T), W and U0 into the workspace;
+ *   1. tc_gdn_prep_*, one CTA per (chunk, b, h), all chunks in parallel: A, T by blocked forward
+ *      substitution (fp32, tc_gdn_invert), W and U0 into the workspace;
  *   2. tc_gdn_state_*, one CTA per (64-column V tile, b, h), sequential over chunks with all K
  *      rows of its state tile on chip (U needs every row of H): writes H of each chunk (the
  *      workspace hs, SSD's layout), U = U0 - W H (the workspace u), then the state update;
@@ -61,22 +61,45 @@ __host__ __device__ inline tc_gdn_ws tc_gdn_layout(bool bf16, long long BH, long
 // ---- shared pieces ------------------------------------------------------------------------------
 
 /* T = (I + A)^{-1} for the strictly lower A in sA[i * TC_F32P + j] (fp32), into sT (the same
- * layout, unit lower, zeros above): column j of T depends only on column j, T_jj = 1 and T_ij =
- * -sum_{m=j}^{i-1} A_im T_mj for i > j (m ascending, fp32 FMA), so thread j < 64 walks its
- * column alone. Ends synchronised. */
-__device__ void tc_gdn_invert(const float *sA, float *sT)
+ * layout, unit lower, zeros above), in 16 x 16 blocks: the diagonal blocks T_II by column
+ * substitution (thread j < 64 walks column j of its block: T_jj = 1, T_ij = -sum_{m=j}^{i-1} A_im
+ * T_mj), then the blocks below the diagonal by their distance d = I - J = 1, 2, 3 (those of one
+ * distance are independent): M = sum_{K=J}^{I-1} A_IK T_KJ into the scratch sM [3][16][16], then
+ * T_IJ = -T_II M, from block row I of (I + A) T = I. Every sum runs over j <= m <= i only, where
+ * both factors can be nonzero (never 0 * x with an x that may be NaN), in ascending m with fp32
+ * FMA. Depth ~500 dependent FMAs instead of the 2016 of a plain substitution. Ends synchronised. */
+__device__ void tc_gdn_invert(const float *sA, float *sT, float *sM)
 {
-    const int j = (int)threadIdx.x;
-    if (j < TC_C) {
+    const int tid = (int)threadIdx.x, nt = (int)blockDim.x;
+    if (tid < TC_C) {
+        const int j = tid, end = (j / 16) * 16 + 16;
         for (int i = 0; i < j; i++) sT[i * TC_F32P + j] = 0.f;
         sT[j * TC_F32P + j] = 1.f;
-        for (int i = j + 1; i < TC_C; i++) {
+        for (int i = j + 1; i < end; i++) {
             float s = 0.f;
             for (int m = j; m < i; m++) s = fmaf(sA[i * TC_F32P + m], sT[m * TC_F32P + j], s);
             sT[i * TC_F32P + j] = -s;
         }
     }
     __syncthreads();
+    for (int d = 1; d < 4; d++) {
+        const int nb = (4 - d) * 256; /* elements of the blocks (J + d, J), J < 4 - d */
+        for (int idx = tid; idx < nb; idx += nt) {
+            const int J = idx / 256, I = J + d, i = 16 * I + (idx / 16) % 16, j = 16 * J + idx % 16;
+            float s = 0.f;
+            for (int m = j; m < 16 * I; m++) s = fmaf(sA[i * TC_F32P + m], sT[m * TC_F32P + j], s);
+            sM[idx] = s;
+        }
+        __syncthreads();
+        for (int idx = tid; idx < nb; idx += nt) {
+            const int J = idx / 256, I = J + d, i = 16 * I + (idx / 16) % 16, j = 16 * J + idx % 16;
+            float s = 0.f;
+            for (int m = 16 * I; m <= i; m++)
+                s = fmaf(sT[i * TC_F32P + m], sM[J * 256 + (m - 16 * I) * 16 + idx % 16], s);
+            sT[i * TC_F32P + j] = -s;
+        }
+        __syncthreads();
+    }
 }
 
 /* beta_j (rows j >= L: 0) of the chunk into sB[0..63]; bf16 or fp32 input. No barrier. */
@@ -119,10 +142,11 @@ __device__ void tc_gdn_load_kt(const __nv_bfloat16 *src, long long stride, int L
 // ---- kernel 1, bf16: A, T, W, U0 ----------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gdn_prep_bf16<K>: K [64][K+8] bf16, A and T [64][65] fp32, T hi and
- * lo, a 64-column tile of X^T hi and lo [64][72] bf16, G, beta, beta exp(G) [64] fp32. */
+ * lo, a 64-column tile of X^T hi and lo [64][72] bf16, G, beta, beta exp(G) [64] fp32, the
+ * inversion's scratch [768] fp32. */
 __host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K)
 {
-    return (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 3 * TC_C * 4);
+    return (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 3 * TC_C * 4 + 768 * 4);
 }
 
 /* grid (NT, B*H), 128 threads; warp w owns rows 16w .. 16w+15 of A and of every W / U0 tile.
@@ -142,7 +166,7 @@ __global__ void __launch_bounds__(128)
     float *sT = sA + TC_C * TC_F32P;
     __nv_bfloat16 *sTh = reinterpret_cast<__nv_bfloat16 *>(sT + TC_C * TC_F32P);
     __nv_bfloat16 *sTl = sTh + TC_C * TC_TP, *sXh = sTl + TC_C * TC_TP, *sXl = sXh + TC_C * TC_TP;
-    float *sG = reinterpret_cast<float *>(sXl + TC_C * TC_TP), *sB = sG + TC_C, *sBG = sB + TC_C;
+    float *sG = reinterpret_cast<float *>(sXl + TC_C * TC_TP), *sB = sG + TC_C, *sBG = sB + TC_C, *sM = sBG + TC_C;
     const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
@@ -179,7 +203,7 @@ __global__ void __launch_bounds__(128)
             sA[i * TC_F32P + j] = (j < i && i < L) ? p[m][e] * sB[i] * expf(sG[i] - sG[j]) : 0.f;
         }
     __syncthreads();
-    tc_gdn_invert(sA, sT); /* synchronises */
+    tc_gdn_invert(sA, sT, sM); /* synchronises */
     for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
         const int i = idx / TC_C, j = idx % TC_C;
         const float x = sT[i * TC_F32P + j];
@@ -382,10 +406,10 @@ __global__ void __launch_bounds__(2 * K)
 // ---- kernel 1, fp32: A, T, W, U0 on CUDA cores ----------------------------------------------
 
 /* Dynamic shared memory of tc_gdn_prep_f32<K>: K [64][K+1], A and T [64][65], a V tile [64][65],
- * G, beta, beta exp(G) [64]. */
+ * G, beta, beta exp(G) [64], the inversion's scratch [768]. */
 __host__ __device__ constexpr unsigned tc_gdn_prep_f32_smem(int K)
 {
-    return (unsigned)(4 * (TC_C * (K + 1) + 3 * TC_C * TC_F32P + 3 * TC_C));
+    return (unsigned)(4 * (TC_C * (K + 1) + 3 * TC_C * TC_F32P + 3 * TC_C + 768));
 }
 
 /* grid (NT, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns rows ty + 16r and
@@ -400,7 +424,7 @@ __global__ void __launch_bounds__(256)
     TC_DYNAMIC_SMEM(tc_smem);
     float *sK = reinterpret_cast<float *>(tc_smem);
     float *sA = sK + TC_C * LD, *sT = sA + TC_C * TC_F32P, *sV = sT + TC_C * TC_F32P;
-    float *sG = sV + TC_C * TC_F32P, *sB = sG + TC_C, *sBG = sB + TC_C;
+    float *sG = sV + TC_C * TC_F32P, *sB = sG + TC_C, *sBG = sB + TC_C, *sM = sBG + TC_C;
     const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
@@ -429,7 +453,7 @@ __global__ void __launch_bounds__(256)
         }
     }
     __syncthreads();
-    tc_gdn_invert(sA, sT); /* synchronises: sBG too */
+    tc_gdn_invert(sA, sT, sM); /* synchronises: sBG too */
     for (int c0 = 0; c0 < K; c0 += TC_C)
 #pragma unroll
         for (int r = 0; r < 4; r++) {

@@ -267,6 +267,37 @@ static void check_poison(void)
     g_fail += bad != 0;
 }
 
+/* tc_gdn_invert (gdn/chunk_fwd_gdn_tc.cuh) alone: for a strictly lower A with entries in
+ * [-0.5, 0.5], (I + A) T must be I to fp32 accuracy (in fp64), T unit lower with zeros above,
+ * with 128 and with 256 threads (the bf16 and the fp32 kernels' block sizes). */
+static void check_invert(void)
+{
+    static float A[TC_C * TC_F32P], Tm[TC_C * TC_F32P];
+    uint64_t s = 7;
+    for (int i = 0; i < TC_C; i++)
+        for (int j = 0; j < TC_C; j++) A[i * TC_F32P + j] = j < i ? (float)(rng_unif(&s) - 0.5) : 0.f;
+    double worst = 0;
+    int bad = 0;
+    for (unsigned nt : {128u, 256u}) {
+        memset(Tm, 0xff, sizeof Tm);
+        tc_emu_launch(dim3(1), dim3(nt), 768 * 4, [&] {
+            TC_DYNAMIC_SMEM(scratch);
+            tc_gdn_invert(A, Tm, reinterpret_cast<float *>(scratch));
+        });
+        for (int i = 0; i < TC_C; i++)
+            for (int j = 0; j < TC_C; j++) {
+                double r = Tm[i * TC_F32P + j]; /* ((I + A) T)_ij */
+                for (int m = 0; m < i; m++) r += (double)A[i * TC_F32P + m] * Tm[m * TC_F32P + j];
+                const double e = fabs(r - (i == j));
+                worst = e > worst || std::isnan(e) ? e : worst;
+                bad += !(e <= 1e-5) || (j > i && Tm[i * TC_F32P + j] != 0.f) || (j == i && Tm[i * TC_F32P + j] != 1.f);
+            }
+    }
+    printf("emulation: tc_gdn_invert gives (I + A)^-1 (max |(I + A) T - I| %.1e, 128 and 256 threads): %s\n", worst,
+           bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
 // ---- one configuration ---------------------------------------------------------------------------
 
 struct Cfg {
@@ -514,6 +545,7 @@ int main(int argc, char **argv)
     check_mma();
     check_poison();
     check_shfl();
+    check_invert();
     std::vector<Cfg> cfgs;
     if (big) /* the headline size of tests/gpu/test_gdn_tc.cu (minutes here) */
         for (gdn_family f : {GDN_LINEAR, GDN_SSD})
