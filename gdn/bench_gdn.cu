@@ -1,8 +1,8 @@
 /* bench_gdn.cu: times libgdn's forward and forward+backward for the five GLR members at
  * B=8 T=4096 H=16 K=V=128 with bf16 inputs (CUDA events, warm-up, median), beside a cuBLAS bf16
  * 8192^3 GEMM measured in the same run, with model TFLOP/s and a memory-bandwidth estimate.
- * Then, for linear attention and SSD, the chunk-parallel forward gdn_cuda_fwd_tc beside the old
- * forward and FLA's published H200 forward times.
+ * Then, for linear attention, SSD and GDN, the chunk-parallel forward gdn_cuda_fwd_tc beside the
+ * old forward and FLA's published H200 forward times.
  * Before timing a member it checks the same launch configuration (K = V = 128, bf16) on a small
  * problem against the fp64 oracle and refuses to time a kernel that is wrong.
  *   make bench-gdn          (gdn/local.mk; links libgdn.so, gdn/oracle.c and -lcublas)
@@ -243,7 +243,7 @@ static double validate(enum gdn_family f)
 
 static void run_fwd_tc(enum gdn_family f, Problem *p, void *ws, size_t ws_bytes, cudaStream_t s)
 {
-    gdn_dev_in in = {p->q, p->k, p->v, p->g, NULL, p->S0};
+    gdn_dev_in in = {p->q, p->k, p->v, p->g, p->b, p->S0};
     GDN_CHECK(gdn_cuda_fwd_tc(f, GDN_DTYPE_BF16, &p->d, NAN, &in, p->o, p->ST, ws, ws_bytes, s));
 }
 
@@ -259,9 +259,14 @@ static double validate_tc(enum gdn_family f)
     run_fwd_tc(f, &p, ws, wsb, 0);
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<double> q = fetch(p.q, p.nqk, true), k = fetch(p.k, p.nqk, true), v = fetch(p.v, p.nv, true);
-    std::vector<double> g = fetch(p.g, p.ng, false), S0 = fetch(p.S0, p.nS, false);
+    std::vector<double> g = fetch(p.g, p.ng, false), S0 = fetch(p.S0, p.nS, false), b = fetch(p.b, p.ns, true);
     std::vector<double> o(p.nv), ST(p.nS);
-    gdn_in in = {q.data(), k.data(), v.data(), gdn_family_has_gate(f) ? g.data() : NULL, NULL, S0.data()};
+    gdn_in in = {q.data(),
+                 k.data(),
+                 v.data(),
+                 gdn_family_has_gate(f) ? g.data() : NULL,
+                 gdn_family_has_delta(f) ? b.data() : NULL,
+                 S0.data()};
     double worst = INFINITY;
     if (!gdn_oracle_fwd(f, GDN_EXACT, &p.d, NAN, &in, o.data(), ST.data()))
         worst = std::max(relrms(o, fetch(p.o, p.nv, true)), relrms(ST, fetch(p.ST, p.nS, false)));
@@ -385,13 +390,13 @@ int main(int argc, char **argv)
 
     /* The chunk-parallel forward beside the old one, for the members it covers. FLA's forward on
      * the H200 (issue 16, bf16, B8 T4096 H16 D128): linear attention 0.37 ms, simple_gla (SSD)
-     * 0.42 ms. */
+     * 0.42 ms, GDN 0.92 ms. */
     printf("\nchunk-parallel forward (gdn_cuda_fwd_tc, tensor cores) vs the sequential one (gdn_cuda_fwd), "
            "same shape; vs FLA (H200, measured elsewhere)\n");
     printf("%-7s %-10s | %9s %9s %8s %7s | %9s %8s %8s %7s\n", "member", "check", "old ms", "new ms", "TFLOP/s",
            "speedup", "FLA ms", "new/FLA", "GB/s", "cuBLAS");
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD}) {
-        const double fla = f == GDN_LINEAR ? 0.37 : 0.42;
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GDN}) {
+        const double fla = f == GDN_LINEAR ? 0.37 : f == GDN_SSD ? 0.42 : 0.92;
         double err = validate_tc(f);
         if (!(err <= 0.0033)) {
             printf("%-7s %-10s | refused to time: worst relative RMS error %.2e > 0.0033 vs the fp64 oracle\n",

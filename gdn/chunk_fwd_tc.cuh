@@ -257,20 +257,23 @@ __global__ void __launch_bounds__(128)
 
 // ---- kernel 2, bf16: the outputs on tensor cores ------------------------------------------------
 
-/* Dynamic shared memory of tc_out_bf16<K>: Q, K [64][K+8], H^T hi, lo [64][K+8], V^T [64][72],
- * G [64]. */
-__host__ __device__ constexpr unsigned tc_out_bf16_smem(int K)
+/* Dynamic shared memory of tc_out_bf16<K, VLO>: Q, K [64][K+8], H^T hi, lo [64][K+8], V^T [64][72]
+ * (and its lo plane with VLO), G [64]. */
+__host__ __device__ constexpr unsigned tc_out_bf16_smem(int K, bool vlo = false)
 {
-    return (unsigned)(4 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + TC_C * 4);
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + TC_C * 4);
 }
 
 /* grid (NT, V/64, B*H), 128 threads. Warp w owns rows 16w .. 16w+15 of the chunk: P's columns
  * 0 .. 16w+15 (the rest is causally zero) and o's 64 columns of this V tile. H enters as its hi
- * and lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). */
-template <bool GATED, int K>
+ * and lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). With
+ * VLO (GDN, gdn/chunk_fwd_gdn_tc.cuh) the values are not an input but the fp32 u_j of the delta
+ * rule, given as bf16 v (hi) and v_lo planes of the same layout: P V adds P_hi V_lo. */
+template <bool GATED, int K, bool VLO = false>
 __global__ void __launch_bounds__(128)
     tc_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
-                const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale)
+                const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
+                const __nv_bfloat16 *v_lo = nullptr)
 {
     constexpr int LD = K + 8; /* (K + 8) / 2 words = 4 mod 32 for K in {64, 128, 256} */
     TC_DYNAMIC_SMEM(tc_smem);
@@ -279,7 +282,8 @@ __global__ void __launch_bounds__(128)
     __nv_bfloat16 *sH = sK + TC_C * LD;  /* [v][kk], hi */
     __nv_bfloat16 *sHL = sH + TC_C * LD; /* lo */
     __nv_bfloat16 *sVT = sHL + TC_C * LD;
-    float *sG = reinterpret_cast<float *>(sVT + TC_C * TC_TP);
+    __nv_bfloat16 *sVL = sVT + TC_C * TC_TP; /* VLO only */
+    float *sG = reinterpret_cast<float *>(sVT + (VLO ? 2 : 1) * TC_C * TC_TP);
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
@@ -291,6 +295,8 @@ __global__ void __launch_bounds__(128)
     tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
     tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
     tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
+    if constexpr (VLO)
+        tc_load_transposed(v_lo + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVL, nullptr);
     tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: every tile loaded */
 
     const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
@@ -360,6 +366,10 @@ __global__ void __launch_bounds__(128)
             tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
             tc_mma(acc[m], a, b0, b1);
             tc_mma(acc[m], al, b0, b1);
+            if constexpr (VLO) {
+                tc_frag_b(&b0, &b1, sVL, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+            }
         }
     }
 #pragma unroll

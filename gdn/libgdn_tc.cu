@@ -1,11 +1,13 @@
 /* libgdn_tc.cu: the C ABI of the chunk-parallel forward (gdn_cuda_fwd_tc* in gdn/libgdn.h) for
- * linear attention and SSD: argument checks, the workspace size, and the two launches of
- * gdn/chunk_fwd_tc.cuh (state scan, then outputs) on the caller's stream. Part of libgdn.so; the
- * sequential kernels of gdn_cuda_fwd stay the default until these are measured on the H200. */
+ * linear attention, SSD and GDN: argument checks, the workspace size, and the launches on the
+ * caller's stream: gdn/chunk_fwd_tc.cuh's two (state scan, then outputs) for linear attention
+ * and SSD; for GDN gdn/chunk_fwd_gdn_tc.cuh's three (per-chunk A, T, W, U0; the state scan with
+ * u; the outputs, SSD's kernel reading u for v). Part of libgdn.so; the sequential kernels of
+ * gdn_cuda_fwd stay the default until these are measured on the H200. */
 #include <math.h>
 #include <stdint.h>
 
-#include "chunk_fwd_tc.cuh"
+#include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
 
@@ -20,21 +22,23 @@ extern "C" int gdn_cuda_fwd_tc_supported(enum gdn_family f, const struct gdn_dim
 {
     if ((unsigned)f >= GDN_NFAMILIES || !d || d->B < 1 || d->T < 0 || d->H < 1 || d->K < 1 || d->V < 1)
         return GDN_EINVAL;
-    if (f != GDN_LINEAR && f != GDN_SSD) return GDN_EUNSUPPORTED;
+    if (f != GDN_LINEAR && f != GDN_SSD && f != GDN_GDN) return GDN_EUNSUPPORTED;
     /* K, V: the 64-wide tiles; B*H: gridDim.z; T: int step indices; the workspace and every
      * offset in int64 */
     if (!tc_dim_ok(d->K) || !tc_dim_ok(d->V) || d->B * d->H > 65535 || d->T > INT32_MAX / 2) return GDN_EUNSUPPORTED;
-    if ((double)d->B * (double)d->H * ((double)d->T + 64) * (double)d->K * (double)d->V * 4.0 > 0x1p62)
+    /* GDN adds W, U0 and u, each at most the states' size for K, V >= 64: 4x below the bound */
+    if ((double)d->B * (double)d->H * ((double)d->T + 64) * (double)d->K * (double)d->V * 4.0 > 0x1p60)
         return GDN_EUNSUPPORTED;
     return GDN_OK;
 }
 
 /* ceil(T / 64) states of K x V per (b, h): two bf16 planes (hi, lo) for bf16 inputs, fp32 for
- * fp32 inputs; 4 bytes an element either way. */
+ * fp32 inputs; 4 bytes an element either way. GDN: tc_gdn_layout (the states, W, U0 and u; the
+ * same size for both dtypes too). */
 extern "C" size_t gdn_cuda_fwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
 {
-    (void)dt; /* the same size for both dtypes */
     if (gdn_cuda_fwd_tc_supported(f, d) != GDN_OK) return 0;
+    if (f == GDN_GDN) return (size_t)tc_gdn_layout(dt == GDN_DTYPE_BF16, d->B * d->H, d->T, (int)d->K, (int)d->V).total;
     const size_t nt = (size_t)((d->T + TC_C - 1) / TC_C);
     return (size_t)d->B * (size_t)d->H * nt * (size_t)d->K * (size_t)d->V * 4;
 }
@@ -51,6 +55,7 @@ struct tc_call {
     float scale;
     const void *q, *k, *v;
     const float *g, *S0;
+    const void *beta; /* GDN */
     void *o, *ws;
     float *ST;
     cudaStream_t stream;
@@ -99,6 +104,58 @@ template <bool GATED> static int tc_run(const tc_call &c, bool bf16)
     return GDN_EUNSUPPORTED;
 }
 
+template <int K> static int tc_run_gdn(const tc_call &c, bool bf16)
+{
+    const tc_gdn_ws l = tc_gdn_layout(bf16, (long long)c.B * c.H, c.T, K, c.V);
+    unsigned char *ws = (unsigned char *)c.ws;
+    const dim3 grid_c((unsigned)c.NT, (unsigned)(c.B * c.H)), grid_s((unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    if (bf16) {
+        const __nv_bfloat16 *k = (const __nv_bfloat16 *)c.k;
+        const unsigned sp = tc_gdn_prep_bf16_smem(K), ss = tc_gdn_state_bf16_smem(K);
+        if (c.NT > 0) {
+            GDN_CUDA_TRY(
+                cudaFuncSetAttribute(tc_gdn_prep_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+            tc_gdn_prep_bf16<K>
+                <<<grid_c, 128, sp, c.stream>>>(k, (const __nv_bfloat16 *)c.v, (const __nv_bfloat16 *)c.beta, c.g,
+                                                (__nv_bfloat16 *)(ws + l.w), (float *)(ws + l.u0), c.T, c.H, c.V, c.NT);
+            GDN_CUDA_TRY(cudaGetLastError());
+        }
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_bf16<K><<<grid_s, 2 * K, ss, c.stream>>>(
+            k, c.g, c.S0, (const __nv_bfloat16 *)(ws + l.w), (const float *)(ws + l.u0), (__nv_bfloat16 *)(ws + l.hs),
+            (__nv_bfloat16 *)(ws + l.u), (__nv_bfloat16 *)(ws + l.u_lo), c.ST, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        if (c.NT == 0) return 0;
+        const unsigned so = tc_out_bf16_smem(K, true);
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_out_bf16<true, K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
+        const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+        tc_out_bf16<true, K, true><<<grid, 128, so, c.stream>>>(
+            (const __nv_bfloat16 *)c.q, k, (const __nv_bfloat16 *)(ws + l.u), c.g, (const __nv_bfloat16 *)(ws + l.hs),
+            (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale, (const __nv_bfloat16 *)(ws + l.u_lo));
+        GDN_CUDA_TRY(cudaGetLastError());
+        return 0;
+    }
+    const float *k = (const float *)c.k;
+    const unsigned sp = tc_gdn_prep_f32_smem(K), ss = tc_gdn_state_f32_smem(K);
+    if (c.NT > 0) {
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_prep_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+        tc_gdn_prep_f32<K><<<grid_c, 256, sp, c.stream>>>(k, (const float *)c.v, (const float *)c.beta, c.g,
+                                                          (float *)(ws + l.w), (float *)(ws + l.u0), c.T, c.H, c.V,
+                                                          c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+    }
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    tc_gdn_state_f32<K><<<grid_s, 256, ss, c.stream>>>(k, c.g, c.S0, (const float *)(ws + l.w),
+                                                       (const float *)(ws + l.u0), (float *)(ws + l.hs),
+                                                       (float *)(ws + l.u), c.ST, c.T, c.H, c.V, c.NT);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    tc_call o = c;
+    o.v = ws + l.u, o.ws = ws + l.hs;
+    return tc_launch_out_f32<true, K>(o);
+}
+
 // ---- dispatch ---------------------------------------------------------------------------------
 
 extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
@@ -106,13 +163,13 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
 {
     int rc = gdn_cuda_fwd_tc_supported(f, d);
     if (rc) return rc;
-    const bool gated = f == GDN_SSD, bf16 = dt == GDN_DTYPE_BF16;
+    const bool delta = f == GDN_GDN, gated = f == GDN_SSD || delta, bf16 = dt == GDN_DTYPE_BF16;
     if ((dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) || !in) return GDN_EINVAL;
-    if (d->T > 0 && (!in->q || !in->k || !in->v || !o || (gated && !in->g))) return GDN_EINVAL;
+    if (d->T > 0 && (!in->q || !in->k || !in->v || !o || (gated && !in->g) || (delta && !in->b))) return GDN_EINVAL;
     /* the bf16 kernels move 16 bytes at a time; K, V are multiples of 64, so rows stay aligned */
     const size_t va = bf16 ? 16 : 4;
     if (!aligned(in->q, va) || !aligned(in->k, va) || !aligned(in->v, va) || !aligned(o, 4) || !aligned(in->g, 4) ||
-        !aligned(in->S0, 8) || !aligned(ST, 8) || !aligned(ws, 16))
+        !aligned(in->b, bf16 ? 2 : 4) || !aligned(in->S0, 8) || !aligned(ST, 8) || !aligned(ws, 16))
         return GDN_EINVAL;
     const size_t need = gdn_cuda_fwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
@@ -123,7 +180,16 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     c.q = in->q, c.k = in->k, c.v = in->v;
     c.g = gated ? in->g : nullptr;
     c.S0 = in->S0, c.o = o, c.ST = ST, c.ws = ws;
+    c.beta = delta ? in->b : nullptr;
     c.stream = (cudaStream_t)stream;
     if (c.NT == 0 && !ST) return GDN_OK;
+    if (delta) {
+        switch (c.K) {
+        case 64: return tc_run_gdn<64>(c, bf16);
+        case 128: return tc_run_gdn<128>(c, bf16);
+        case 256: return tc_run_gdn<256>(c, bf16);
+        }
+        return GDN_EUNSUPPORTED;
+    }
     return gated ? tc_run<true>(c, bf16) : tc_run<false>(c, bf16);
 }

@@ -1,5 +1,6 @@
 /* tc_emu_check.cc: runs the chunk-parallel forward kernels of gdn/chunk_fwd_tc.cuh (linear
- * attention and SSD; bf16 on the emulated tensor cores, fp32 on CUDA cores) on the host through
+ * attention and SSD) and gdn/chunk_fwd_gdn_tc.cuh (GDN; bf16 on the emulated tensor cores, fp32 on
+ * CUDA cores) on the host through
  * gdn/tc_emu.h and compares o and the final state with the fp64 oracle (gdn/oracle.h, GDN_EXACT)
  * at the bars of tests/gpu/test_gdn_tc.cu (relative RMS: bf16 0.0033, fp32 1e-5). Every case
  * runs twice, the CTAs' threads in ascending then descending order, and the two runs must agree
@@ -22,7 +23,7 @@
 #include <cstring>
 #include <vector>
 
-#include "chunk_fwd_tc.cuh"
+#include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
 
 extern "C" {
 #include "oracle.h"
@@ -266,6 +267,37 @@ static void check_poison(void)
     g_fail += bad != 0;
 }
 
+/* tc_gdn_invert (gdn/chunk_fwd_gdn_tc.cuh) alone: for a strictly lower A with entries in
+ * [-0.5, 0.5], (I + A) T must be I to fp32 accuracy (in fp64), T unit lower with zeros above,
+ * with 128 and with 256 threads (the bf16 and the fp32 kernels' block sizes). */
+static void check_invert(void)
+{
+    static float A[TC_C * TC_F32P], Tm[TC_C * TC_F32P];
+    uint64_t s = 7;
+    for (int i = 0; i < TC_C; i++)
+        for (int j = 0; j < TC_C; j++) A[i * TC_F32P + j] = j < i ? (float)(rng_unif(&s) - 0.5) : 0.f;
+    double worst = 0;
+    int bad = 0;
+    for (unsigned nt : {128u, 256u}) {
+        memset(Tm, 0xff, sizeof Tm);
+        tc_emu_launch(dim3(1), dim3(nt), 768 * 4, [&] {
+            TC_DYNAMIC_SMEM(scratch);
+            tc_gdn_invert(A, Tm, reinterpret_cast<float *>(scratch));
+        });
+        for (int i = 0; i < TC_C; i++)
+            for (int j = 0; j < TC_C; j++) {
+                double r = Tm[i * TC_F32P + j]; /* ((I + A) T)_ij */
+                for (int m = 0; m < i; m++) r += (double)A[i * TC_F32P + m] * Tm[m * TC_F32P + j];
+                const double e = fabs(r - (i == j));
+                worst = e > worst || std::isnan(e) ? e : worst;
+                bad += !(e <= 1e-5) || (j > i && Tm[i * TC_F32P + j] != 0.f) || (j == i && Tm[i * TC_F32P + j] != 1.f);
+            }
+    }
+    printf("emulation: tc_gdn_invert gives (I + A)^-1 (max |(I + A) T - I| %.1e, 128 and 256 threads): %s\n", worst,
+           bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
 // ---- one configuration ---------------------------------------------------------------------------
 
 struct Cfg {
@@ -315,19 +347,86 @@ static void emu_run(const Cfg &c, float scale, void *q, void *k, void *v, const 
     }
 }
 
+/* The launches of gdn/libgdn_tc.cu's tc_run_gdn, on the emulation; ws is laid out by
+ * tc_gdn_layout. */
+template <int K>
+static void emu_run_gdn(const Cfg &c, float scale, void *q, void *k, void *v, void *beta, const float *g,
+                        const float *S0, void *o, float *ST, void *wsp)
+{
+    const int NT = (c.T + TC_C - 1) / TC_C;
+    const tc_gdn_ws l = tc_gdn_layout(c.bf16, (long long)c.B * c.H, c.T, K, c.V);
+    unsigned char *ws = (unsigned char *)wsp;
+    const dim3 grid_c((unsigned)NT, (unsigned)(c.B * c.H)), grid_s((unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    const dim3 grid_o((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    if (c.bf16) {
+        typedef const __nv_bfloat16 *cb;
+        if (NT > 0)
+            tc_emu_launch(grid_c, dim3(128), tc_gdn_prep_bf16_smem(K), [&] {
+                tc_gdn_prep_bf16<K>((cb)k, (cb)v, (cb)beta, g, (__nv_bfloat16 *)(ws + l.w), (float *)(ws + l.u0), c.T,
+                                    c.H, c.V, NT);
+            });
+        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K), [&] {
+            tc_gdn_state_bf16<K>((cb)k, g, S0, (cb)(ws + l.w), (const float *)(ws + l.u0), (__nv_bfloat16 *)(ws + l.hs),
+                                 (__nv_bfloat16 *)(ws + l.u), (__nv_bfloat16 *)(ws + l.u_lo), ST, c.T, c.H, c.V, NT);
+        });
+        if (NT > 0)
+            tc_emu_launch(grid_o, dim3(128), tc_out_bf16_smem(K, true), [&] {
+                tc_out_bf16<true, K, true>((cb)q, (cb)k, (cb)(ws + l.u), g, (cb)(ws + l.hs), (__nv_bfloat16 *)o, c.T,
+                                           c.H, c.V, NT, scale, (cb)(ws + l.u_lo));
+            });
+        return;
+    }
+    if (NT > 0)
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K), [&] {
+            tc_gdn_prep_f32<K>((const float *)k, (const float *)v, (const float *)beta, g, (float *)(ws + l.w),
+                               (float *)(ws + l.u0), c.T, c.H, c.V, NT);
+        });
+    tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K), [&] {
+        tc_gdn_state_f32<K>((const float *)k, g, S0, (const float *)(ws + l.w), (const float *)(ws + l.u0),
+                            (float *)(ws + l.hs), (float *)(ws + l.u), ST, c.T, c.H, c.V, NT);
+    });
+    if (NT > 0)
+        tc_emu_launch(grid_o, dim3(256), tc_out_f32_smem(K), [&] {
+            tc_out_f32<true, K>((const float *)q, (const float *)k, (const float *)(ws + l.u), g,
+                                (const float *)(ws + l.hs), (float *)o, c.T, c.H, c.V, NT, scale);
+        });
+}
+
+/* Every member's launches; beta is used by GDN only. */
+static void emu_any(const Cfg &c, float scale, void *q, void *k, void *v, void *beta, const float *g, const float *S0,
+                    void *o, float *ST, void *ws)
+{
+    if (c.f == GDN_GDN) {
+        switch (c.K) {
+        case 64: emu_run_gdn<64>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
+        case 128: emu_run_gdn<128>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
+        case 256: emu_run_gdn<256>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
+        }
+    } else if (c.f == GDN_SSD)
+        emu_run<true>(c, scale, q, k, v, g, S0, o, ST, ws);
+    else
+        emu_run<false>(c, scale, q, k, v, nullptr, S0, o, ST, ws);
+}
+
+/* Workspace bytes of a call (gdn/libgdn_tc.cu's gdn_cuda_fwd_tc_workspace). */
+static size_t ws_bytes(const Cfg &c)
+{
+    if (c.f == GDN_GDN) return (size_t)tc_gdn_layout(c.bf16, (long long)c.B * c.H, c.T, c.K, c.V).total;
+    return (size_t)c.B * c.H * ((c.T + TC_C - 1) / TC_C) * c.K * c.V * 4;
+}
+
 /* The inputs of tests/gpu/test_gdn_tc.cu: normal q, v; unit-norm k rows; log gates in
- * [-0.7, -0.01]; S0 ~ 0.3 N(0, 1); all rounded to what the kernel reads. */
+ * [-0.7, -0.01]; beta in [0.05, 0.95]; S0 ~ 0.3 N(0, 1); all rounded to what the kernel reads. */
 static void run_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool bf = c.bf16, gated = c.f == GDN_SSD;
+    const bool bf = c.bf16, gated = c.f == GDN_SSD || c.f == GDN_GDN, delta = c.f == GDN_GDN;
     const size_t es = bf ? 2 : 4, rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
-    const int NT = (c.T + TC_C - 1) / TC_C;
     uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + bf;
-    Buf q, k, v, g, S0;
+    Buf q, k, v, g, S0, bt;
     q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
-    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0);
-    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS);
+    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
+    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS), bd(rows);
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
     for (size_t r = 0; r < rows; r++) {
         double n2 = 0, x[256];
@@ -337,10 +436,16 @@ static void run_cfg(const Cfg &c)
     for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), bf);
     for (size_t i = 0; i < gd.size(); i++) gd[i] = put(g, i, -0.7 + 0.69 * rng_unif(&s), false);
     for (size_t i = 0; i < nS; i++) S0d[i] = put(S0, i, 0.3 * rng_normal(&s), false);
+    for (size_t i = 0; i < rows; i++) bd[i] = put(bt, i, 0.05 + 0.9 * rng_unif(&s), bf);
 
     gdn_dims d = {c.B, c.T, c.H, c.K, c.V};
     std::vector<double> o64(rows * c.V), ST64(nS);
-    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, c.state ? S0d.data() : NULL};
+    gdn_in in = {qd.data(),
+                 kd.data(),
+                 vd.data(),
+                 gated ? gd.data() : NULL,
+                 delta ? bd.data() : NULL,
+                 c.state ? S0d.data() : NULL};
     if (gdn_oracle_fwd(c.f, GDN_EXACT, &d, NAN, &in, o64.data(), ST64.data())) {
         fprintf(stderr, "%s:%d: oracle failed\n", __FILE__, __LINE__);
         exit(2);
@@ -352,13 +457,10 @@ static void run_cfg(const Cfg &c)
     bool guards = true;
     for (int r = 0; r < 2; r++) {
         o[r].init(rows * c.V, es, 0xa5, 0xff), ST[r].init(nS, 4, 0xa5, 0xff);
-        ws[r].init((size_t)c.B * c.H * NT * c.K * c.V, 4, 0xa5, 0xff);
+        ws[r].init(ws_bytes(c) / 4, 4, 0xa5, 0xff);
         tc_emu_reverse = r == 1;
         const float *gp = gated ? (const float *)g.p() : nullptr, *S0p = c.state ? (const float *)S0.p() : nullptr;
-        if (gated)
-            emu_run<true>(c, scale, q.p(), k.p(), v.p(), gp, S0p, o[r].p(), (float *)ST[r].p(), ws[r].p());
-        else
-            emu_run<false>(c, scale, q.p(), k.p(), v.p(), gp, S0p, o[r].p(), (float *)ST[r].p(), ws[r].p());
+        emu_any(c, scale, q.p(), k.p(), v.p(), bt.p(), gp, S0p, o[r].p(), (float *)ST[r].p(), ws[r].p());
         guards = guards && o[r].guards_intact(0xa5) && ST[r].guards_intact(0xa5) && ws[r].guards_intact(0xa5);
     }
     tc_emu_reverse = false;
@@ -375,22 +477,22 @@ static void run_cfg(const Cfg &c)
     g_fail += !ok;
 }
 
-/* One NaN in q, k, v or g at step t* = 70 (chunk 1) of batch 0, head 0: the NaN positions of o
- * and ST against the oracle's. The fp32 path must match them exactly; the bf16 path may add NaN
- * only where the header of chunk_fwd_tc.cuh says (a NaN in v_j reaches rows i < j of its chunk
- * through 0 * NaN in P V) and never in an earlier chunk. */
+/* One NaN in q, k, v, g or beta (GDN) at step t* = 70 (chunk 1) of batch 0, head 0: the NaN
+ * positions of o and ST against the oracle's. The fp32 path must match them exactly; the bf16
+ * path may add NaN only where the headers say -- a NaN in v_j (and for GDN in k_j, g_j, beta_j)
+ * reaches rows i < j of its chunk through 0 * NaN in P V, T X -- and never in an earlier chunk. */
 static void run_nan(gdn_family f, bool bf, int which)
 {
-    const char *names[4] = {"q", "k", "v", "g"};
-    const bool gated = f == GDN_SSD;
-    if (which == 3 && !gated) return;
-    const int B = 1, T = 150, H = 2, K = 64, V = 64, ts = 70, NT = (T + TC_C - 1) / TC_C;
+    const char *names[5] = {"q", "k", "v", "g", "beta"};
+    const bool gated = f == GDN_SSD || f == GDN_GDN, delta = f == GDN_GDN;
+    if ((which == 3 && !gated) || (which == 4 && !delta)) return;
+    const int B = 1, T = 150, H = 2, K = 64, V = 64, ts = 70;
     const size_t es = bf ? 2 : 4, rows = (size_t)B * T * H, nS = (size_t)B * H * K * V;
     uint64_t s = 99;
-    Buf q, k, v, g;
+    Buf q, k, v, g, bt;
     q.init(rows * K, es, 0xff, 0), k.init(rows * K, es, 0xff, 0), v.init(rows * V, es, 0xff, 0);
-    g.init(rows, 4, 0xff, 0);
-    std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(rows);
+    g.init(rows, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
+    std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(rows), bd(rows);
     const size_t rqk = (size_t)ts * H * K + 3, rv = (size_t)ts * H * V + 5, rg = (size_t)ts * H;
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, which == 0 && i == rqk ? NAN : rng_normal(&s), bf);
     for (size_t i = 0; i < kd.size(); i++)
@@ -398,26 +500,26 @@ static void run_nan(gdn_family f, bool bf, int which)
     for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, which == 2 && i == rv ? NAN : rng_normal(&s), bf);
     for (size_t i = 0; i < gd.size(); i++)
         gd[i] = put(g, i, which == 3 && i == rg ? NAN : -0.7 + 0.69 * rng_unif(&s), false);
+    for (size_t i = 0; i < bd.size(); i++)
+        bd[i] = put(bt, i, which == 4 && i == rg ? NAN : 0.05 + 0.9 * rng_unif(&s), bf);
     gdn_dims d = {B, T, H, K, V};
     std::vector<double> o64(rows * V), ST64(nS);
-    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, NULL};
+    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, delta ? bd.data() : NULL, NULL};
     gdn_oracle_fwd(f, GDN_EXACT, &d, NAN, &in, o64.data(), ST64.data());
-    Buf o, ST, ws;
-    o.init(rows * V, es, 0xa5, 0xff), ST.init(nS, 4, 0xa5, 0xff), ws.init((size_t)B * H * NT * K * V, 4, 0xa5, 0xff);
     const Cfg c = {f, bf, B, T, H, K, V, false};
+    Buf o, ST, ws;
+    o.init(rows * V, es, 0xa5, 0xff), ST.init(nS, 4, 0xa5, 0xff), ws.init(ws_bytes(c) / 4, 4, 0xa5, 0xff);
     const float scale = (float)(1.0 / sqrt((double)K)), *gp = gated ? (const float *)g.p() : nullptr;
-    if (gated)
-        emu_run<true>(c, scale, q.p(), k.p(), v.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
-    else
-        emu_run<false>(c, scale, q.p(), k.p(), v.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
+    emu_any(c, scale, q.p(), k.p(), v.p(), bt.p(), gp, nullptr, o.p(), (float *)ST.p(), ws.p());
     const std::vector<double> og = get(o, bf), sg = get(ST, false);
+    const bool documented = bf && (which == 2 || (delta && which != 0));
     size_t missing = 0, extra = 0, extra_allowed = 0, n64 = 0;
     for (size_t i = 0; i < og.size(); i++) {
         const bool a = std::isnan(og[i]), e = std::isnan(o64[i]);
         const int t = (int)(i / ((size_t)H * V));
         n64 += e, missing += e && !a;
         if (a && !e) {
-            if (bf && which == 2 && t / TC_C == ts / TC_C && t < ts)
+            if (documented && t / TC_C == ts / TC_C && t < ts)
                 extra_allowed++;
             else
                 extra++;
@@ -428,7 +530,7 @@ static void run_nan(gdn_family f, bool bf, int which)
         missing += e && !a, extra += a && !e;
     }
     const bool ok = missing == 0 && extra == 0;
-    printf("nan    %-6s %-4s NaN in %s at t=%d: oracle NaN in o %zu; missing %zu, extra %zu (+%zu documented) %s\n",
+    printf("nan    %-6s %-4s NaN in %-4s at t=%d: oracle NaN in o %zu; missing %zu, extra %zu (+%zu documented) %s\n",
            gdn_family_name(f), bf ? "bf16" : "f32", names[which], ts, n64, missing, extra, extra_allowed,
            ok ? "ok" : "FAIL");
     g_fail += !ok;
@@ -443,6 +545,7 @@ int main(int argc, char **argv)
     check_mma();
     check_poison();
     check_shfl();
+    check_invert();
     std::vector<Cfg> cfgs;
     if (big) /* the headline size of tests/gpu/test_gdn_tc.cu (minutes here) */
         for (gdn_family f : {GDN_LINEAR, GDN_SSD})
@@ -458,10 +561,24 @@ int main(int argc, char **argv)
             cfgs.push_back({f, (bool)bf, 1, 64, 1, 64, 256, false});
             cfgs.push_back({f, (bool)bf, 1, 130, 1, 256, 256, true});
         }
+    /* GDN: T in {0, 1, 63, 64, 65, 130}, K = V in {64, 128} (one 256), with and without S0, B, H > 1 */
+    for (int bf = 1; bf >= 0; bf--) {
+        if (big) cfgs.push_back({GDN_GDN, (bool)bf, 2, 1000, 4, 128, 128, true});
+        cfgs.push_back({GDN_GDN, (bool)bf, 2, 65, 2, 64, 64, true});
+        cfgs.push_back({GDN_GDN, (bool)bf, 1, 0, 1, 64, 128, true});
+        cfgs.push_back({GDN_GDN, (bool)bf, 1, 130, 1, 128, 128, false});
+        if (quick || big) continue;
+        for (int T : {1, 63, 64}) cfgs.push_back({GDN_GDN, (bool)bf, 1, T, 2, 64, 64, T != 63});
+        cfgs.push_back({GDN_GDN, (bool)bf, 2, 130, 2, 64, 64, false});
+        cfgs.push_back({GDN_GDN, (bool)bf, 1, 65, 1, 128, 128, true});
+        cfgs.push_back({GDN_GDN, (bool)bf, 1, 70, 1, 64, 128, true}); /* K != V, both ways */
+        cfgs.push_back({GDN_GDN, (bool)bf, 1, 70, 1, 128, 64, true});
+        cfgs.push_back({GDN_GDN, (bool)bf, 1, 130, 1, 256, 256, true});
+    }
     for (const Cfg &c : cfgs) run_cfg(c);
-    for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GDN})
         for (int bf = 1; bf >= 0; bf--)
-            for (int w = 0; w < 4; w++) run_nan(f, (bool)bf, w);
+            for (int w = 0; w < 5; w++) run_nan(f, (bool)bf, w);
     printf("%s: %d check%s failed\n", g_fail ? "FAILED" : "all ok", g_fail, g_fail == 1 ? "" : "s");
     return g_fail ? 1 : 0;
 }

@@ -1,10 +1,11 @@
 #!/bin/sh
-# tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh) on the CPU through
-# gdn/tc_emu.h: builds gdn/tc_emu_check.cc with g++ and runs every case against the fp64 oracle;
-# then the quick cases again under AddressSanitizer and UBSan (any access to the NaN guards
-# around inputs and outputs, a misaligned vector move, a stack or heap overrun); then two planted
-# bugs in a copy of the kernels -- a wrong A fragment register and a missing __syncthreads --
-# each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
+# tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh: linear attention,
+# SSD; gdn/chunk_fwd_gdn_tc.cuh: GDN) on the CPU through gdn/tc_emu.h: builds gdn/tc_emu_check.cc
+# with g++ and runs every case against the fp64 oracle; then the quick cases again under
+# AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
+# misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
+# a wrong A fragment register, a missing __syncthreads, and for GDN an off-by-one forward
+# substitution and another missing __syncthreads -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
 src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -57,13 +58,13 @@ else
 fi
 ORC=""
 
-# plant NAME SED: a copy of gdn/ with SED applied to chunk_fwd_tc.cuh must fail the quick cases
+# plant NAME FILE SED: a copy of gdn/ with SED applied to gdn/FILE must fail the quick cases
 plant() {
     mkdir -p "$t/$1"
     cp "$src"/gdn/*.h "$src"/gdn/*.cuh "$src/gdn/tc_emu_check.cc" "$t/$1/"
-    sed "$2" "$src/gdn/chunk_fwd_tc.cuh" > "$t/$1/chunk_fwd_tc.cuh"
-    if cmp -s "$src/gdn/chunk_fwd_tc.cuh" "$t/$1/chunk_fwd_tc.cuh"; then
-        echo "FAIL: plant $1 no longer applies to gdn/chunk_fwd_tc.cuh (update tests/tc_emu.sh)"
+    sed "$3" "$src/gdn/$2" > "$t/$1/$2"
+    if cmp -s "$src/gdn/$2" "$t/$1/$2"; then
+        echo "FAIL: plant $1 no longer applies to gdn/$2 (update tests/tc_emu.sh)"
         fails=$((fails + 1))
         return
     fi
@@ -78,9 +79,13 @@ plant() {
     fi
 }
 # a[1] loaded as a[2] is (columns 8.. of row g instead of row g + 8): a wrong fragment register
-plant frag_a 's/a\[1\] = tc_ld32(s + (m0 + g + 8) \* ld + k0 + 2 \* t);/a[1] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);/'
+plant frag_a chunk_fwd_tc.cuh 's/a\[1\] = tc_ld32(s + (m0 + g + 8) \* ld + k0 + 2 \* t);/a[1] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);/'
 # the fp32 output kernel overwrites the K tile with H while other threads still read it
-plant no_sync '/__syncthreads(); \/\* sX is overwritten by H \*\//d'
+plant no_sync chunk_fwd_tc.cuh '/__syncthreads(); \/\* sX is overwritten by H \*\//d'
+# GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
+plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
+# GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them
+plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/tc_gdn_load_kt(k + (row0/{n;d;}'
 
 [ "$fails" -eq 0 ] && echo "PASS" || echo "FAIL: $fails"
 [ "$fails" -eq 0 ]

@@ -1,5 +1,5 @@
-/* test_gdn_tc.cu: the chunk-parallel forward gdn_cuda_fwd_tc (gdn/chunk_fwd_tc.cuh) for linear
- * attention and SSD against the fp64 oracle (gdn/oracle.c, GDN_EXACT): o and the final state as
+/* test_gdn_tc.cu: the chunk-parallel forward gdn_cuda_fwd_tc (gdn/chunk_fwd_tc.cuh, and
+ * gdn/chunk_fwd_gdn_tc.cuh for GDN) for linear attention, SSD and GDN against the fp64 oracle (gdn/oracle.c, GDN_EXACT): o and the final state as
  * relative RMS errors (bf16 inputs <= 0.0033, fp32 <= 1e-5) at B=2 T=1000 H=4 K=V=128, at odd T
  * (0, 1, 63, 65, 130) and K, V in {64, 128, 256}; every output written (outputs poisoned with NaN
  * bytes before each run); bitwise equal over two runs; and the API's refusals. Exits 77 (SKIP)
@@ -54,11 +54,12 @@ struct Cfg {
 
 struct Inputs {
     gdn_dims d;
-    std::vector<double> q, k, v, g, S0;
+    std::vector<double> q, k, v, g, b, S0;
 };
 
 /* The distributions of tests/gpu/test_gdn_cuda.cu: normal q, v; unit-norm k rows; log gates in
- * [-0.7, -0.01]; S0 ~ 0.3 N(0, 1); all rounded to what the kernel reads. */
+ * [-0.7, -0.01]; beta in [0.05, 0.95] (GDN); S0 ~ 0.3 N(0, 1); all rounded to what the kernel
+ * reads. */
 static void make_inputs(const Cfg &c, Inputs *in)
 {
     in->d = {c.B, c.T, c.H, c.K, c.V};
@@ -75,6 +76,8 @@ static void make_inputs(const Cfg &c, Inputs *in)
     for (auto &x : in->v) x = to_dtype(rng_normal(&s), c.bf16);
     for (auto &x : in->g) x = (double)(float)(-0.7 + 0.69 * rng_unif(&s));
     for (auto &x : in->S0) x = (double)(float)(0.3 * rng_normal(&s));
+    in->b.resize(rows);
+    for (auto &x : in->b) x = to_dtype(0.05 + 0.9 * rng_unif(&s), c.bf16);
 }
 
 // ---- the kernel --------------------------------------------------------------------------------
@@ -126,6 +129,7 @@ static void gpu_run(const Cfg &c, const Inputs &in, std::vector<uint8_t> *o_byte
     const gdn_dtype dt = bf ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
     void *q = upload(in.q, bf), *k = upload(in.k, bf), *v = upload(in.v, bf);
     float *g = (float *)upload(in.g, false), *S0 = (float *)upload(in.S0, false);
+    void *b = upload(in.b, bf);
     const size_t ob = in.v.size() * (bf ? 2 : 4) + 4, sb = in.S0.size() * 4;
     void *o = NULL, *ws = NULL;
     float *ST = NULL;
@@ -133,7 +137,7 @@ static void gpu_run(const Cfg &c, const Inputs &in, std::vector<uint8_t> *o_byte
     CUDA_CHECK(cudaMalloc((void **)&ST, sb));
     const size_t wsb = gdn_cuda_fwd_tc_workspace(c.f, dt, &in.d);
     CUDA_CHECK(cudaMalloc(&ws, wsb + 16));
-    gdn_dev_in din = {q, k, v, g, NULL, c.state ? S0 : NULL};
+    gdn_dev_in din = {q, k, v, g, b, c.state ? S0 : NULL};
     std::vector<uint8_t> o2(ob), s2(sb);
     o_bytes->resize(ob), st_bytes->resize(sb);
     for (int r = 0; r < 2; r++) {
@@ -152,7 +156,7 @@ static void gpu_run(const Cfg &c, const Inputs &in, std::vector<uint8_t> *o_byte
             *det = false;
         }
     o_bytes->resize(ob - 4);
-    void *all[] = {q, k, v, g, S0, o, ST, ws};
+    void *all[] = {q, k, v, g, b, S0, o, ST, ws};
     for (void *p : all) CUDA_CHECK(cudaFree(p));
 }
 
@@ -173,9 +177,12 @@ static int run_cfg(const Cfg &c)
     Inputs in;
     make_inputs(c, &in);
     std::vector<double> o(in.v.size()), ST(in.S0.size());
-    gdn_in gi = {in.q.data(), in.k.data(),
-                 in.v.data(), c.f == GDN_SSD ? in.g.data() : NULL,
-                 NULL,        c.state ? in.S0.data() : NULL};
+    gdn_in gi = {in.q.data(),
+                 in.k.data(),
+                 in.v.data(),
+                 gdn_family_has_gate(c.f) ? in.g.data() : NULL,
+                 gdn_family_has_delta(c.f) ? in.b.data() : NULL,
+                 c.state ? in.S0.data() : NULL};
     if (gdn_oracle_fwd(c.f, GDN_EXACT, &in.d, NAN, &gi, o.data(), ST.data())) {
         fprintf(stderr, "%s:%d: oracle failed\n", __FILE__, __LINE__);
         return 1;
@@ -203,6 +210,14 @@ static int refusal_check(void)
     gdn_dev_in din = {(void *)64, (void *)64, (void *)64, (float *)64, NULL, NULL};
     int rc = gdn_cuda_fwd_tc(GDN_SSD, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 16, NULL);
     if (rc != GDN_EWORKSPACE) bad++, printf("a 16-byte workspace not refused (%d): FAIL\n", rc);
+    if (gdn_cuda_fwd_tc_supported(GDN_KDA, &d) != GDN_EUNSUPPORTED) bad++, printf("KDA not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_GDN, &odd) != GDN_EUNSUPPORTED) bad++, printf("GDN K = 96 not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_GDN, &d) != 0) bad++, printf("GDN K = V = 64 refused: FAIL\n");
+    /* GDN: the states plus W, U0 (64 rows per chunk) and u */
+    if (gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d) != (size_t)(64 * 64 + 64 * 64 + 64 * 64 + 10 * 64) * 4)
+        bad++, printf("GDN workspace size %zu: FAIL\n", gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d));
+    rc = gdn_cuda_fwd_tc(GDN_GDN, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
+    if (rc != GDN_EINVAL) bad++, printf("GDN without beta not refused (%d): FAIL\n", rc);
     din.g = NULL;
     rc = gdn_cuda_fwd_tc(GDN_SSD, GDN_DTYPE_F32, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
     if (rc != GDN_EINVAL) bad++, printf("SSD without g not refused (%d): FAIL\n", rc);
@@ -229,7 +244,7 @@ int main(void)
            "two runs bitwise equal\n",
            p.name, BAR_BF16, BAR_F32);
     std::vector<Cfg> cfgs;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD})
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GDN})
         for (int bf = 1; bf >= 0; bf--) {
             for (int st = 1; st >= 0; st--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, (bool)st});
             for (int T : {0, 1, 63, 65, 130}) cfgs.push_back({f, (bool)bf, 1, T, 2, 128, 128, true});
@@ -237,11 +252,14 @@ int main(void)
             cfgs.push_back({f, (bool)bf, 1, 130, 2, 64, 256, true});
             cfgs.push_back({f, (bool)bf, 1, 130, 2, 256, 128, false});
             cfgs.push_back({f, (bool)bf, 1, 200, 1, 256, 256, true});
+            if (f == GDN_GDN) /* T = 64 exactly, no S0, B and H > 1 */
+                cfgs.push_back({f, (bool)bf, 2, 64, 3, 64, 64, false});
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
     int ref = refusal_check();
-    printf("API refusals (GLA, K = 96, small workspace, SSD without g): %s\n", ref ? "FAIL" : "ok");
+    printf("API refusals (GLA, KDA, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
+           ref ? "FAIL" : "ok");
     printf("\n%s: %d of %zu configurations failed, %d refusal failures\n", fails + ref ? "FAIL" : "PASS", fails,
            cfgs.size(), ref);
     return fails + ref ? 1 : 0;

@@ -1,0 +1,571 @@
+/* chunk_fwd_gdn_tc.cuh: the chunk-parallel forward of GDN (gated delta rule, one log gate g and
+ * one beta per (b, t, h)): bf16 inputs on tensor cores (mma.sync m16n8k16, fp32 accumulation,
+ * fp32 intermediates entering them as bf16 hi + lo pairs), fp32 inputs in exact fp32 on CUDA
+ * cores. Launched by gdn/libgdn_tc.cu (gdn_cuda_fwd_tc, GDN_GDN); runs on the host through
+ * gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc).
+ *
+ * The math, derived from gdn/oracle.c's recurrence (decay first, then the delta correction
+ * against the decayed state): S_t = a_t S_{t-1} + k_t u_t^T with u_t = beta_t (v_t - a_t S_{t-1}^T
+ * k_t), a_t = exp(g_t). In chunk n (steps t0 = 64n .. t0 + L - 1), with G_i = g_t0 + .. + g_t0+i
+ * (inclusive) and H the state entering it, a_i S_{i-1} = exp(G_i) H + sum_{j<i} exp(G_i - G_j) k_j
+ * u_j^T, so
+ *   u_i + sum_{j<i} A_ij u_j = beta_i v_i - beta_i exp(G_i) H^T k_i,
+ *   A_ij = beta_i exp(G_i - G_j) (k_i . k_j)  (j < i; 0 on and above the diagonal),
+ * i.e. (I + A) U = beta V - Diag(beta exp G) K H, and with T = (I + A)^{-1} (unit lower):
+ *   U = U0 - W H,   W = T Diag(beta exp G) K  [64 x K],   U0 = T Diag(beta) V  [64 x V],
+ *   o_i = scale [ exp(G_i) (H^T q_i) + sum_{j <= i} exp(G_i - G_j) (q_i . k_j) u_j ],
+ *   H_next = exp(G_{L-1}) H + sum_j exp(G_{L-1} - G_j) k_j u_j^T:
+ * SSD's output and state formulas (gdn/chunk_fwd_tc.cuh) with v replaced by u. Three kernels:
+ *   1. tc_gdn_prep_*, one CTA per (chunk, b, h), all chunks in parallel: A, T by blocked forward
+ *      substitution (fp32, tc_gdn_invert), W and U0 into the workspace;
+ *   2. tc_gdn_state_*, one CTA per (64-column V tile, b, h), sequential over chunks with all K
+ *      rows of its state tile on chip (U needs every row of H): writes H of each chunk (the
+ *      workspace hs, SSD's layout), U = U0 - W H (the workspace u), then the state update;
+ *   3. the outputs: gdn/chunk_fwd_tc.cuh's tc_out_bf16<true, K, true> (u as hi + lo planes) and
+ *      tc_out_f32<true, K> (u in fp32), both reading u where SSD reads v.
+ * Tail chunk (L < 64): rows >= L of every tile are zeros (beta_j = 0 there, so A, W, U0 vanish
+ * on them) and are never written to o or u. Determinism: one writer per element, fixed orders,
+ * no atomics. Precision (bf16 path): k, q, beta v are exact in bf16 hi + lo; T, W, H, U and the
+ * decayed keys enter their products as hi + lo (three mma: hi hi, lo hi, hi lo). NaN: the fp32
+ * path gives the oracle's NaN positions; on the tensor-core path a NaN in k_j, v_j, g_j or beta_j
+ * also reaches rows i < j of its chunk (0 * NaN in T X and in P U). Supported: K, V in {64, 128,
+ * 256}. */
+#ifndef GDN_CHUNK_FWD_GDN_TC_CUH
+#define GDN_CHUNK_FWD_GDN_TC_CUH
+
+#include "chunk_fwd_tc.cuh"
+
+// ---- the workspace ----------------------------------------------------------------------------
+
+/* Byte offsets of the workspace of one GDN call: hs (H of every chunk: SSD's layout, bf16 hi +
+ * lo planes [BH][NT][2][V][K] or fp32 [BH][NT][K][V]), W ([BH][NT][2][64][K] bf16 planes or
+ * [BH][NT][64][K] fp32), U0 ([BH][NT][64][V] fp32), u ([B,T,H,V]: bf16 hi then lo, or fp32).
+ * Every section is a multiple of 16 bytes (K, V are multiples of 64). */
+struct tc_gdn_ws {
+    unsigned long long hs, w, u0, u, u_lo, total;
+};
+
+__host__ __device__ inline tc_gdn_ws tc_gdn_layout(bool bf16, long long BH, long long T, int K, int V)
+{
+    const unsigned long long nt = (unsigned long long)((T + TC_C - 1) / TC_C), bh = (unsigned long long)BH;
+    tc_gdn_ws l;
+    l.hs = 0;
+    l.w = l.hs + bh * nt * K * V * 4;
+    l.u0 = l.w + bh * nt * TC_C * K * 4;
+    l.u = l.u0 + bh * nt * TC_C * V * 4;
+    l.u_lo = l.u + (bf16 ? bh * T * V * 2 : 0);
+    l.total = l.u + bh * (unsigned long long)T * V * 4;
+    return l;
+}
+
+// ---- shared pieces ------------------------------------------------------------------------------
+
+/* T = (I + A)^{-1} for the strictly lower A in sA[i * TC_F32P + j] (fp32), into sT (the same
+ * layout, unit lower, zeros above), in 16 x 16 blocks: the diagonal blocks T_II by column
+ * substitution (thread j < 64 walks column j of its block: T_jj = 1, T_ij = -sum_{m=j}^{i-1} A_im
+ * T_mj), then the blocks below the diagonal by their distance d = I - J = 1, 2, 3 (those of one
+ * distance are independent): M = sum_{K=J}^{I-1} A_IK T_KJ into the scratch sM [3][16][16], then
+ * T_IJ = -T_II M, from block row I of (I + A) T = I. Every sum runs over j <= m <= i only, where
+ * both factors can be nonzero (never 0 * x with an x that may be NaN), in ascending m with fp32
+ * FMA. Depth ~500 dependent FMAs instead of the 2016 of a plain substitution. Ends synchronised. */
+__device__ void tc_gdn_invert(const float *sA, float *sT, float *sM)
+{
+    const int tid = (int)threadIdx.x, nt = (int)blockDim.x;
+    if (tid < TC_C) {
+        const int j = tid, end = (j / 16) * 16 + 16;
+        for (int i = 0; i < j; i++) sT[i * TC_F32P + j] = 0.f;
+        sT[j * TC_F32P + j] = 1.f;
+        for (int i = j + 1; i < end; i++) {
+            float s = 0.f;
+            for (int m = j; m < i; m++) s = fmaf(sA[i * TC_F32P + m], sT[m * TC_F32P + j], s);
+            sT[i * TC_F32P + j] = -s;
+        }
+    }
+    __syncthreads();
+    for (int d = 1; d < 4; d++) {
+        const int nb = (4 - d) * 256; /* elements of the blocks (J + d, J), J < 4 - d */
+        for (int idx = tid; idx < nb; idx += nt) {
+            const int J = idx / 256, I = J + d, i = 16 * I + (idx / 16) % 16, j = 16 * J + idx % 16;
+            float s = 0.f;
+            for (int m = j; m < 16 * I; m++) s = fmaf(sA[i * TC_F32P + m], sT[m * TC_F32P + j], s);
+            sM[idx] = s;
+        }
+        __syncthreads();
+        for (int idx = tid; idx < nb; idx += nt) {
+            const int J = idx / 256, I = J + d, i = 16 * I + (idx / 16) % 16, j = 16 * J + idx % 16;
+            float s = 0.f;
+            for (int m = 16 * I; m <= i; m++)
+                s = fmaf(sT[i * TC_F32P + m], sM[J * 256 + (m - 16 * I) * 16 + idx % 16], s);
+            sT[i * TC_F32P + j] = -s;
+        }
+        __syncthreads();
+    }
+}
+
+/* beta_j (rows j >= L: 0) of the chunk into sB[0..63]; bf16 or fp32 input. No barrier. */
+template <class TB> __device__ void tc_gdn_load_beta(const TB *beta, long long at, int H, int L, float *sB)
+{
+    const int tid = (int)threadIdx.x;
+    if (tid < TC_C) {
+        float x = 0.f;
+        if (tid < L) {
+            if constexpr (sizeof(TB) == 2)
+                x = __bfloat162float(beta[at + (long long)tid * H]);
+            else
+                x = beta[at + (long long)tid * H];
+        }
+        sB[tid] = x;
+    }
+}
+
+/* As tc_load_transposed (gdn/chunk_fwd_tc.cuh) with weights, for ncols (a multiple of 8)
+ * columns and any block size: dst[c * TC_TP + j] = hi of src[j * stride + c] * w[j], dst_lo its
+ * residual; rows j >= L zeros. */
+__device__ void tc_gdn_load_kt(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *w,
+                               __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
+        const int j = idx % TC_C, grp = idx / TC_C;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            const float x = __bfloat162float(e[c]) * w[j];
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            dst[(grp * 8 + c) * TC_TP + j] = hi;
+            dst_lo[(grp * 8 + c) * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
+    }
+}
+
+// ---- kernel 1, bf16: A, T, W, U0 ----------------------------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_prep_bf16<K>: K [64][K+8] bf16, A and T [64][65] fp32, T hi and
+ * lo, a 64-column tile of X^T hi and lo [64][72] bf16, G, beta, beta exp(G) [64] fp32, the
+ * inversion's scratch [768] fp32. */
+__host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K)
+{
+    return (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 3 * TC_C * 4 + 768 * 4);
+}
+
+/* grid (NT, B*H), 128 threads; warp w owns rows 16w .. 16w+15 of A and of every W / U0 tile.
+ * A = K K^T on tensor cores (k is exact in bf16), scaled in fp32; T in fp32; then for each
+ * 64-column tile of K and of V, X = Diag(beta exp G) K or Diag(beta) V as hi + lo and
+ * W or U0 = T X with T as hi + lo, over the reduction blocks s <= w (T is lower). W goes out as
+ * bf16 hi + lo planes (kernel 2's A fragments), U0 in fp32 (it is subtracted from). */
+template <int K>
+__global__ void __launch_bounds__(128)
+    tc_gdn_prep_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const __nv_bfloat16 *beta, const float *g,
+                     __nv_bfloat16 *wsW, float *wsU0, int T, int H, int V, int NT)
+{
+    constexpr int LD = K + 8;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sK = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
+    float *sA = reinterpret_cast<float *>(sK + TC_C * LD);
+    float *sT = sA + TC_C * TC_F32P;
+    __nv_bfloat16 *sTh = reinterpret_cast<__nv_bfloat16 *>(sT + TC_C * TC_F32P);
+    __nv_bfloat16 *sTl = sTh + TC_C * TC_TP, *sXh = sTl + TC_C * TC_TP, *sXl = sXh + TC_C * TC_TP;
+    float *sG = reinterpret_cast<float *>(sXl + TC_C * TC_TP), *sB = sG + TC_C, *sBG = sB + TC_C, *sM = sBG + TC_C;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+
+    tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
+    tc_gdn_load_beta(beta, row0 * H + h, H, L, sB);
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sK, sB loaded */
+    if (tid < TC_C) sBG[tid] = sB[tid] * expf(sG[tid]);
+
+    /* A = beta_i exp(G_i - G_j) (K K^T)_ij for j < i < L, by selection (never a product with a
+     * mask: a NaN in k_j stays out of the rows i <= j) */
+    float p[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) p[m][e] = 0.f;
+    for (int ks = 0; ks < K / 16; ks++) {
+        uint32_t a[4];
+        tc_frag_a(a, sK, LD, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            if (m > 2 * w + 1) continue; /* warp-uniform */
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sK, LD, 8 * m, 16 * ks);
+            tc_mma(p[m], a, b0, b1);
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = 16 * w + gi + 8 * (e >> 1), j = 8 * m + 2 * ti + (e & 1);
+            sA[i * TC_F32P + j] = (j < i && i < L) ? p[m][e] * sB[i] * expf(sG[i] - sG[j]) : 0.f;
+        }
+    __syncthreads();
+    tc_gdn_invert(sA, sT, sM); /* synchronises */
+    for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+        const int i = idx / TC_C, j = idx % TC_C;
+        const float x = sT[i * TC_F32P + j];
+        const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+        sTh[i * TC_TP + j] = hi;
+        sTl[i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+    }
+    const int nk = K / TC_C, nv = V / TC_C;
+    for (int ct = 0; ct < nk + nv; ct++) {
+        const bool isw = ct < nk;
+        const int c0 = (isw ? ct : ct - nk) * TC_C;
+        if (isw)
+            tc_load_transposed(k + (row0 * H + h) * K + c0, (long long)H * K, L, sBG, sXh, sXl);
+        else
+            tc_load_transposed(v + (row0 * H + h) * V + c0, (long long)H * V, L, sB, sXh, sXl);
+        __syncthreads(); /* sX (and, the first time, sTh, sTl) complete */
+        float acc[8][4];
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            if (s > w) continue; /* warp-uniform: T_ij = 0 for j > i */
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sTh, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sTl, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1, l0, l1;
+                tc_frag_b(&b0, &b1, sXh, TC_TP, 8 * m, 16 * s);
+                tc_frag_b(&l0, &l1, sXl, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+                tc_mma(acc[m], al, b0, b1);
+                tc_mma(acc[m], a, l0, l1);
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int i = 16 * w + gi + 8 * half, c = c0 + 8 * m + 2 * ti;
+                const float x0 = acc[m][2 * half], x1 = acc[m][2 * half + 1];
+                if (isw) {
+                    uint32_t hi, lo;
+                    tc_split(x0, x1, &hi, &lo);
+                    __nv_bfloat16 *dst = wsW + (((long long)bh * NT + n) * 2 * TC_C + i) * K + c;
+                    *reinterpret_cast<uint32_t *>(dst) = hi;
+                    *reinterpret_cast<uint32_t *>(dst + (long long)TC_C * K) = lo;
+                } else {
+                    *reinterpret_cast<float2 *>(wsU0 + (((long long)bh * NT + n) * TC_C + i) * V + c) =
+                        make_float2(x0, x1);
+                }
+            }
+        __syncthreads(); /* sX is rewritten by the next tile */
+    }
+}
+
+// ---- kernel 2, bf16: the state scan and u -------------------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_state_bf16<K>: H^T hi, lo [64][K+8]; W hi, lo [64][K+8], later
+ * (aliased) the decayed K^T hi, lo [K][72]; U^T hi, lo [64][72]; G, decay weights [64]. */
+__host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K)
+{
+    return (unsigned)(2 * TC_C * (K + 8) * 2 +
+                      (2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP) * 2 +
+                      2 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+}
+
+/* grid (V/64, B*H), 2K threads (K/16 warps). Warp w owns state rows 16w .. 16w+15 of all K, the
+ * 64 columns of this V tile (acc[m]: columns 8m ..). Per chunk: H^T staged as hi + lo (and
+ * written to hs), U = U0 - W H over the 4 x 8 tiles of 16 x 8 (warp w: row tile w % 4, a
+ * contiguous share of the column tiles) written as hi + lo to smem and to the workspace u, then
+ * H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U. */
+template <int K>
+__global__ void __launch_bounds__(2 * K)
+    tc_gdn_state_bf16(const __nv_bfloat16 *k, const float *g, const float *S0, const __nv_bfloat16 *wsW,
+                      const float *wsU0, __nv_bfloat16 *hs, __nv_bfloat16 *u, __nv_bfloat16 *u_lo, float *ST, int T,
+                      int H, int V, int NT)
+{
+    constexpr int LD = K + 8, NW = K / 16, NPG = 32 / NW; /* column tiles per warp: 8, 4, 2 */
+    constexpr int XW = 2 * TC_C * LD > 2 * K * TC_TP ? 2 * TC_C * LD : 2 * K * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem); /* [2][v][kk] */
+    __nv_bfloat16 *sX = sH + 2 * TC_C * LD;                         /* W [2][j][kk], then K^T [2][kk][j] */
+    __nv_bfloat16 *sUT = sX + XW;                                   /* [2][v][j] */
+    float *sG = reinterpret_cast<float *>(sUT + 2 * TC_C * TC_TP), *sWt = sG + TC_C;
+    const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int r0 = 16 * w + gi;
+    const int mt = w & 3, nt0 = (w >> 2) * NPG; /* this warp's U tiles */
+
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1);
+            acc[m][e] = S0 ? S0[((long long)bh * K + r) * V + vt * TC_C + c] : 0.f;
+        }
+    for (int n = 0; n < NT; n++) {
+        const int t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0;
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int at = (8 * m + 2 * ti + (e & 1)) * LD + r0 + (e >> 1) * 8;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
+                sH[at] = hi;
+                sH[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+            }
+        for (int pl = 0; pl < 2; pl++)
+            tc_load_rows(wsW + (((long long)bh * NT + n) * 2 + pl) * TC_C * K, K, TC_C, K, sX + pl * TC_C * LD, LD);
+        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete, W loaded */
+        if (tid < TC_C) sWt[tid] = expf(sG[L - 1] - sG[tid]);
+        const float decay = expf(sG[L - 1]);
+        for (int idx = tid; idx < 2 * TC_C * (K / 8); idx += (int)blockDim.x) {
+            const int pl = idx / (TC_C * (K / 8)), r = (idx / (K / 8)) % TC_C, grp = idx % (K / 8);
+            __nv_bfloat16 *dst = hs + ((((long long)bh * NT + n) * 2 + pl) * V + vt * TC_C + r) * K;
+            *reinterpret_cast<uint4 *>(dst + grp * 8) =
+                *reinterpret_cast<const uint4 *>(sH + pl * TC_C * LD + r * LD + grp * 8);
+        }
+        /* U = U0 - W H for this warp's tiles */
+        float x[NPG][4];
+#pragma unroll
+        for (int mm = 0; mm < NPG; mm++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
+        for (int ks = 0; ks < K / 16; ks++) {
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
+            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
+#pragma unroll
+            for (int mm = 0; mm < NPG; mm++) {
+                uint32_t b0, b1, l0, l1;
+                tc_frag_b(&b0, &b1, sH, LD, 8 * (nt0 + mm), 16 * ks);
+                tc_frag_b(&l0, &l1, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+                tc_mma(x[mm], a, b0, b1);
+                tc_mma(x[mm], al, b0, b1);
+                tc_mma(x[mm], a, l0, l1);
+            }
+        }
+#pragma unroll
+        for (int mm = 0; mm < NPG; mm++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int j = 16 * mt + gi + 8 * half, c = 8 * (nt0 + mm) + 2 * ti;
+                const float2 u0 =
+                    *reinterpret_cast<const float2 *>(wsU0 + (((long long)bh * NT + n) * TC_C + j) * V + vt * TC_C + c);
+                const float y0 = u0.x - x[mm][2 * half], y1 = u0.y - x[mm][2 * half + 1];
+                uint32_t hi, lo;
+                tc_split(y0, y1, &hi, &lo);
+                const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
+                const __nv_bfloat16 *pl = reinterpret_cast<const __nv_bfloat16 *>(&lo);
+                sUT[c * TC_TP + j] = ph[0], sUT[(c + 1) * TC_TP + j] = ph[1];
+                sUT[TC_C * TC_TP + c * TC_TP + j] = pl[0], sUT[TC_C * TC_TP + (c + 1) * TC_TP + j] = pl[1];
+                if (j < L) {
+                    const long long at = ((row0 + j) * H + h) * V + vt * TC_C + c;
+                    *reinterpret_cast<uint32_t *>(u + at) = hi;
+                    *reinterpret_cast<uint32_t *>(u_lo + at) = lo;
+                }
+            }
+        __syncthreads(); /* W read by every warp: sX becomes K^T; sUT complete */
+        tc_gdn_load_kt(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, sX, sX + K * TC_TP);
+        __syncthreads();
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[m][e] *= decay;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1, l0, l1;
+                tc_frag_b(&b0, &b1, sUT, TC_TP, 8 * m, 16 * s);
+                tc_frag_b(&l0, &l1, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+                tc_mma(acc[m], al, b0, b1);
+                tc_mma(acc[m], a, l0, l1);
+            }
+        }
+        __syncthreads(); /* sH, sX, sUT, sG are rewritten by the next chunk */
+    }
+    if (ST) {
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int r = r0 + half * 8, c = 8 * m + 2 * ti;
+                *reinterpret_cast<float2 *>(ST + ((long long)bh * K + r) * V + vt * TC_C + c) =
+                    make_float2(acc[m][2 * half], acc[m][2 * half + 1]);
+            }
+    }
+}
+
+// ---- kernel 1, fp32: A, T, W, U0 on CUDA cores ----------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_prep_f32<K>: K [64][K+1], A and T [64][65], a V tile [64][65],
+ * G, beta, beta exp(G) [64], the inversion's scratch [768]. */
+__host__ __device__ constexpr unsigned tc_gdn_prep_f32_smem(int K)
+{
+    return (unsigned)(4 * (TC_C * (K + 1) + 3 * TC_C * TC_F32P + 3 * TC_C + 768));
+}
+
+/* grid (NT, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns rows ty + 16r and
+ * columns tx + 16c (r, c < 4) of A and of each 64-column tile of W and U0. Sums over j <= i only
+ * (W_i = sum_{j<=i} T_ij beta_j exp(G_j) k_j), so a NaN stays where the recurrence puts it. */
+template <int K>
+__global__ void __launch_bounds__(256)
+    tc_gdn_prep_f32(const float *k, const float *v, const float *beta, const float *g, float *wsW, float *wsU0, int T,
+                    int H, int V, int NT)
+{
+    constexpr int LD = K + 1;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sK = reinterpret_cast<float *>(tc_smem);
+    float *sA = sK + TC_C * LD, *sT = sA + TC_C * TC_F32P, *sV = sT + TC_C * TC_F32P;
+    float *sG = sV + TC_C * TC_F32P, *sB = sG + TC_C, *sBG = sB + TC_C, *sM = sBG + TC_C;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+
+    for (int idx = tid; idx < TC_C * K; idx += 256) {
+        const int j = idx / K, c = idx % K;
+        sK[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] : 0.f;
+    }
+    tc_gdn_load_beta(beta, row0 * H + h, H, L, sB);
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    if (tid < TC_C) sBG[tid] = sB[tid] * expf(sG[tid]);
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int j = tx + 16 * c;
+            float x = 0.f;
+            if (j < i && i < L) {
+                float d = 0.f;
+                for (int kk = 0; kk < K; kk++) d = fmaf(sK[i * LD + kk], sK[j * LD + kk], d);
+                x = d * sB[i] * expf(sG[i] - sG[j]);
+            }
+            sA[i * TC_F32P + j] = x;
+        }
+    }
+    __syncthreads();
+    tc_gdn_invert(sA, sT, sM); /* synchronises: sBG too */
+    for (int c0 = 0; c0 < K; c0 += TC_C)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int cc = c0 + tx + 16 * c;
+                float x = 0.f;
+                for (int j = 0; j <= i; j++) x = fmaf(sT[i * TC_F32P + j], sBG[j] * sK[j * LD + cc], x);
+                wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = x;
+            }
+        }
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int j = idx / TC_C, c = idx % TC_C;
+            sV[j * TC_F32P + c] = j < L ? sB[j] * v[((row0 + j) * H + h) * V + c0 + c] : 0.f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = 0.f;
+                for (int j = 0; j <= i; j++) x = fmaf(sT[i * TC_F32P + j], sV[j * TC_F32P + tx + 16 * c], x);
+                wsU0[(((long long)bh * NT + n) * TC_C + i) * V + c0 + tx + 16 * c] = x;
+            }
+        }
+        __syncthreads(); /* sV is rewritten by the next tile */
+    }
+}
+
+// ---- kernel 2, fp32: the state scan and u on CUDA cores ---------------------------------------
+
+/* Dynamic shared memory of tc_gdn_state_f32<K>: H [K][65], W then the decayed K [64][K+1], U
+ * [64][65], G [64]. */
+__host__ __device__ constexpr unsigned tc_gdn_state_f32_smem(int K)
+{
+    return (unsigned)(4 * (K * TC_F32P + TC_C * (K + 1) + TC_C * TC_F32P + TC_C));
+}
+
+/* grid (V/64, B*H), 256 threads; thread (tx, ty) owns state rows ty + 16r (r < K/16) and columns
+ * tx + 16c (c < 4) of this V tile, and rows ty + 16r (r < 4), the same columns, of U. hs
+ * [BH][NT][K][V] fp32 receives H of every chunk (tc_out_f32's layout), u [B,T,H,V] fp32 the u_j. */
+template <int K>
+__global__ void __launch_bounds__(256)
+    tc_gdn_state_f32(const float *k, const float *g, const float *S0, const float *wsW, const float *wsU0, float *hs,
+                     float *u, float *ST, int T, int H, int V, int NT)
+{
+    constexpr int LD = K + 1, R = K / 16;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sH = reinterpret_cast<float *>(tc_smem);
+    float *sX = sH + K * TC_F32P, *sU = sX + TC_C * LD, *sG = sU + TC_C * TC_F32P;
+    const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    float S[R][4];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            S[r][c] = S0 ? S0[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
+    for (int n = 0; n < NT; n++) {
+        const int t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0;
+        float *dst = hs + (((long long)bh * NT + n) * K) * V + vt * TC_C;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                sH[(ty + 16 * r) * TC_F32P + tx + 16 * c] = S[r][c];
+                dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
+            }
+        const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
+        for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+        const float glast = sG[L - 1];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float d = 0.f;
+                for (int kk = 0; kk < K; kk++) d = fmaf(sX[i * LD + kk], sH[kk * TC_F32P + vv], d);
+                const float x = wsU0[(((long long)bh * NT + n) * TC_C + i) * V + vt * TC_C + vv] - d;
+                sU[i * TC_F32P + vv] = x;
+                if (i < L) u[((row0 + i) * H + h) * V + vt * TC_C + vv] = x;
+            }
+        }
+        __syncthreads(); /* sX becomes the decayed keys */
+        for (int idx = tid; idx < TC_C * K; idx += 256) {
+            const int j = idx / K, c = idx % K;
+            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(glast - sG[j]) : 0.f;
+        }
+        __syncthreads();
+        const float decay = expf(glast);
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = 0.f;
+                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sU[j * TC_F32P + tx + 16 * c], x);
+                S[r][c] = fmaf(decay, S[r][c], x);
+            }
+        __syncthreads(); /* sH, sX, sU, sG are rewritten by the next chunk */
+    }
+    if (ST) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) ST[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+    }
+}
+
+#endif
