@@ -581,13 +581,19 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
      * the reduction length like an fp16 sum) */
     static const enum kg_cause precision_causes[] = {KG_CAUSE_TF32, KG_CAUSE_FP16_COMPUTE, KG_CAUSE_FP16_ACCUMULATION,
                                                      KG_CAUSE_BF16_ACCUMULATION, KG_CAUSE_APPROXIMATION};
-    bool named = false;
+    int named = 0;
+    enum kg_cause which = KG_CAUSE_GATE;
     for (size_t q = 0; q < sizeof precision_causes / sizeof *precision_causes; q++)
-        named = named || kg_session_saw_cause(s, precision_causes[q]);
+        if (kg_session_saw_cause(s, precision_causes[q])) named++, which = precision_causes[q];
     double m0;
     if (!nominal && named && !nominal_passes(s, k->dtype, &m0)) {
-        kg_verdict_cause(v, KG_CAUSE_GATE, "the nominal N(0,1) case fails too: the accuracy gate's finding");
-        v->cause_of = "accuracy";
+        if (named == 1) { /* that cause, so that reports count the record as that cause's alone */
+            kg_verdict_cause(v, which, "%s; the nominal N(0,1) case fails too, as diagnosed there",
+                             ratio_words(j, rw, sizeof rw));
+        } else {
+            kg_verdict_cause(v, KG_CAUSE_GATE, "the nominal N(0,1) case fails too: the accuracy gate's finding");
+            v->cause_of = "accuracy";
+        }
         return;
     }
     if (diagnose_tf32(s, k, in, x, ex, j, v)) return;
