@@ -180,21 +180,7 @@ __global__ void __launch_bounds__(128)
     /* A = beta_i exp(G_i - G_j) (K K^T)_ij for j < i < L, by selection (never a product with a
      * mask: a NaN in k_j stays out of the rows i <= j) */
     float p[8][4];
-#pragma unroll
-    for (int m = 0; m < 8; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) p[m][e] = 0.f;
-    for (int ks = 0; ks < K / 16; ks++) {
-        uint32_t a[4];
-        tc_frag_a(a, sK, LD, 16 * w, 16 * ks);
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            if (m > 2 * w + 1) continue; /* warp-uniform */
-            uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sK, LD, 8 * m, 16 * ks);
-            tc_mma(p[m], a, b0, b1);
-        }
-    }
+    tc_causal_xyt<K>(p, sK, sK, LD, w);
 #pragma unroll
     for (int m = 0; m < 8; m++)
 #pragma unroll

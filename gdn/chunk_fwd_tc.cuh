@@ -118,6 +118,30 @@ __device__ __forceinline__ void tc_frag_b(uint32_t *b0, uint32_t *b1, const __nv
     *b1 = tc_ld32(s + (n0 + g) * ld + k0 + 2 * t + 8);
 }
 
+/* p = X Y^T for warp w's 16 rows (16w ..) against the column tiles 0 .. 2w+1 (p[m]: columns 8m
+ * .. 8m+7, m > 2w+1 left 0): the causal block triangle of the 64 x 64 product of two row-major
+ * bf16 tiles of K columns (rows are steps of the chunk). */
+template <int K>
+__device__ __forceinline__ void tc_causal_xyt(float p[8][4], const __nv_bfloat16 *sX, const __nv_bfloat16 *sY, int ld,
+                                              int w)
+{
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) p[m][e] = 0.f;
+    for (int ks = 0; ks < K / 16; ks++) {
+        uint32_t a[4];
+        tc_frag_a(a, sX, ld, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            if (m > 2 * w + 1) continue; /* warp-uniform */
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sY, ld, 8 * m, 16 * ks);
+            tc_mma(p[m], a, b0, b1);
+        }
+    }
+}
+
 /* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
  * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
  * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits. 128
@@ -302,21 +326,7 @@ __global__ void __launch_bounds__(128)
     const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
     /* P = Q K^T over the column tiles 0 .. 2w+1 */
     float p[8][4];
-#pragma unroll
-    for (int m = 0; m < 8; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) p[m][e] = 0.f;
-    for (int ks = 0; ks < K / 16; ks++) {
-        uint32_t a[4];
-        tc_frag_a(a, sQ, LD, 16 * w, 16 * ks);
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            if (m > 2 * w + 1) continue; /* warp-uniform */
-            uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sK, LD, 8 * m, 16 * ks);
-            tc_mma(p[m], a, b0, b1);
-        }
-    }
+    tc_causal_xyt<K>(p, sQ, sK, LD, w);
 #pragma unroll
     for (int m = 0; m < 8; m++) {
 #pragma unroll

@@ -103,7 +103,9 @@ double kg_tf32(double v, bool truncate)
     return f;
 }
 
-int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *out)
+/* A copy of in with f applied to every element of every fp32 tensor. */
+static int inputs_map(const struct kg_inputs *in, double (*f)(double v, const void *arg), const void *arg,
+                      struct kg_inputs *out)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < KG_MAX_ARGS; i++) {
@@ -116,27 +118,29 @@ int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *
         memcpy(out->t[i].data, t->data, kg_tensor_bytes(t));
         if (t->dtype == KG_F32)
             for (int64_t q = 0; q < t->numel; q++)
-                kg_store(t->dtype, out->t[i].data, q, kg_tf32(kg_load(t->dtype, t->data, q), truncate));
+                kg_store(t->dtype, out->t[i].data, q, f(kg_load(t->dtype, t->data, q), arg));
     }
     return 0;
 }
 
+static double to_tf32(double v, const void *truncate)
+{
+    return kg_tf32(v, *(const bool *)truncate);
+}
+
+static double times(double v, const void *f)
+{
+    return *(const double *)f * v;
+}
+
+int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *out)
+{
+    return inputs_map(in, to_tf32, &truncate, out);
+}
+
 int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out)
 {
-    memset(out, 0, sizeof *out);
-    for (int i = 0; i < KG_MAX_ARGS; i++) {
-        const struct kg_tensor *t = &in->t[i];
-        if (!t->data) continue;
-        if (kg_tensor_alloc(&out->t[i], t->dtype, t->rank, t->dims)) {
-            kg_inputs_free(out);
-            return -1;
-        }
-        memcpy(out->t[i].data, t->data, kg_tensor_bytes(t));
-        if (t->dtype == KG_F32)
-            for (int64_t q = 0; q < t->numel; q++)
-                kg_store(t->dtype, out->t[i].data, q, f * kg_load(t->dtype, t->data, q));
-    }
-    return 0;
+    return inputs_map(in, times, &f, out);
 }
 
 double kg_floor(enum kg_dtype t)
