@@ -80,6 +80,21 @@ static bool input_changed(struct kg_session *s, const struct kg_case *k, const s
 
 /* Whether run r agrees with run 0: bitwise for a deterministic kernel, else by the oracle's
  * threshold. -1 when the oracle failed (v set). */
+/* The largest element difference between runs a and b over the oracle's outputs (compare.h's
+ * measure, infinite where their NaN/Inf patterns differ). */
+static double run_spread(const struct kg_expect *ex, const struct kg_exec *a, const struct kg_exec *b)
+{
+    double d = 0;
+    for (int o = 0; o < ex->nout; o++) {
+        const struct kg_tensor *ta = &a->after[ex->arg[o]], *tb = &b->after[ex->arg[o]];
+        for (int64_t i = 0; i < ta->numel; i++) {
+            double e = kg_elem_err(kg_load(ta->dtype, ta->data, i), kg_load(tb->dtype, tb->data, i), ex->scale[o]);
+            if (!(e <= d)) d = e;
+        }
+    }
+    return d;
+}
+
 static int agrees(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x, int r, bool deterministic,
                   int *arg, int64_t *idx, int64_t *count, struct kg_verdict *v)
 {
@@ -93,13 +108,17 @@ static int agrees(struct kg_session *s, const struct kg_case *k, const struct kg
     }
     struct kg_judgement j;
     kg_judge(k, &x[r], false, &ex, &j);
-    if (!j.pass) {
+    /* ... or against its own zero-prefilled run, within twice the spread of two such runs (a
+     * kernel that adds noise fails the oracle on every prefill alike) */
+    double spread = run_spread(&ex, &x[0], &x[1]);
+    bool within = spread > 0 && run_spread(&ex, &x[0], &x[r]) <= 2 * spread;
+    if (!j.pass && !within) {
         *arg = ex.arg[j.worst];
         *idx = j.cmp[j.worst].worst;
         *count = j.cmp[j.worst].mismatches;
     }
     kg_expect_free(&ex);
-    return j.pass;
+    return j.pass || within;
 }
 
 /* 2. Outputs independent of their prior contents (x[r] prefilled with fill_names[r]); true

@@ -445,9 +445,25 @@ static bool elementwise_shaped(const struct kg_case *k, const struct kg_expect *
     return false;
 }
 
-static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x,
-                                   const struct kg_expect *ex, const struct kg_judgement *j, struct shorter *sh,
-                                   int *have_sh, struct kg_verdict *v)
+/* Whether case k run again on the same inputs gives run x's outputs bit for bit. */
+static bool repeats(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec *x)
+{
+    if (kg_session_nondeterministic(s)) return false;
+    struct kg_exec y;
+    struct kg_exec_opts o = {.fill = x->fill, .guard_byte = x->guard_byte};
+    kg_exec(s, k, in, &o, &y);
+    bool same = y.status == KG_WS_OK;
+    for (int i = 0; i < k->c->nargs && same; i++)
+        if (kg_arg_is_output(&k->c->args[i]))
+            same = y.after[i].data && x->after[i].data &&
+                   !memcmp(y.after[i].data, x->after[i].data, kg_tensor_bytes(&x->after[i]));
+    kg_exec_free(&y);
+    return same;
+}
+
+static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                                   const struct kg_exec *x, const struct kg_expect *ex, const struct kg_judgement *j,
+                                   struct shorter *sh, int *have_sh, struct kg_verdict *v)
 {
     double err = worst_err(j);
     int o = j->worst;
@@ -460,6 +476,8 @@ static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k
         if (!(kg_elem_err(kg_load(got->dtype, got->data, i), xe[i], ex->scale[o]) <= ex->threshold[o])) over++;
     /* systematic: not a few unlucky elements but a share of all of them */
     if (over * 100 < got->numel || over < 2) return false;
+    /* and repeatable: a formula gives the same error every run, noise does not */
+    if (!repeats(s, k, in, x)) return false;
     if (kg_reduce_symbol(s) >= 0) {
         if (*have_sh == 0) *have_sh = measure_shorter(s, k, sh) == 0 ? 1 : -1;
         if (*have_sh < 0 || !(sh->err > 0)) return false;
@@ -602,7 +620,7 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     /* after the accumulators: an fp16 sum widened at the end is fp16 values too, and its own
      * cause is the more telling one */
     if (diagnose_half_output(k, x, ex, j, v)) return;
-    if (diagnose_approximation(s, k, x, ex, j, &sh, &have_sh, v)) return;
+    if (diagnose_approximation(s, k, in, x, ex, j, &sh, &have_sh, v)) return;
     double m = 0;
     bool nominal_ok = !nominal && nominal_passes(s, k->dtype, &m);
     uint8_t alt = 0;
