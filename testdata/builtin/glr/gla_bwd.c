@@ -13,24 +13,11 @@ inputs:  g=uniform(-0.7,-0.01) k=unitrows
 */
 // expect: pass
 // builtin: GLA (gate per key channel), backward: the reverse state scan (host C, gdn/chunk_host.c in fp32)
-/* builtin:gla_bwd, the host variant. GLA (a gate per key channel, no delta rule), the backward:
- * the gradients of sum(dO*o) + sum(dST*ST), by the chunked algorithm in fp32 (chunks of 64 steps:
- * the states entering each chunk, then the reverse state scan, chunk by chunk) that the CUDA
- * kernel gdn/gla_bwd.cu implements stage for stage. The two files included below (gdn/oracle.c for
- * the family helpers, gdn/chunk_host.c for the algorithm) are inlined into the built-in when kgate
- * is built, so that `kgate builtin:gla_bwd` shows the whole kernel in one file; hidden visibility
- * binds its calls to its own copies, not to kgate's. Small nominal shapes (chunk boundaries at 64
- * and 128) keep a full check quick on a CPU. */
-#include <math.h> /* before the pragma: libc's functions are not the kernel's */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#pragma GCC visibility push(hidden)
-#include "../../../gdn/oracle.c"
-#include "../../../gdn/chunk_host.c"
-#pragma GCC visibility pop
+/* builtin:gla_bwd, the host variant. GLA (a gate per key channel, no delta rule), the backward: the
+ * gradients of sum(dO*o) + sum(dST*ST), by gdn/chunk_host.c's chunked algorithm in fp32
+ * (glr_host.h). Small nominal shapes (chunk boundaries at 64 and 128) keep a full check quick on a
+ * CPU. */
+#include "glr_host.h"
 
 int gla_bwd(const float *q, const float *k, const float *v, const float *g, const float *S0, const float *dO,
             const float *dST, float *dq, float *dk, float *dv, float *dg, float *dS0, int B, int T, int H, int K, int V,

@@ -12,23 +12,10 @@ inputs:  g=uniform(-0.7,-0.01) k=unitrows
 // expect: pass
 // builtin: SSD, Mamba-2 (gate per head), forward: o and the final state (host C, gdn/chunk_host.c in fp32)
 /* builtin:ssd_fwd, the host variant. SSD, Mamba-2 (a gate per head, no delta rule), the forward: o
- * and the final state ST from the inputs and S0, by the chunked algorithm in fp32 (chunks of 64
- * steps: the states entering each chunk, then each chunk's outputs) that the CUDA kernel
- * gdn/ssd_fwd.cu implements stage for stage. The two files included below (gdn/oracle.c for the
- * family helpers, gdn/chunk_host.c for the algorithm) are inlined into the built-in when kgate is
- * built, so that `kgate builtin:ssd_fwd` shows the whole kernel in one file; hidden visibility
- * binds its calls to its own copies, not to kgate's. Small nominal shapes (chunk boundaries at 64
- * and 128) keep a full check quick on a CPU. */
-#include <math.h> /* before the pragma: libc's functions are not the kernel's */
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
-#pragma GCC visibility push(hidden)
-#include "../../../gdn/oracle.c"
-#include "../../../gdn/chunk_host.c"
-#pragma GCC visibility pop
+ * and the final state ST from the inputs and S0, by gdn/chunk_host.c's chunked algorithm in fp32
+ * (glr_host.h). Small nominal shapes (chunk boundaries at 64 and 128) keep a full check quick on a
+ * CPU. */
+#include "glr_host.h"
 
 int ssd_fwd(const float *q, const float *k, const float *v, const float *g, const float *S0, float *o, float *ST, int B,
             int T, int H, int K, int V, float scale)
