@@ -199,12 +199,7 @@ static std::vector<double> fetch(const void *p, size_t n, bool bf16)
 
 static double relrms(const std::vector<double> &ref, const std::vector<double> &x)
 {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < x.size(); i++) {
-        if (!isfinite(x[i])) return INFINITY;
-        num += (x[i] - ref[i]) * (x[i] - ref[i]), den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    return rel_rms_finite(x.data(), ref.data(), (int64_t)x.size());
 }
 
 /* The timed launch configuration (bf16, K = V = 128) on B=1 T=200 H=2 against GDN_EXACT: every

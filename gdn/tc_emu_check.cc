@@ -82,12 +82,12 @@ struct Buf {
     }
 };
 
-static uint16_t bf16_bits(double x)
+static uint16_t emu_bf16_bits(double x)
 {
     return __float2bfloat16_rn((float)x).x;
 }
 
-static double bf16_val(uint16_t h)
+static double emu_bf16_val(uint16_t h)
 {
     __nv_bfloat16 v;
     v.x = h;
@@ -98,9 +98,9 @@ static double bf16_val(uint16_t h)
 static double put(Buf &B, size_t i, double x, bool bf16)
 {
     if (bf16) {
-        const uint16_t u = bf16_bits(x);
+        const uint16_t u = emu_bf16_bits(x);
         memcpy((unsigned char *)B.p() + 2 * i, &u, 2);
-        return bf16_val(u);
+        return emu_bf16_val(u);
     }
     const float f = (float)x;
     memcpy((unsigned char *)B.p() + 4 * i, &f, 4);
@@ -114,7 +114,7 @@ static std::vector<double> get(Buf &B, bool bf16)
         if (bf16) {
             uint16_t u;
             memcpy(&u, (unsigned char *)B.p() + 2 * i, 2);
-            x[i] = bf16_val(u);
+            x[i] = emu_bf16_val(u);
         } else {
             float f;
             memcpy(&f, (unsigned char *)B.p() + 4 * i, 4);

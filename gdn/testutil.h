@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* splitmix64: a small, seedable, platform-independent generator for test inputs */
 static inline uint64_t rng_next(uint64_t *s)
@@ -50,6 +51,31 @@ static inline double rel_rms(const double *got, const double *ref, int64_t n)
         den += ref[i] * ref[i];
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* sqrt(sum (got - ref)^2 / sum ref^2); INFINITY when got holds a NaN or Inf (then it cannot pass
+ * a bar; an unwritten element, prefilled with NaN, stays NaN). */
+static inline double rel_rms_finite(const double *got, const double *ref, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(got[i])) return INFINITY;
+    return rel_rms(got, ref, n);
+}
+
+/* fp32 to bf16 bits, rounded to nearest even (finite inputs), and back. */
+static inline uint16_t bf16_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static inline float bf16_val(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 #ifdef __CUDACC__

@@ -32,22 +32,6 @@ extern "C" {
 enum { T_O, T_ST, T_DQ, T_DK, T_DV, T_DG, T_DB, T_DS0, NT };
 static const char *const tname[NT] = {"o", "ST", "dq", "dk", "dv", "dg", "db", "dS0"};
 
-/* Round to bf16 (nearest even; inputs are finite here) and back. */
-static uint16_t bf16_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-static float bf16_val(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 struct Cfg {
     enum gdn_family f;
     bool bf16;
@@ -156,13 +140,7 @@ static void run_chunk_f32(const Cfg &c, const Inputs &in, Outs *o)
 /* ||x - ref|| / ||ref||; INFINITY when x holds a NaN or Inf (then it cannot pass). */
 static double relrms(const std::vector<double> &ref, const std::vector<double> &x)
 {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < x.size(); i++) {
-        if (!isfinite(x[i])) return INFINITY;
-        double e = x[i] - ref[i];
-        num += e * e, den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    return rel_rms_finite(x.data(), ref.data(), (int64_t)x.size());
 }
 
 // ---- the kernels, through libgdn ---------------------------------------------------------------

@@ -25,21 +25,6 @@ static const double BAR_BF16 = 0.0033, BAR_F32 = 1e-5;
 
 // ---- inputs and the oracle ---------------------------------------------------------------------
 
-static uint16_t bf16_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-static double bf16_val(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 static double to_dtype(double x, bool bf16)
 {
     return bf16 ? bf16_val(bf16_bits((float)x)) : (double)(float)x;
@@ -163,12 +148,7 @@ static void gpu_run(const Cfg &c, const Inputs &in, std::vector<uint8_t> *o_byte
 /* ||x - ref|| / ||ref||; INFINITY when x holds a NaN or Inf (an unwritten element stays NaN). */
 static double relrms(const std::vector<double> &ref, const std::vector<double> &x)
 {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < x.size(); i++) {
-        if (!isfinite(x[i])) return INFINITY;
-        num += (x[i] - ref[i]) * (x[i] - ref[i]), den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    return rel_rms_finite(x.data(), ref.data(), (int64_t)x.size());
 }
 
 /* One configuration: 0 when it passes. */
