@@ -358,7 +358,8 @@ int main(int argc, char **argv)
     int refused = 0;
     for (int fi = 0; fi < GDN_NFAMILIES; fi++) {
         enum gdn_family f = (enum gdn_family)fi;
-        if (refuse_to_time(f, validate(f))) {
+        const double err = validate(f);
+        if (refuse_to_time(f, err)) {
             refused++;
             continue;
         }
@@ -398,7 +399,8 @@ int main(int argc, char **argv)
            "speedup", "FLA ms", "new/FLA", "GB/s", "cuBLAS");
     for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GDN}) {
         const double fla = f == GDN_LINEAR ? 0.37 : f == GDN_SSD ? 0.42 : 0.92;
-        if (refuse_to_time(f, validate_tc(f))) {
+        const double err = validate_tc(f);
+        if (refuse_to_time(f, err)) {
             refused++;
             continue;
         }
