@@ -1110,7 +1110,9 @@ class Sampling:
                 vals = flat[d].to("cpu", torch.float64)
                 torch.frombuffer(memoryview(shm)[p.off[1 + j]:p.off[1 + j] + 8 * n], dtype=torch.float64).copy_(vals)
         finally:
-            xs = outs = m = None
+            # every name that holds a tensor of this case (the loop's last output and its view
+            # too): empty_cache cannot return a block that something still references
+            xs = outs = m = d = o = flat = vals = None
             if self.device == "cuda":
                 torch.cuda.empty_cache()  # the next, ordinary case must not inherit gigabytes
         return OK
