@@ -196,6 +196,7 @@ struct audit_run {
     int nslots;
     enum build *bs; /* per todo entry */
     bool *started;  /* per todo entry: its check has started */
+    int *retries;   /* per todo entry: checks of it that met a full device and run again */
     int finished, viol, nochk, running, compiling;
     double t0;
     double spent[KG_AUDIT_NSPENT]; /* the checks' timing, summed over pairs (kg_audit_spent_add) */
@@ -216,6 +217,7 @@ static void run_free(struct audit_run *a)
     free(a->jobs);
     free(a->bs);
     free(a->started);
+    free(a->retries);
     free(a->todo);
     free(a->gpu);
     free(a->gpu_running);
@@ -364,7 +366,8 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     a->jobs = calloc((size_t)a->nslots, sizeof *a->jobs);
     a->bs = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->bs);
     a->started = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->started);
-    if ((a->nslots && !a->jobs) || !a->bs || !a->started) {
+    a->retries = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->retries);
+    if ((a->nslots && !a->jobs) || !a->bs || !a->started || !a->retries) {
         kg_errf(e, "out of memory");
         return KG_EXIT_INTERNAL;
     }
@@ -382,7 +385,14 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
 static int next_row(const struct audit_run *a, bool check_slot)
 {
     for (int i = 0; i < a->ntodo; i++)
-        if (!a->started[i] && (check_slot ? a->bs[i] == NO_BUILD || a->bs[i] == BUILT : a->bs[i] == TO_BUILD)) return i;
+        if (!a->started[i] && !a->retries[i] &&
+            (check_slot ? a->bs[i] == NO_BUILD || a->bs[i] == BUILT : a->bs[i] == TO_BUILD))
+            return i;
+    /* a check that met a full device goes again once the others have started, and with at most
+     * half the check slots busy, so that what filled the device is unlikely to be back */
+    if (!check_slot || a->running > a->o->jobs / 2) return -1;
+    for (int i = 0; i < a->ntodo; i++)
+        if (!a->started[i] && a->retries[i]) return i;
     return -1;
 }
 
@@ -417,9 +427,40 @@ static void start_jobs(struct audit_run *a)
     }
 }
 
-/* A finished (or killed) check's record, counted and appended to the store. A record that
- * cannot be written stops the audit: a->failed, and a->fail says which. */
-static void store_record(struct audit_run *a, const struct job *j, int status, bool timed_out)
+static bool says_oom(json_t *o, const char *key)
+{
+    const char *t = json_string_value(json_object_get(o, key));
+    return t && strstr(t, "out of memory");
+}
+
+/* Whether a record's trouble was the device's memory rather than the kernel: the check could
+ * not load the pair, the standard test's worker could not start, or a gate errored, for "out
+ * of memory". Checks share the device (--jobs), and a big case of another check (a cuDNN
+ * convolution past 2^31 elements takes what workspace it finds) can fill it for a moment. */
+static bool met_full_device(json_t *rec)
+{
+    if (says_oom(rec, "error")) return true;
+    json_t *b = json_object_get(rec, "baseline");
+    const char *bk = json_string_value(json_object_get(b, "kernelbench"));
+    if (bk && !strcmp(bk, "error") && says_oom(b, "detail")) return true;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(rec, "gates"), i, g)
+    {
+        const char *st = json_string_value(json_object_get(g, "status"));
+        if (st && !strcmp(st, "error") && says_oom(g, "summary")) return true;
+    }
+    return false;
+}
+
+/* Checks of a pair that met a full device, at most: then its record stands as it is (a
+ * kernel that needs more memory than the device has fails every time) */
+#define OOM_RETRIES 2
+
+/* A finished (or killed) check's record, counted and appended to the store; or, when it met a
+ * full device, its pair queued again (met_full_device). A record that cannot be written stops
+ * the audit: a->failed, and a->fail says which. */
+static bool store_record(struct audit_run *a, const struct job *j, int status, bool timed_out)
 {
     if (j->slot >= 0) {
         a->gpu_running[j->slot]--;
@@ -427,6 +468,15 @@ static void store_record(struct audit_run *a, const struct job *j, int status, b
         a->gpu_seconds[j->slot] += kg_now() - j->start;
     }
     json_t *rec = finish(j, &a->r.v[a->todo[j->row]], status, timed_out, a->o->limit);
+    if (!timed_out && a->retries[j->row] < OOM_RETRIES && met_full_device(rec)) {
+        a->retries[j->row]++;
+        a->started[j->row] = false;
+        fprintf(stderr, "kgate audit: %s: the device ran out of memory during its check; it runs again later\n",
+                a->r.v[a->todo[j->row]].id);
+        json_decref(rec);
+        return false;
+    }
+    if (a->retries[j->row]) json_object_set_new(rec, "oom_retries", json_integer(a->retries[j->row]));
     a->failed = kg_audit_store_append(&a->st, rec, true, &a->fail);
     if (!a->failed) {
         a->viol += violated(rec);
@@ -435,6 +485,7 @@ static void store_record(struct audit_run *a, const struct job *j, int status, b
         a->finished++;
     }
     json_decref(rec);
+    return true;
 }
 
 static void kill_job(const struct job *j, int *status)
@@ -485,8 +536,7 @@ static void reaped(struct audit_run *a, pid_t pid, int status)
             return;
         }
         a->running--;
-        store_record(a, j, status, false);
-        if (!a->interactive && !a->failed)
+        if (store_record(a, j, status, false) && !a->interactive && !a->failed)
             fprintf(stderr, "[%d/%d] %s\n", a->finished, a->ntodo, a->r.v[a->todo[j->row]].id);
         return;
     }

@@ -1,0 +1,66 @@
+#!/bin/sh
+# audit_oom.sh: a check that meets a full device (a worker that cannot load for "out of memory",
+# as when another check's big case holds the GPU for a moment) is run again later, at most twice,
+# instead of being recorded as not checked:
+#   - a candidate whose first two loads fail that way passes, its record saying oom_retries 2;
+#   - one that always fails so is recorded as not checked after two retries (a kernel that needs
+#     more memory than the device has is not retried forever);
+#   - a pair with another load error is not retried.
+# CPU pairs (Debian's python3-torch); the full device is simulated by the candidate's import.
+set -u
+t=${TMPDIR:-/tmp}/kgate-oom-$$
+mkdir -p "$t/problems"
+trap 'rm -rf "$t"' EXIT
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+fails=0
+check() { if "$@"; then :; else echo "FAIL: $*"; fails=$((fails + 1)); fi; }
+cp "$top_srcdir/testdata/kernelbench/problems/relu.py" "$t/problems/"
+# candidate NAME FAILURES MESSAGE: its first FAILURES imports raise MESSAGE (counted in NAME.count)
+candidate() {
+    cat > "$t/$1.py" <<PY
+# kgate-problem: problems/relu.py
+import os
+import torch
+
+_count = os.path.join(os.path.dirname(os.path.abspath(__file__)), "$1.count")
+with open(_count, "a+") as _f:
+    _f.seek(0)
+    _n = len(_f.read())
+    _f.write("x")
+if _n < $2:
+    raise RuntimeError("$3")
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+PY
+}
+candidate flaky 2 "CUDA error: out of memory (simulated)"
+candidate full 1000 "CUDA error: out of memory (simulated)"
+candidate broken 1 "an ordinary import error"
+"$KGATE" audit --store "$t/s.jsonl" --jobs 2 --compile-jobs 0 --python "$py" --pair "$t/problems/relu.py:$t/flaky.py" \
+    --pair "$t/problems/relu.py:$t/full.py" --pair "$t/problems/relu.py:$t/broken.py" 2> "$t/err"
+cat "$t/err"
+check test "$(wc -l < "$t/s.jsonl")" -eq 3
+"$py" - "$t/s.jsonl" <<'PY' || fails=$((fails + 1))
+import json, sys
+recs = {json.loads(l)["id"].rsplit("/", 1)[-1]: json.loads(l) for l in open(sys.argv[1])}
+want = {"flaky.py": ("pass", 2, None), "full.py": ("error", 2, "out of memory"),
+        "broken.py": ("error", None, "ordinary import error")}
+bad = 0
+for name, (verdict, retries, err) in want.items():
+    r = recs[name]
+    ok = r["verdict"] == verdict and r.get("oom_retries") == retries and (err is None or err in (r.get("error") or ""))
+    print("%s %s: verdict %s, oom_retries %s, error %s" % ("ok  " if ok else "FAIL", name, r["verdict"],
+                                                           r.get("oom_retries"), (r.get("error") or "")[:120]))
+    bad += not ok
+sys.exit(bad)
+PY
+check grep -q "flaky.py: the device ran out of memory during its check; it runs again later" "$t/err"
+echo "$fails failed"
+[ $fails -eq 0 ]
