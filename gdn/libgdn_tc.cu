@@ -1,5 +1,5 @@
 /* libgdn_tc.cu: the C ABI of the chunk-parallel forward (gdn_cuda_fwd_tc* in gdn/libgdn.h) for
- * linear attention, SSD and GDN: argument checks, the workspace size, and the launches on the
+ * linear attention, SSD, GLA (K <= 128) and GDN: argument checks, the workspace size, and the launches on the
  * caller's stream: gdn/chunk_fwd_tc.cuh's two (state scan, then outputs) for linear attention
  * and SSD; for GDN gdn/chunk_fwd_gdn_tc.cuh's three (per-chunk A, T, W, U0; the state scan with
  * u; the outputs, SSD's kernel reading u for v). Part of libgdn.so; the sequential kernels of
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
+#include "chunk_fwd_gla_tc.cuh"
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
 
@@ -22,7 +23,9 @@ extern "C" int gdn_cuda_fwd_tc_supported(enum gdn_family f, const struct gdn_dim
 {
     if ((unsigned)f >= GDN_NFAMILIES || !d || d->B < 1 || d->T < 0 || d->H < 1 || d->K < 1 || d->V < 1)
         return GDN_EINVAL;
-    if (f != GDN_LINEAR && f != GDN_SSD && f != GDN_GDN) return GDN_EUNSUPPORTED;
+    if (f != GDN_LINEAR && f != GDN_SSD && f != GDN_GDN && f != GDN_GLA) return GDN_EUNSUPPORTED;
+    /* GLA's outputs kernel holds the chunk's gates of every key channel: K = 256 does not fit */
+    if (f == GDN_GLA && d->K > 128) return GDN_EUNSUPPORTED;
     /* K, V: the 64-wide tiles; B*H: gridDim.z; T: int step indices; the workspace and every
      * offset in int64 */
     if (!tc_dim_ok(d->K) || !tc_dim_ok(d->V) || d->B * d->H > 65535 || d->T > INT32_MAX / 2) return GDN_EUNSUPPORTED;
@@ -156,6 +159,39 @@ template <int K> static int tc_run_gdn(const tc_call &c, bool bf16)
     return tc_launch_out_f32<true, K>(o);
 }
 
+/* GLA (gdn/chunk_fwd_gla_tc.cuh): the state scan with a decay per key channel, then the
+ * outputs; the workspace is linear attention's and SSD's. */
+template <int K> static int tc_run_gla(const tc_call &c, bool bf16)
+{
+    const dim3 grid_s((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    const dim3 grid_o((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    if (bf16) {
+        typedef const __nv_bfloat16 *cb;
+        const unsigned ss = tc_gla_state_bf16_smem(), so = tc_gla_out_bf16_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_state_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gla_state_bf16<<<grid_s, 128, ss, c.stream>>>((cb)c.k, (cb)c.v, c.g, c.S0, (__nv_bfloat16 *)c.ws, c.ST, c.T,
+                                                         c.H, c.K, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        if (c.NT == 0) return 0;
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
+        tc_gla_out_bf16<K><<<grid_o, 128, so, c.stream>>>((cb)c.q, (cb)c.k, (cb)c.v, c.g, (cb)c.ws,
+                                                          (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+        return 0;
+    }
+    const unsigned ss = tc_gla_state_f32_smem(), so = tc_gla_out_f32_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_state_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    tc_gla_state_f32<<<grid_s, 256, ss, c.stream>>>((const float *)c.k, (const float *)c.v, c.g, c.S0, (float *)c.ws,
+                                                    c.ST, c.T, c.H, c.K, c.V, c.NT);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
+    tc_gla_out_f32<K><<<grid_o, 256, so, c.stream>>>((const float *)c.q, (const float *)c.k, (const float *)c.v, c.g,
+                                                     (const float *)c.ws, (float *)c.o, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
 // ---- dispatch ---------------------------------------------------------------------------------
 
 extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
@@ -163,7 +199,7 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
 {
     int rc = gdn_cuda_fwd_tc_supported(f, d);
     if (rc) return rc;
-    const bool delta = f == GDN_GDN, gated = f == GDN_SSD || delta, bf16 = dt == GDN_DTYPE_BF16;
+    const bool delta = f == GDN_GDN, gated = f == GDN_SSD || f == GDN_GLA || delta, bf16 = dt == GDN_DTYPE_BF16;
     if ((dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) || !in) return GDN_EINVAL;
     if (d->T > 0 && (!in->q || !in->k || !in->v || !o || (gated && !in->g) || (delta && !in->b))) return GDN_EINVAL;
     /* the bf16 kernels move 16 bytes at a time; K, V are multiples of 64, so rows stay aligned */
@@ -191,5 +227,6 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
         }
         return GDN_EUNSUPPORTED;
     }
+    if (f == GDN_GLA) return c.K == 64 ? tc_run_gla<64>(c, bf16) : tc_run_gla<128>(c, bf16);
     return gated ? tc_run<true>(c, bf16) : tc_run<false>(c, bf16);
 }

@@ -26,9 +26,9 @@ GDN_PY_FILES = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn
 EXTRA_DIST += $(GDN_PY_FILES) tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
 TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 
-# The chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh, gdn/chunk_fwd_gdn_tc.cuh) on the
+# The chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh, _gla_tc.cuh, _gdn_tc.cuh) on the
 # CPU: tests/tc_emu.sh builds gdn/tc_emu_check.cc with g++ on the emulation gdn/tc_emu.h (no nvcc;
-# SKIP without g++) and runs it against the oracle, under the sanitizers, and with four planted
+# SKIP without g++) and runs it against the oracle, under the sanitizers, and with six planted
 # bugs that must fail.
 TESTS += tests/tc_emu.sh
 EXTRA_DIST += tests/tc_emu.sh gdn/tc_emu.h gdn/tc_emu_check.cc
@@ -37,7 +37,7 @@ EXTRA_DIST += tests/tc_emu.sh gdn/tc_emu.h gdn/tc_emu_check.cc
 # The kernel bodies (glr_*.cuh) with the kgate contract files that judge them, the host
 # emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.
 GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h \
-	gdn/chunk_fwd_tc.cuh gdn/chunk_fwd_gdn_tc.cuh
+	gdn/chunk_fwd_tc.cuh gdn/chunk_fwd_gdn_tc.cuh gdn/chunk_fwd_gla_tc.cuh
 GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn/gla_bwd.cu \
 	gdn/ssd_fwd.cu gdn/ssd_bwd.cu gdn/gdn_fwd.cu gdn/gdn_bwd.cu gdn/kda_fwd.cu gdn/kda_bwd.cu
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
+#include "chunk_fwd_gla_tc.cuh"
 
 extern "C" {
 #include "oracle.h"
@@ -392,6 +393,34 @@ static void emu_run_gdn(const Cfg &c, float scale, void *q, void *k, void *v, vo
         });
 }
 
+/* The launches of gdn/libgdn_tc.cu's tc_run_gla, on the emulation. */
+template <int K>
+static void emu_run_gla(const Cfg &c, float scale, void *q, void *k, void *v, const float *g, const float *S0, void *o,
+                        float *ST, void *ws)
+{
+    const int NT = (c.T + TC_C - 1) / TC_C;
+    const dim3 grid_s((unsigned)(c.V / TC_C), (unsigned)(K / TC_C), (unsigned)(c.B * c.H));
+    const dim3 grid_o((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    typedef const __nv_bfloat16 *cb;
+    if (c.bf16) {
+        tc_emu_launch(grid_s, dim3(128), tc_gla_state_bf16_smem(),
+                      [&] { tc_gla_state_bf16((cb)k, (cb)v, g, S0, (__nv_bfloat16 *)ws, ST, c.T, c.H, K, c.V, NT); });
+        if (NT > 0)
+            tc_emu_launch(grid_o, dim3(128), tc_gla_out_bf16_smem(K), [&] {
+                tc_gla_out_bf16<K>((cb)q, (cb)k, (cb)v, g, (cb)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
+            });
+        return;
+    }
+    tc_emu_launch(grid_s, dim3(256), tc_gla_state_f32_smem(), [&] {
+        tc_gla_state_f32((const float *)k, (const float *)v, g, S0, (float *)ws, ST, c.T, c.H, K, c.V, NT);
+    });
+    if (NT > 0)
+        tc_emu_launch(grid_o, dim3(256), tc_gla_out_f32_smem(K), [&] {
+            tc_gla_out_f32<K>((const float *)q, (const float *)k, (const float *)v, g, (const float *)ws, (float *)o,
+                              c.T, c.H, c.V, NT, scale);
+        });
+}
+
 /* Every member's launches; beta is used by GDN only. */
 static void emu_any(const Cfg &c, float scale, void *q, void *k, void *v, void *beta, const float *g, const float *S0,
                     void *o, float *ST, void *ws)
@@ -402,6 +431,11 @@ static void emu_any(const Cfg &c, float scale, void *q, void *k, void *v, void *
         case 128: emu_run_gdn<128>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
         case 256: emu_run_gdn<256>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
         }
+    } else if (c.f == GDN_GLA) {
+        if (c.K == 64)
+            emu_run_gla<64>(c, scale, q, k, v, g, S0, o, ST, ws);
+        else
+            emu_run_gla<128>(c, scale, q, k, v, g, S0, o, ST, ws);
     } else if (c.f == GDN_SSD)
         emu_run<true>(c, scale, q, k, v, g, S0, o, ST, ws);
     else
@@ -420,13 +454,14 @@ static size_t ws_bytes(const Cfg &c)
 static void run_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool bf = c.bf16, gated = c.f == GDN_SSD || c.f == GDN_GDN, delta = c.f == GDN_GDN;
+    const bool bf = c.bf16, gated = c.f == GDN_SSD || c.f == GDN_GDN || c.f == GDN_GLA, delta = c.f == GDN_GDN;
     const size_t es = bf ? 2 : 4, rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
+    const size_t ng = c.f == GDN_GLA ? rows * c.K : rows; /* GLA: one gate per key channel */
     uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + bf;
     Buf q, k, v, g, S0, bt;
     q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
-    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
-    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS), bd(rows);
+    g.init(ng, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
+    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(ng), S0d(nS), bd(rows);
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
     for (size_t r = 0; r < rows; r++) {
         double n2 = 0, x[256];
@@ -484,16 +519,18 @@ static void run_cfg(const Cfg &c)
 static void run_nan(gdn_family f, bool bf, int which)
 {
     const char *names[5] = {"q", "k", "v", "g", "beta"};
-    const bool gated = f == GDN_SSD || f == GDN_GDN, delta = f == GDN_GDN;
+    const bool gated = f == GDN_SSD || f == GDN_GDN || f == GDN_GLA, delta = f == GDN_GDN;
     if ((which == 3 && !gated) || (which == 4 && !delta)) return;
     const int B = 1, T = 150, H = 2, K = 64, V = 64, ts = 70;
     const size_t es = bf ? 2 : 4, rows = (size_t)B * T * H, nS = (size_t)B * H * K * V;
+    const size_t ng = f == GDN_GLA ? rows * K : rows;
     uint64_t s = 99;
     Buf q, k, v, g, bt;
     q.init(rows * K, es, 0xff, 0), k.init(rows * K, es, 0xff, 0), v.init(rows * V, es, 0xff, 0);
-    g.init(rows, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
-    std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(rows), bd(rows);
-    const size_t rqk = (size_t)ts * H * K + 3, rv = (size_t)ts * H * V + 5, rg = (size_t)ts * H;
+    g.init(ng, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
+    std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(ng), bd(rows);
+    const size_t rqk = (size_t)ts * H * K + 3, rv = (size_t)ts * H * V + 5;
+    const size_t rg = f == GDN_GLA ? (size_t)ts * H * K + 7 : (size_t)ts * H;
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, which == 0 && i == rqk ? NAN : rng_normal(&s), bf);
     for (size_t i = 0; i < kd.size(); i++)
         kd[i] = put(k, i, which == 1 && i == rqk ? NAN : rng_normal(&s) / sqrt((double)K), bf);
@@ -550,13 +587,19 @@ int main(int argc, char **argv)
     if (big) /* the headline size of tests/gpu/test_gdn_tc.cu (minutes here) */
         for (gdn_family f : {GDN_LINEAR, GDN_SSD})
             for (int bf = 1; bf >= 0; bf--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, true});
-    for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA})
         for (int bf = 1; bf >= 0; bf--) {
             cfgs.push_back({f, (bool)bf, 2, 65, 2, 64, 64, true});
             cfgs.push_back({f, (bool)bf, 1, 0, 1, 64, 128, true});
             cfgs.push_back({f, (bool)bf, 1, 130, 1, 128, 64, false});
             if (quick || big) continue;
             for (int T : {1, 63, 64}) cfgs.push_back({f, (bool)bf, 1, T, 1, 64, 128, true});
+            if (f == GDN_GLA) { /* K <= 128 (chunk_fwd_gla_tc.cuh) */
+                cfgs.push_back({f, (bool)bf, 1, 65, 1, 128, 256, true});
+                cfgs.push_back({f, (bool)bf, 1, 64, 1, 64, 256, false});
+                cfgs.push_back({f, (bool)bf, 1, 130, 1, 128, 128, true});
+                continue;
+            }
             cfgs.push_back({f, (bool)bf, 1, 65, 1, 256, 128, true});
             cfgs.push_back({f, (bool)bf, 1, 64, 1, 64, 256, false});
             cfgs.push_back({f, (bool)bf, 1, 130, 1, 256, 256, true});
@@ -576,7 +619,7 @@ int main(int argc, char **argv)
         cfgs.push_back({GDN_GDN, (bool)bf, 1, 130, 1, 256, 256, true});
     }
     for (const Cfg &c : cfgs) run_cfg(c);
-    for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GDN})
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN})
         for (int bf = 1; bf >= 0; bf--)
             for (int w = 0; w < 5; w++) run_nan(f, (bool)bf, w);
     printf("%s: %d check%s failed\n", g_fail ? "FAILED" : "all ok", g_fail, g_fail == 1 ? "" : "s");

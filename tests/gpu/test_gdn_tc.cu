@@ -50,7 +50,8 @@ static void make_inputs(const Cfg &c, Inputs *in)
     in->d = {c.B, c.T, c.H, c.K, c.V};
     const size_t rows = (size_t)c.B * c.T * c.H;
     uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + c.bf16;
-    in->q.resize(rows * c.K), in->k.resize(rows * c.K), in->v.resize(rows * c.V), in->g.resize(rows);
+    in->q.resize(rows * c.K), in->k.resize(rows * c.K), in->v.resize(rows * c.V),
+        in->g.resize(c.f == GDN_GLA ? rows * c.K : rows);
     in->S0.resize((size_t)c.B * c.H * c.K * c.V);
     for (auto &x : in->q) x = to_dtype(rng_normal(&s), c.bf16);
     for (size_t r = 0; r < rows; r++) {
@@ -184,7 +185,9 @@ static int refusal_check(void)
 {
     int bad = 0;
     gdn_dims d = {1, 10, 1, 64, 64}, odd = {1, 10, 1, 96, 64};
-    if (gdn_cuda_fwd_tc_supported(GDN_GLA, &d) != GDN_EUNSUPPORTED) bad++, printf("GLA not refused: FAIL\n");
+    gdn_dims k256 = {1, 10, 1, 256, 64};
+    if (gdn_cuda_fwd_tc_supported(GDN_GLA, &k256) != GDN_EUNSUPPORTED) bad++, printf("GLA K = 256 not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_GLA, &d) != 0) bad++, printf("GLA K = V = 64 refused: FAIL\n");
     if (gdn_cuda_fwd_tc_supported(GDN_SSD, &odd) != GDN_EUNSUPPORTED) bad++, printf("K = 96 not refused: FAIL\n");
     if (gdn_cuda_fwd_tc_supported(GDN_LINEAR, &d) != 0) bad++, printf("K = V = 64 refused: FAIL\n");
     gdn_dev_in din = {(void *)64, (void *)64, (void *)64, (float *)64, NULL, NULL};
@@ -224,12 +227,16 @@ int main(void)
            "two runs bitwise equal\n",
            p.name, BAR_BF16, BAR_F32);
     std::vector<Cfg> cfgs;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GDN})
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN})
         for (int bf = 1; bf >= 0; bf--) {
             for (int st = 1; st >= 0; st--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, (bool)st});
             for (int T : {0, 1, 63, 65, 130}) cfgs.push_back({f, (bool)bf, 1, T, 2, 128, 128, true});
             cfgs.push_back({f, (bool)bf, 2, 77, 3, 64, 64, true});
             cfgs.push_back({f, (bool)bf, 1, 130, 2, 64, 256, true});
+            if (f == GDN_GLA) { /* K <= 128 */
+                cfgs.push_back({f, (bool)bf, 1, 130, 2, 128, 256, false});
+                continue;
+            }
             cfgs.push_back({f, (bool)bf, 1, 130, 2, 256, 128, false});
             cfgs.push_back({f, (bool)bf, 1, 200, 1, 256, 256, true});
             if (f == GDN_GDN) /* T = 64 exactly, no S0, B and H > 1 */
@@ -238,7 +245,7 @@ int main(void)
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
     int ref = refusal_check();
-    printf("API refusals (GLA, KDA, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
+    printf("API refusals (GLA K = 256, KDA, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
            ref ? "FAIL" : "ok");
     printf("\n%s: %d of %zu configurations failed, %d refusal failures\n", fails + ref ? "FAIL" : "PASS", fails,
            cfgs.size(), ref);
