@@ -23,7 +23,7 @@ gdn_libgdn_host_la_LIBADD = -lm
 # on the CPU through libgdn_host.so, on the GPU through libgdn.so (SKIP without one).
 GDN_PY_FILES = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn/python/kgate_gdn/ops.py \
 	gdn/python/kgate_gdn/reference.py gdn/train.py gdn/train_report.py
-EXTRA_DIST += $(GDN_PY_FILES) tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
+EXTRA_DIST += $(GDN_PY_FILES) gdn/train_mqar.svg gdn/train_markov.svg tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
 TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 
 # The chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh, _gla_tc.cuh, _gdn_tc.cuh) on the

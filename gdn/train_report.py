@@ -5,7 +5,8 @@ gdn/README.md and one SVG of loss curves per task.
     python3 gdn/train_report.py OUT [--final-window 100] [--plot auto|gnuplot|direct]
 
 Final loss / accuracy: the mean over the last --final-window steps (one step's loss is noisy).
-Columns: libgdn vs reference final loss and their relative difference, final accuracy and the
+Columns: libgdn vs reference final loss, their relative and absolute difference, the relative
+difference of the two runs' mean loss over all steps (the curves' areas), final accuracy and the
 difference in points, whether all libgdn runs of the member gave bitwise identical loss curves
 (the CSV strings are Python's repr of each loss, so equal strings are equal bits), and the median
 ms per step (the first 10 steps, warm-up, left out), the fewest steps any run of the row
@@ -57,9 +58,10 @@ def median_ms(ms):
 def table(runs, w):
     """The markdown table and whether every group of libgdn runs was bitwise identical (None
     when no member had two)."""
-    lines = ["| task | member | final loss libgdn | final loss reference | rel. diff | final acc libgdn | "
+    lines = ["| task | member | final loss libgdn | final loss reference | rel. diff | abs. diff | "
+             "mean loss of the run, rel. diff | final acc libgdn | "
              "final acc reference | diff (points) | libgdn runs bitwise identical | ms/step libgdn | "
-             "ms/step reference | steps | reference |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ms/step reference | steps | reference |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     all_same = None
     tasks = sorted({k[0] for k in runs})
     for task in tasks:
@@ -80,8 +82,13 @@ def table(runs, w):
                 ar = final(ref["acc"], w) if ref else float("nan")
                 rel = (fl - fr) / fr * 100 if lib and ref and fr else float("nan")
                 steps = min([len(r["loss"]) for r in reps + [lib, ref] if r] or [0])
-                row = "| %s | %s | %.4f | %.4f | %+.2f%% | %.3f | %.3f | %+.1f | %s | %.1f | %.1f | %d | %s |"
-                lines.append(row % (task, m, fl, fr, rel, al, ar, (al - ar) * 100, ident,
+                # the whole curve, not only its end: near-zero final losses (a solved MQAR) differ
+                # relatively by noise, the area under the curve by when and how fast each learned
+                ml, mr = (final(x["loss"], steps) if x else float("nan") for x in (lib, ref))
+                mrel = (ml - mr) / mr * 100 if lib and ref and mr else float("nan")
+                row = ("| %s | %s | %.4g | %.4g | %+.2f%% | %.2g | %+.2f%% | %.3f | %.3f | %+.1f | %s | %.1f | %.1f | "
+                       "%d | %s |")
+                lines.append(row % (task, m, fl, fr, rel, fl - fr, mrel, al, ar, (al - ar) * 100, ident,
                                     median_ms(lib["ms"]) if lib else float("nan"),
                                     median_ms(ref["ms"]) if ref else float("nan"), steps, form))
     return "\n".join(lines) + "\n", all_same
@@ -122,8 +129,11 @@ def svg_gnuplot(path, task, cs):
             f.write("".join("%d %.6g\n" % p for p in pts) + "\n\n")
     plots = ", ".join("'%s' index %d with lines lw 1.5 lc rgb '%s' dt %d title '%s'" % (
         dat, i, c, d[0] if d else 1, lab) for i, (lab, c, d, _) in enumerate(cs))
+    ys = [p[1] for _, _, _, pts in cs for p in pts]
+    # losses over decades (a solved MQAR goes to 1e-5): a log axis shows the end of the curves too
+    log = "set logscale y\n" if min(ys) > 0 and max(ys) / min(ys) > 1e3 else ""
     script = ("set terminal svg size 840,480 font 'sans,11'\nset output '%s'\nset title '%s'\nset xlabel 'step'\n"
-              "set ylabel 'loss'\nset key outside right\nset grid\nplot %s\n" % (path, TITLE % task, plots))
+              "set ylabel 'loss'\n%sset key outside right\nset grid\nplot %s\n" % (path, TITLE % task, log, plots))
     subprocess.run(["gnuplot"], input=script.encode(), check=True)
     os.remove(dat)
 
