@@ -349,14 +349,18 @@ int main(int argc, char **argv)
     double gemm_ms, peak = cublas_tflops(s, &gemm_ms);
     printf("cuBLAS bf16 GEMM 8192^3 (fp32 accumulate): %.3f ms, %.1f TFLOP/s\n", gemm_ms, peak);
 
-    const int warm = 3, iters = 15;
+    /* GDN_BENCH_TC_ONLY=1: only the chunk-parallel forward's launches, one of each at the timed
+     * size after the checked one, without the old kernels: a profiler's run (ncu -k regex:tc_) */
+    const char *tco = getenv("GDN_BENCH_TC_ONLY");
+    const bool tc_only = tco && !strcmp(tco, "1");
+    const int warm = tc_only ? 0 : 3, iters = tc_only ? 1 : 15;
     printf("\nGLR members, bf16 inputs, B=%lld T=%lld H=%lld K=%lld V=%lld; median of %d (after %d warm-up)\n"
            "model FLOPs: see flops_fwd / flops_bwd in gdn/bench_gdn.cu (recomputation not credited)\n",
            (long long)d.B, (long long)d.T, (long long)d.H, (long long)d.K, (long long)d.V, iters, warm);
     printf("%-7s %-10s | %9s %8s %8s | %9s %8s %8s | %s\n", "member", "check", "fwd ms", "TFLOP/s", "GB/s", "f+b ms",
            "TFLOP/s", "GB/s", "f+b vs cuBLAS");
     int refused = 0;
-    for (int fi = 0; fi < GDN_NFAMILIES; fi++) {
+    for (int fi = 0; fi < GDN_NFAMILIES && !tc_only; fi++) {
         enum gdn_family f = (enum gdn_family)fi;
         const double err = validate(f);
         if (refuse_to_time(f, err)) {
@@ -409,7 +413,7 @@ int main(int argc, char **argv)
         size_t wsb = gdn_cuda_fwd_tc_workspace(f, GDN_DTYPE_BF16, &d);
         void *ws;
         CUDA_CHECK(cudaMalloc(&ws, wsb));
-        double old_ms = time_ms([&] { run_fwd(f, &p, s); }, warm, iters, s);
+        double old_ms = tc_only ? NAN : time_ms([&] { run_fwd(f, &p, s); }, warm, iters, s);
         double new_ms = time_ms([&] { run_fwd_tc(f, &p, ws, wsb, s); }, warm, iters, s);
         std::vector<double> o = fetch(p.o, std::min<size_t>(p.nv, 1 << 20), true);
         bool finite = std::all_of(o.begin(), o.end(), [](double x) { return isfinite(x); });
