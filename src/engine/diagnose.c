@@ -612,6 +612,15 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
                          ratio_words(j, rw, sizeof rw));
         return;
     }
+    if (kg_session_saw_cause(s, KG_CAUSE_WRONG_STREAM)) {
+        /* a kernel on a stream the caller does not wait on is read before it finishes, now and
+         * then: unwritten or half-written outputs on any case, the placement gate's finding */
+        kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
+                         "%s; the placement gate saw this kernel run on a stream the caller does not wait on, "
+                         "so its outputs may be read before it has written them",
+                         ratio_words(j, rw, sizeof rw));
+        return;
+    }
     /* A gate after accuracy, on a case of its own, when accuracy already named the precision the
      * kernel computes in: if the nominal case fails too, this is that finding again, and a second
      * diagnosis on other data could only disagree by chance (a fast rsqrt at one row "grew" with
