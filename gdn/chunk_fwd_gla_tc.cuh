@@ -163,19 +163,24 @@ __global__ void __launch_bounds__(128)
 
 // ---- kernel 2, bf16: the outputs ----------------------------------------------------------------
 
-/* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, K, H^T hi, lo [64][K+8] bf16, V^T
- * [64][72] bf16, G [64][K+1] and P [64][65] fp32. */
+/* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, H^T hi, lo [64][K+8] bf16, V^T
+ * [64][72] bf16, K and G [64][K+1] and P [64][65] fp32. */
 __host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K)
 {
-    return (unsigned)(5 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + TC_C * (K + 1) * 4 + TC_C * TC_F32P * 4);
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + 2 * TC_C * (K + 1) * 4 + TC_C * TC_F32P * 4);
 }
 
-/* grid (NT, V/64, B*H), 128 threads. P on CUDA cores (thread tid: entries tid, tid + 128, ... of
- * the 64 x 64 block, row-major), then q_i * exp(G_i) as hi + lo over the Q tile, then, as
- * tc_out_bf16, warp w's rows 16w ..: o = scale (Q~ H) (hi x hi, hi x lo, lo x hi) + P V (P as
- * hi + lo A fragments). */
+/* Threads of tc_gla_out_bf16: the tensor-core products take warps 0..3 (16 rows each), the
+ * scores P and the loads all eight */
+#define TC_GLA_OUT_THREADS 256
+
+/* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads. P on CUDA cores: the 2080 entries j <= i,
+ * enumerated row by row over all threads (consecutive threads on consecutive j: the fp32 K and G
+ * rows, stride K + 1 words, are read conflict-free, the q row is a broadcast); then
+ * q_i * exp(G_i) as hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..:
+ * o = scale (Q~ H) (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
 template <int K>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     tc_gla_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
                     const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale)
 {
@@ -183,11 +188,11 @@ __global__ void __launch_bounds__(128)
     TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
     __nv_bfloat16 *sQL = sQ + TC_C * LD;
-    __nv_bfloat16 *sK = sQL + TC_C * LD;
-    __nv_bfloat16 *sH = sK + TC_C * LD;
+    __nv_bfloat16 *sH = sQL + TC_C * LD;
     __nv_bfloat16 *sHL = sH + TC_C * LD;
     __nv_bfloat16 *sVT = sHL + TC_C * LD;
-    float *sG = reinterpret_cast<float *>(sVT + TC_C * TC_TP);
+    float *sK = reinterpret_cast<float *>(sVT + TC_C * TC_TP); /* [j][c] fp32 */
+    float *sG = sK + TC_C * LG;
     float *sP = sG + TC_C * LG;
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
@@ -196,28 +201,36 @@ __global__ void __launch_bounds__(128)
     const long long row0 = (long long)b * T + t0;
 
     tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
-    tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
     tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
     tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
-    tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
+    if (tid < 128) /* tc_load_transposed's 128 threads */
+        tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
+    for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
+        const int j = idx / K, c = idx % K;
+        sK[j * LG + c] = j < L ? __bfloat162float(k[((row0 + j) * H + h) * K + c]) : 0.f;
+    }
+    for (int idx = tid; idx < TC_C * TC_C; idx += TC_GLA_OUT_THREADS) { /* P's upper triangle */
+        const int i = idx / TC_C, j = idx % TC_C;
+        if (j > i) sP[i * TC_F32P + j] = 0.f;
+    }
     tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: every tile loaded */
 
-    /* P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) for j <= i (0 above the diagonal) */
-    for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
-        const int i = idx / TC_C, j = idx % TC_C;
+    /* P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) for j <= i: entry e of the lower triangle is
+     * row i, column e - i (i + 1) / 2 */
+    for (int e = tid; e < TC_C * (TC_C + 1) / 2; e += TC_GLA_OUT_THREADS) {
+        int i = (int)((sqrtf(8.f * (float)e + 1.f) - 1.f) * 0.5f);
+        while (i * (i + 1) / 2 > e) i--;
+        while ((i + 1) * (i + 2) / 2 <= e) i++;
+        const int j = e - i * (i + 1) / 2;
+        const __nv_bfloat16 *qi = sQ + i * LD;
+        const float *kj = sK + j * LG, *gi_ = sG + i * LG, *gj = sG + j * LG;
         float d = 0.f;
-        if (j <= i) {
-            const __nv_bfloat16 *qi = sQ + i * LD, *kj = sK + j * LD;
-            const float *gi_ = sG + i * LG, *gj = sG + j * LG;
-            for (int c = 0; c < K; c++)
-                d = fmaf(__bfloat162float(qi[c]) * __bfloat162float(kj[c]), expf(gi_[c] - gj[c]), d);
-            d *= scale;
-        }
-        sP[i * TC_F32P + j] = d;
+        for (int c = 0; c < K; c++) d = fmaf(__bfloat162float(qi[c]) * kj[c], expf(gi_[c] - gj[c]), d);
+        sP[i * TC_F32P + j] = d * scale;
     }
     __syncthreads(); /* sQ is rewritten below */
     /* Q~ = q * exp(G) as hi (in place) + lo */
-    for (int idx = tid; idx < TC_C * K; idx += 128) {
+    for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
         const int i = idx / K, c = idx % K;
         const float x = __bfloat162float(sQ[i * LD + c]) * expf(sG[i * LG + c]);
         const __nv_bfloat16 hi = __float2bfloat16_rn(x);
@@ -225,6 +238,7 @@ __global__ void __launch_bounds__(128)
         sQL[i * LD + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
     }
     __syncthreads();
+    if (w >= 4) return; /* no barrier below */
 
     float acc[8][4];
 #pragma unroll

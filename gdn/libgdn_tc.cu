@@ -174,8 +174,8 @@ template <int K> static int tc_run_gla(const tc_call &c, bool bf16)
         GDN_CUDA_TRY(cudaGetLastError());
         if (c.NT == 0) return 0;
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
-        tc_gla_out_bf16<K><<<grid_o, 128, so, c.stream>>>((cb)c.q, (cb)c.k, (cb)c.v, c.g, (cb)c.ws,
-                                                          (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale);
+        tc_gla_out_bf16<K><<<grid_o, TC_GLA_OUT_THREADS, so, c.stream>>>(
+            (cb)c.q, (cb)c.k, (cb)c.v, c.g, (cb)c.ws, (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale);
         GDN_CUDA_TRY(cudaGetLastError());
         return 0;
     }

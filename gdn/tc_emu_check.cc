@@ -406,7 +406,7 @@ static void emu_run_gla(const Cfg &c, float scale, void *q, void *k, void *v, co
         tc_emu_launch(grid_s, dim3(128), tc_gla_state_bf16_smem(),
                       [&] { tc_gla_state_bf16((cb)k, (cb)v, g, S0, (__nv_bfloat16 *)ws, ST, c.T, c.H, K, c.V, NT); });
         if (NT > 0)
-            tc_emu_launch(grid_o, dim3(128), tc_gla_out_bf16_smem(K), [&] {
+            tc_emu_launch(grid_o, dim3(TC_GLA_OUT_THREADS), tc_gla_out_bf16_smem(K), [&] {
                 tc_gla_out_bf16<K>((cb)q, (cb)k, (cb)v, g, (cb)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
             });
         return;

@@ -5,7 +5,7 @@
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
 # a wrong A fragment register, a missing __syncthreads, for GLA a score matrix without its
-# diagonal and a missing __syncthreads, for GDN an off-by-one forward substitution and another
+# diagonal, one with its upper triangle left unset and a missing __syncthreads, for GDN an off-by-one forward substitution and another
 # missing __syncthreads -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -83,8 +83,10 @@ plant() {
 plant frag_a chunk_fwd_tc.cuh 's/a\[1\] = tc_ld32(s + (m0 + g + 8) \* ld + k0 + 2 \* t);/a[1] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);/'
 # the fp32 output kernel overwrites the K tile with H while other threads still read it
 plant no_sync chunk_fwd_tc.cuh '/__syncthreads(); \/\* sX is overwritten by H \*\//d'
-# GLA: the intra-chunk scores leave out the diagonal (j < i for j <= i): each step's own k_i v_i
-plant gla_diag chunk_fwd_gla_tc.cuh 's/^        if (j <= i) {$/        if (j < i) {/'
+# GLA: the fp32 intra-chunk scores leave out the diagonal (j < i for j <= i): each step's own k_i v_i
+plant gla_diag chunk_fwd_gla_tc.cuh 's/^            if (j <= i) {$/            if (j < i) {/'
+# GLA: the bf16 scores' upper triangle is never zeroed (P V reads it within the diagonal blocks)
+plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[i \* TC_F32P + j\] = 0.f;/(void)i, (void)j;/'
 # GLA: q * exp(G) overwrites the Q tile while other threads still sum scores from it
 plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* sQ is rewritten below \*\//d'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
