@@ -23,12 +23,12 @@ gdn_libgdn_host_la_LIBADD = -lm
 # on the CPU through libgdn_host.so, on the GPU through libgdn.so (SKIP without one).
 GDN_PY_FILES = gdn/python/kgate_gdn/__init__.py gdn/python/kgate_gdn/_lib.py gdn/python/kgate_gdn/ops.py \
 	gdn/python/kgate_gdn/reference.py gdn/train.py gdn/train_report.py
-EXTRA_DIST += $(GDN_PY_FILES) gdn/train_mqar.svg gdn/train_markov.svg tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
+EXTRA_DIST += $(GDN_PY_FILES) gdn/train_mqar.svg gdn/train_markov.svg gdn/train_mqar_gla4000.svg tests/gdn_torch.py tests/gdn_torch.sh tests/gpu/gdn_torch_cuda.sh tests/gdn_train.sh
 TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 
 # The chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh, _gla_tc.cuh, _gdn_tc.cuh) on the
 # CPU: tests/tc_emu.sh builds gdn/tc_emu_check.cc with g++ on the emulation gdn/tc_emu.h (no nvcc;
-# SKIP without g++) and runs it against the oracle, under the sanitizers, and with six planted
+# SKIP without g++) and runs it against the oracle, under the sanitizers, and with seven planted
 # bugs that must fail.
 TESTS += tests/tc_emu.sh
 EXTRA_DIST += tests/tc_emu.sh gdn/tc_emu.h gdn/tc_emu_check.cc
