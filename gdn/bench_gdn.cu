@@ -396,13 +396,17 @@ int main(int argc, char **argv)
 
     /* The chunk-parallel forward beside the old one, for the members it covers. FLA's forward on
      * the H200 (issue 16, bf16, B8 T4096 H16 D128): linear attention 0.37 ms, simple_gla (SSD)
-     * 0.42 ms, GLA 1.36 ms, GDN 0.92 ms. */
+     * 0.42 ms, GLA 1.36 ms, GDN 0.92 ms, KDA 1.82 ms. */
     printf("\nchunk-parallel forward (gdn_cuda_fwd_tc, tensor cores) vs the sequential one (gdn_cuda_fwd), "
            "same shape; vs FLA (H200, measured elsewhere)\n");
     printf("%-7s %-10s | %9s %9s %8s %7s | %9s %8s %8s %7s\n", "member", "check", "old ms", "new ms", "TFLOP/s",
            "speedup", "FLA ms", "new/FLA", "GB/s", "cuBLAS");
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN}) {
-        const double fla = f == GDN_LINEAR ? 0.37 : f == GDN_SSD ? 0.42 : f == GDN_GLA ? 1.36 : 0.92;
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA}) {
+        const double fla = f == GDN_LINEAR ? 0.37
+                           : f == GDN_SSD  ? 0.42
+                           : f == GDN_GLA  ? 1.36
+                           : f == GDN_GDN  ? 0.92
+                                           : 1.82;
         const double err = validate_tc(f);
         if (refuse_to_time(f, err)) {
             refused++;

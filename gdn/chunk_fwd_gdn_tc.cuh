@@ -33,7 +33,25 @@
 #ifndef GDN_CHUNK_FWD_GDN_TC_CUH
 #define GDN_CHUNK_FWD_GDN_TC_CUH
 
-#include "chunk_fwd_tc.cuh"
+#include "chunk_fwd_gla_tc.cuh" /* includes chunk_fwd_tc.cuh */
+
+/* KDA (PC = true in the kernels below): the same algebra with a gate per key channel, decay
+ * first as gdn/oracle.c (S_t = (I - beta_t k_t k_t^T) Diag(a_t) S_{t-1} + beta_t k_t v_t^T).
+ * With G_ic the per-channel cumsums, Diag(a_i) S_{i-1} = Diag(exp(G_i)) H + sum_{j<i}
+ * Diag(exp(G_i - G_j)) k_j u_j^T, so
+ *   A_ij = beta_i sum_c k_ic k_jc exp(G_ic - G_jc)  (j < i),
+ *   W = T Diag(beta) (K * exp(G)),   U0 = T Diag(beta) V,   u = U0 - W H,
+ *   o_i = scale [ (q_i * exp(G_i))^T H + sum_{j <= i} P_ij u_j ],  P as GLA's,
+ *   H_next = Diag(exp(G_{L-1})) H + sum_j (k_j * exp(G_{L-1} - G_j)) u_j^T.
+ * A is summed term by term on CUDA cores (every exponent <= 0, as GLA's P), the outputs are
+ * gdn/chunk_fwd_gla_tc.cuh's kernels reading u for v. K <= 128 (the chunk's gates of every
+ * channel sit in shared memory). */
+
+/* Elements of the gate array of a prep or state kernel: G [64] (GDN) or [64][K+1] (KDA). */
+__host__ __device__ constexpr int tc_gdn_gates(int K, bool pc)
+{
+    return pc ? TC_C * (K + 1) : TC_C;
+}
 
 // ---- the workspace ----------------------------------------------------------------------------
 
@@ -139,14 +157,38 @@ __device__ void tc_gdn_load_kt(const __nv_bfloat16 *src, long long stride, int L
     }
 }
 
+/* tc_gdn_load_kt with a weight per element (KDA): x = src[j][c] * rw[j] * exp(sg[last][c] -
+ * sg[j][c]) with last >= 0, or src[j][c] * rw[j] * exp(sg[j][c]) with last < 0 (rw NULL: 1);
+ * sg[j * ldg + c] the per-channel cumsums of these ncols columns. */
+__device__ void tc_gdn_load_kt_pc(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *rw,
+                                  const float *sg, int ldg, int last, __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
+        const int j = idx % TC_C, grp = idx / TC_C;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            const int cc = grp * 8 + c;
+            const float ex = last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc];
+            const float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f) * expf(ex);
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            dst[cc * TC_TP + j] = hi;
+            dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
+    }
+}
+
 // ---- kernel 1, bf16: A, T, W, U0 ----------------------------------------------------------------
 
-/* Dynamic shared memory of tc_gdn_prep_bf16<K>: K [64][K+8] bf16, A and T [64][65] fp32, T hi and
- * lo, a 64-column tile of X^T hi and lo [64][72] bf16, G, beta, beta exp(G) [64] fp32, the
- * inversion's scratch [768] fp32. */
-__host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K)
+/* Dynamic shared memory of tc_gdn_prep_bf16<K, PC>: K [64][K+8] bf16, A and T [64][65] fp32, T
+ * hi and lo, a 64-column tile of X^T hi and lo [64][72] bf16, beta, beta exp(G) [64] fp32, the
+ * inversion's scratch [768] fp32, G (tc_gdn_gates). */
+__host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K, bool pc = false)
 {
-    return (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 3 * TC_C * 4 + 768 * 4);
+    return (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 2 * TC_C * 4 + 768 * 4 +
+                      tc_gdn_gates(K, pc) * 4);
 }
 
 /* grid (NT, B*H), 128 threads; warp w owns rows 16w .. 16w+15 of A and of every W / U0 tile.
@@ -154,19 +196,20 @@ __host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K)
  * 64-column tile of K and of V, X = Diag(beta exp G) K or Diag(beta) V as hi + lo and
  * W or U0 = T X with T as hi + lo, over the reduction blocks s <= w (T is lower). W goes out as
  * bf16 hi + lo planes (kernel 2's A fragments), U0 in fp32 (it is subtracted from). */
-template <int K>
+template <int K, bool PC = false>
 __global__ void __launch_bounds__(128)
     tc_gdn_prep_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const __nv_bfloat16 *beta, const float *g,
                      __nv_bfloat16 *wsW, float *wsU0, int T, int H, int V, int NT)
 {
-    constexpr int LD = K + 8;
+    constexpr int LD = K + 8, LG = K + 1;
     TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sK = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
     float *sA = reinterpret_cast<float *>(sK + TC_C * LD);
     float *sT = sA + TC_C * TC_F32P;
     __nv_bfloat16 *sTh = reinterpret_cast<__nv_bfloat16 *>(sT + TC_C * TC_F32P);
     __nv_bfloat16 *sTl = sTh + TC_C * TC_TP, *sXh = sTl + TC_C * TC_TP, *sXl = sXh + TC_C * TC_TP;
-    float *sG = reinterpret_cast<float *>(sXl + TC_C * TC_TP), *sB = sG + TC_C, *sBG = sB + TC_C, *sM = sBG + TC_C;
+    float *sB = reinterpret_cast<float *>(sXl + TC_C * TC_TP), *sBG = sB + TC_C, *sM = sBG + TC_C;
+    float *sG = sM + 768;
     const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
@@ -174,20 +217,35 @@ __global__ void __launch_bounds__(128)
 
     tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
     tc_gdn_load_beta(beta, row0 * H + h, H, L, sB);
-    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sK, sB loaded */
-    if (tid < TC_C) sBG[tid] = sB[tid] * expf(sG[tid]);
-
-    /* A = beta_i exp(G_i - G_j) (K K^T)_ij for j < i < L, by selection (never a product with a
-     * mask: a NaN in k_j stays out of the rows i <= j) */
-    float p[8][4];
-    tc_causal_xyt<K>(p, sK, sK, LD, w);
-#pragma unroll
-    for (int m = 0; m < 8; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = 16 * w + gi + 8 * (e >> 1), j = 8 * m + 2 * ti + (e & 1);
-            sA[i * TC_F32P + j] = (j < i && i < L) ? p[m][e] * sB[i] * expf(sG[i] - sG[j]) : 0.f;
+    if constexpr (PC) {
+        tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: sK, sB loaded */
+        /* A_ij = beta_i sum_c k_ic k_jc exp(G_ic - G_jc) for j < i < L, term by term */
+        for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+            const int i = idx / TC_C, j = idx % TC_C;
+            float d = 0.f;
+            if (j < i && i < L) {
+                for (int c = 0; c < K; c++)
+                    d = fmaf(__bfloat162float(sK[i * LD + c]) * __bfloat162float(sK[j * LD + c]),
+                             expf(sG[i * LG + c] - sG[j * LG + c]), d);
+                d *= sB[i];
+            }
+            sA[i * TC_F32P + j] = d;
         }
+    } else {
+        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sK, sB loaded */
+        if (tid < TC_C) sBG[tid] = sB[tid] * expf(sG[tid]);
+        /* A = beta_i exp(G_i - G_j) (K K^T)_ij for j < i < L, by selection (never a product with a
+         * mask: a NaN in k_j stays out of the rows i <= j) */
+        float p[8][4];
+        tc_causal_xyt<K>(p, sK, sK, LD, w);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = 16 * w + gi + 8 * (e >> 1), j = 8 * m + 2 * ti + (e & 1);
+                sA[i * TC_F32P + j] = (j < i && i < L) ? p[m][e] * sB[i] * expf(sG[i] - sG[j]) : 0.f;
+            }
+    }
     __syncthreads();
     tc_gdn_invert(sA, sT, sM); /* synchronises */
     for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
@@ -201,7 +259,9 @@ __global__ void __launch_bounds__(128)
     for (int ct = 0; ct < nk + nv; ct++) {
         const bool isw = ct < nk;
         const int c0 = (isw ? ct : ct - nk) * TC_C;
-        if (isw)
+        if (isw && PC) /* X = Diag(beta) (K * exp(G)), per element */
+            tc_gdn_load_kt_pc(k + (row0 * H + h) * K + c0, (long long)H * K, L, TC_C, sB, sG + c0, LG, -1, sXh, sXl);
+        else if (isw)
             tc_load_transposed(k + (row0 * H + h) * K + c0, (long long)H * K, L, sBG, sXh, sXl);
         else
             tc_load_transposed(v + (row0 * H + h) * V + c0, (long long)H * V, L, sB, sXh, sXl);
@@ -252,11 +312,11 @@ __global__ void __launch_bounds__(128)
 
 /* Dynamic shared memory of tc_gdn_state_bf16<K>: H^T hi, lo [64][K+8]; W hi, lo [64][K+8], later
  * (aliased) the decayed K^T hi, lo [K][72]; U^T hi, lo [64][72]; G, decay weights [64]. */
-__host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K)
+__host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K, bool pc = false)
 {
     return (unsigned)(2 * TC_C * (K + 8) * 2 +
                       (2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP) * 2 +
-                      2 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+                      2 * TC_C * TC_TP * 2 + TC_C * 4 + tc_gdn_gates(K, pc) * 4);
 }
 
 /* grid (V/64, B*H), 2K threads (K/16 warps). Warp w owns state rows 16w .. 16w+15 of all K, the
@@ -264,7 +324,7 @@ __host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K)
  * written to hs), U = U0 - W H over the 4 x 8 tiles of 16 x 8 (warp w: row tile w % 4, a
  * contiguous share of the column tiles) written as hi + lo to smem and to the workspace u, then
  * H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U. */
-template <int K>
+template <int K, bool PC = false>
 __global__ void __launch_bounds__(2 * K)
     tc_gdn_state_bf16(const __nv_bfloat16 *k, const float *g, const float *S0, const __nv_bfloat16 *wsW,
                       const float *wsU0, __nv_bfloat16 *hs, __nv_bfloat16 *u, __nv_bfloat16 *u_lo, float *ST, int T,
@@ -276,7 +336,8 @@ __global__ void __launch_bounds__(2 * K)
     __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem); /* [2][v][kk] */
     __nv_bfloat16 *sX = sH + 2 * TC_C * LD;                         /* W [2][j][kk], then K^T [2][kk][j] */
     __nv_bfloat16 *sUT = sX + XW;                                   /* [2][v][j] */
-    float *sG = reinterpret_cast<float *>(sUT + 2 * TC_C * TC_TP), *sWt = sG + TC_C;
+    float *sWt = reinterpret_cast<float *>(sUT + 2 * TC_C * TC_TP), *sG = sWt + TC_C;
+    constexpr int LG = K + 1; /* PC: sG [64][K+1] */
     const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int r0 = 16 * w + gi;
@@ -304,9 +365,15 @@ __global__ void __launch_bounds__(2 * K)
             }
         for (int pl = 0; pl < 2; pl++)
             tc_load_rows(wsW + (((long long)bh * NT + n) * 2 + pl) * TC_C * K, K, TC_C, K, sX + pl * TC_C * LD, LD);
-        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete, W loaded */
-        if (tid < TC_C) sWt[tid] = expf(sG[L - 1] - sG[tid]);
-        const float decay = expf(sG[L - 1]);
+        float decay = 1.f, d0 = 1.f, d1 = 1.f; /* GDN; KDA: per state row, r0 and r0 + 8 */
+        if constexpr (PC) {
+            tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: sH complete, W loaded */
+            d0 = expf(sG[(L - 1) * LG + r0]), d1 = expf(sG[(L - 1) * LG + r0 + 8]);
+        } else {
+            tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete, W loaded */
+            if (tid < TC_C) sWt[tid] = expf(sG[L - 1] - sG[tid]);
+            decay = expf(sG[L - 1]);
+        }
         for (int idx = tid; idx < 2 * TC_C * (K / 8); idx += (int)blockDim.x) {
             const int pl = idx / (TC_C * (K / 8)), r = (idx / (K / 8)) % TC_C, grp = idx % (K / 8);
             __nv_bfloat16 *dst = hs + ((((long long)bh * NT + n) * 2 + pl) * V + vt * TC_C + r) * K;
@@ -354,12 +421,16 @@ __global__ void __launch_bounds__(2 * K)
                 }
             }
         __syncthreads(); /* W read by every warp: sX becomes K^T; sUT complete */
-        tc_gdn_load_kt(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, sX, sX + K * TC_TP);
+        if constexpr (PC)
+            tc_gdn_load_kt_pc(k + (row0 * H + h) * K, (long long)H * K, L, K, nullptr, sG, LG, L - 1, sX,
+                              sX + K * TC_TP);
+        else
+            tc_gdn_load_kt(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, sX, sX + K * TC_TP);
         __syncthreads();
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[m][e] *= decay;
+            for (int e = 0; e < 4; e++) acc[m][e] *= PC ? (e < 2 ? d0 : d1) : decay;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
             uint32_t a[4], al[4];
@@ -393,15 +464,15 @@ __global__ void __launch_bounds__(2 * K)
 
 /* Dynamic shared memory of tc_gdn_prep_f32<K>: K [64][K+1], A and T [64][65], a V tile [64][65],
  * G, beta, beta exp(G) [64], the inversion's scratch [768]. */
-__host__ __device__ constexpr unsigned tc_gdn_prep_f32_smem(int K)
+__host__ __device__ constexpr unsigned tc_gdn_prep_f32_smem(int K, bool pc = false)
 {
-    return (unsigned)(4 * (TC_C * (K + 1) + 3 * TC_C * TC_F32P + 3 * TC_C + 768));
+    return (unsigned)(4 * (TC_C * (K + 1) + 3 * TC_C * TC_F32P + 2 * TC_C + 768 + tc_gdn_gates(K, pc)));
 }
 
 /* grid (NT, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns rows ty + 16r and
  * columns tx + 16c (r, c < 4) of A and of each 64-column tile of W and U0. Sums over j <= i only
  * (W_i = sum_{j<=i} T_ij beta_j exp(G_j) k_j), so a NaN stays where the recurrence puts it. */
-template <int K>
+template <int K, bool PC = false>
 __global__ void __launch_bounds__(256)
     tc_gdn_prep_f32(const float *k, const float *v, const float *beta, const float *g, float *wsW, float *wsU0, int T,
                     int H, int V, int NT)
@@ -410,7 +481,7 @@ __global__ void __launch_bounds__(256)
     TC_DYNAMIC_SMEM(tc_smem);
     float *sK = reinterpret_cast<float *>(tc_smem);
     float *sA = sK + TC_C * LD, *sT = sA + TC_C * TC_F32P, *sV = sT + TC_C * TC_F32P;
-    float *sG = sV + TC_C * TC_F32P, *sB = sG + TC_C, *sBG = sB + TC_C, *sM = sBG + TC_C;
+    float *sB = sV + TC_C * TC_F32P, *sBG = sB + TC_C, *sM = sBG + TC_C, *sG = sM + 768;
     const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
@@ -421,8 +492,12 @@ __global__ void __launch_bounds__(256)
         sK[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] : 0.f;
     }
     tc_gdn_load_beta(beta, row0 * H + h, H, L, sB);
-    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
-    if (tid < TC_C) sBG[tid] = sB[tid] * expf(sG[tid]);
+    if constexpr (PC) {
+        tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises */
+    } else {
+        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+        if (tid < TC_C) sBG[tid] = sB[tid] * expf(sG[tid]);
+    }
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int i = ty + 16 * r;
@@ -432,8 +507,14 @@ __global__ void __launch_bounds__(256)
             float x = 0.f;
             if (j < i && i < L) {
                 float d = 0.f;
-                for (int kk = 0; kk < K; kk++) d = fmaf(sK[i * LD + kk], sK[j * LD + kk], d);
-                x = d * sB[i] * expf(sG[i] - sG[j]);
+                if constexpr (PC) {
+                    for (int kk = 0; kk < K; kk++)
+                        d = fmaf(sK[i * LD + kk] * sK[j * LD + kk], expf(sG[i * LD + kk] - sG[j * LD + kk]), d);
+                    x = d * sB[i];
+                } else {
+                    for (int kk = 0; kk < K; kk++) d = fmaf(sK[i * LD + kk], sK[j * LD + kk], d);
+                    x = d * sB[i] * expf(sG[i] - sG[j]);
+                }
             }
             sA[i * TC_F32P + j] = x;
         }
@@ -448,7 +529,11 @@ __global__ void __launch_bounds__(256)
             for (int c = 0; c < 4; c++) {
                 const int cc = c0 + tx + 16 * c;
                 float x = 0.f;
-                for (int j = 0; j <= i; j++) x = fmaf(sT[i * TC_F32P + j], sBG[j] * sK[j * LD + cc], x);
+                if constexpr (PC)
+                    for (int j = 0; j <= i; j++)
+                        x = fmaf(sT[i * TC_F32P + j], sB[j] * expf(sG[j * LD + cc]) * sK[j * LD + cc], x);
+                else
+                    for (int j = 0; j <= i; j++) x = fmaf(sT[i * TC_F32P + j], sBG[j] * sK[j * LD + cc], x);
                 wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = x;
             }
         }
@@ -476,15 +561,15 @@ __global__ void __launch_bounds__(256)
 
 /* Dynamic shared memory of tc_gdn_state_f32<K>: H [K][65], W then the decayed K [64][K+1], U
  * [64][65], G [64]. */
-__host__ __device__ constexpr unsigned tc_gdn_state_f32_smem(int K)
+__host__ __device__ constexpr unsigned tc_gdn_state_f32_smem(int K, bool pc = false)
 {
-    return (unsigned)(4 * (K * TC_F32P + TC_C * (K + 1) + TC_C * TC_F32P + TC_C));
+    return (unsigned)(4 * (K * TC_F32P + TC_C * (K + 1) + TC_C * TC_F32P + tc_gdn_gates(K, pc)));
 }
 
 /* grid (V/64, B*H), 256 threads; thread (tx, ty) owns state rows ty + 16r (r < K/16) and columns
  * tx + 16c (c < 4) of this V tile, and rows ty + 16r (r < 4), the same columns, of U. hs
  * [BH][NT][K][V] fp32 receives H of every chunk (tc_out_f32's layout), u [B,T,H,V] fp32 the u_j. */
-template <int K>
+template <int K, bool PC = false>
 __global__ void __launch_bounds__(256)
     tc_gdn_state_f32(const float *k, const float *g, const float *S0, const float *wsW, const float *wsU0, float *hs,
                      float *u, float *ST, int T, int H, int V, int NT)
@@ -514,8 +599,11 @@ __global__ void __launch_bounds__(256)
             }
         const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
         for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
-        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
-        const float glast = sG[L - 1];
+        if constexpr (PC)
+            tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises */
+        else
+            tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+        const float glast = PC ? 0.f : sG[L - 1];
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int i = ty + 16 * r;
@@ -532,18 +620,20 @@ __global__ void __launch_bounds__(256)
         __syncthreads(); /* sX becomes the decayed keys */
         for (int idx = tid; idx < TC_C * K; idx += 256) {
             const int j = idx / K, c = idx % K;
-            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(glast - sG[j]) : 0.f;
+            const float ex = PC ? sG[(L - 1) * LD + c] - sG[j * LD + c] : glast - sG[j];
+            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(ex) : 0.f;
         }
         __syncthreads();
-        const float decay = expf(glast);
 #pragma unroll
-        for (int r = 0; r < R; r++)
+        for (int r = 0; r < R; r++) {
+            const float decay = expf(PC ? sG[(L - 1) * LD + ty + 16 * r] : glast);
 #pragma unroll
             for (int c = 0; c < 4; c++) {
                 float x = 0.f;
                 for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sU[j * TC_F32P + tx + 16 * c], x);
                 S[r][c] = fmaf(decay, S[r][c], x);
             }
+        }
         __syncthreads(); /* sH, sX, sU, sG are rewritten by the next chunk */
     }
     if (ST) {

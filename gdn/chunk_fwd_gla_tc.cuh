@@ -54,6 +54,23 @@ __device__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0
     __syncthreads();
 }
 
+/* tc_load_transposed without weights, by the threads first .. blockDim.x - 1 (first multiple
+ * of 32: whole warps, lanes walking j): dst[c * TC_TP + j] = src[j * stride + c], rows j >= L
+ * zeros. */
+__device__ void tc_load_transposed_from(int first, const __nv_bfloat16 *src, long long stride, int L,
+                                        __nv_bfloat16 *dst)
+{
+    const int n = (int)blockDim.x - first;
+    for (int idx = (int)threadIdx.x - first; idx < TC_C * 8; idx += n) {
+        const int j = idx % TC_C, grp = idx / TC_C;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+        for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
+    }
+}
+
 // ---- kernel 1, bf16: the state scan on tensor cores ---------------------------------------------
 
 /* Dynamic shared memory of tc_gla_state_bf16: (k w)^T hi, lo, V^T, H hi, lo [64][72] bf16, G
@@ -165,9 +182,10 @@ __global__ void __launch_bounds__(128)
 
 /* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, H^T hi, lo [64][K+8] bf16, V^T
  * [64][72] bf16, K and G [64][K+1] and P [64][65] fp32. */
-__host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K)
+__host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K, bool vlo = false)
 {
-    return (unsigned)(4 * TC_C * (K + 8) * 2 + TC_C * TC_TP * 2 + 2 * TC_C * (K + 1) * 4 + TC_C * TC_F32P * 4);
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + 2 * TC_C * (K + 1) * 4 +
+                      TC_C * TC_F32P * 4);
 }
 
 /* Threads of tc_gla_out_bf16: the tensor-core products take warps 0..3 (16 rows each), the
@@ -179,10 +197,11 @@ __host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K)
  * rows, stride K + 1 words, are read conflict-free, the q row is a broadcast); then
  * q_i * exp(G_i) as hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..:
  * o = scale (Q~ H) (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
-template <int K>
+template <int K, bool VLO = false>
 __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     tc_gla_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
-                    const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale)
+                    const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
+                    const __nv_bfloat16 *v_lo = nullptr)
 {
     constexpr int LD = K + 8, LG = K + 1;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -191,7 +210,8 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     __nv_bfloat16 *sH = sQL + TC_C * LD;
     __nv_bfloat16 *sHL = sH + TC_C * LD;
     __nv_bfloat16 *sVT = sHL + TC_C * LD;
-    float *sK = reinterpret_cast<float *>(sVT + TC_C * TC_TP); /* [j][c] fp32 */
+    __nv_bfloat16 *sVL = sVT + TC_C * TC_TP;                                   /* VLO only */
+    float *sK = reinterpret_cast<float *>(sVT + (VLO ? 2 : 1) * TC_C * TC_TP); /* [j][c] fp32 */
     float *sG = sK + TC_C * LG;
     float *sP = sG + TC_C * LG;
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
@@ -205,6 +225,8 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
     if (tid < 128) /* tc_load_transposed's 128 threads */
         tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
+    else if (VLO)
+        tc_load_transposed_from(128, v_lo + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sVL);
     for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
         const int j = idx / K, c = idx % K;
         sK[j * LG + c] = j < L ? __bfloat162float(k[((row0 + j) * H + h) * K + c]) : 0.f;
@@ -280,6 +302,10 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
             tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
             tc_mma(acc[m], a, b0, b1);
             tc_mma(acc[m], al, b0, b1);
+            if constexpr (VLO) {
+                tc_frag_b(&b0, &b1, sVL, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+            }
         }
     }
 #pragma unroll

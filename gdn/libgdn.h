@@ -62,14 +62,14 @@ int gdn_cuda_bwd(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d,
                  const struct gdn_dev_in *in, const void *dO, const float *dST, const struct gdn_dev_grad *out,
                  void *ws, size_t ws_bytes, void *stream);
 
-/* ---- chunk-parallel forward: linear attention, SSD, GLA, GDN (gdn/chunk_fwd_*tc.cuh) -------
- * The same results as gdn_cuda_fwd for GDN_LINEAR, GDN_SSD, GDN_GLA and GDN_GDN, computed
- * chunk-parallel: a state scan over chunks parallel over (b, h, 64 x 64 state tiles; for GDN 64-column V tiles
+/* ---- chunk-parallel forward: every member (gdn/chunk_fwd_*tc.cuh) ---------------------------
+ * The same results as gdn_cuda_fwd for all five members, computed chunk-parallel: a state scan over chunks parallel over (b, h, 64 x 64 state tiles; for GDN 64-column V tiles
  * with all K rows, after a pass over all chunks that forms the WY/UT factors W and U0), then
  * every chunk's outputs in parallel; bf16 inputs on tensor cores (mma.sync, fp32 accumulation;
  * the chunk states, the intra-chunk scores and GDN's T, W, u enter them as bf16 hi + lo pairs),
- * fp32 inputs in exact fp32 on CUDA cores (GLA's intra-chunk scores, with a decay per key channel,
- * on CUDA cores for both). Deterministic. Supported: K, V in {64, 128, 256} (GLA: K <= 128),
+ * fp32 inputs in exact fp32 on CUDA cores (GLA's and KDA's intra-chunk scores, with a decay per key
+ * channel, on CUDA cores for both). Deterministic. Supported: K, V in {64, 128, 256} (GLA, KDA:
+ * K <= 128),
  * B * H <= 65535; bf16 q, k, v 16-byte aligned. Opt-in: not yet the default of gdn_cuda_fwd. */
 
 /* 0 when gdn_cuda_fwd_tc supports (f, d), else GDN_EINVAL / GDN_EUNSUPPORTED. */

@@ -1,5 +1,5 @@
 /* libgdn_tc.cu: the C ABI of the chunk-parallel forward (gdn_cuda_fwd_tc* in gdn/libgdn.h) for
- * linear attention, SSD, GLA (K <= 128) and GDN: argument checks, the workspace size, and the launches on the
+ * linear attention, SSD, GLA, GDN and KDA (GLA, KDA: K <= 128): argument checks, the workspace size, and the launches on the
  * caller's stream: gdn/chunk_fwd_tc.cuh's two (state scan, then outputs) for linear attention
  * and SSD; for GDN gdn/chunk_fwd_gdn_tc.cuh's three (per-chunk A, T, W, U0; the state scan with
  * u; the outputs, SSD's kernel reading u for v). Part of libgdn.so; the sequential kernels of
@@ -23,9 +23,8 @@ extern "C" int gdn_cuda_fwd_tc_supported(enum gdn_family f, const struct gdn_dim
 {
     if ((unsigned)f >= GDN_NFAMILIES || !d || d->B < 1 || d->T < 0 || d->H < 1 || d->K < 1 || d->V < 1)
         return GDN_EINVAL;
-    if (f != GDN_LINEAR && f != GDN_SSD && f != GDN_GDN && f != GDN_GLA) return GDN_EUNSUPPORTED;
-    /* GLA's outputs kernel holds the chunk's gates of every key channel: K = 256 does not fit */
-    if (f == GDN_GLA && d->K > 128) return GDN_EUNSUPPORTED;
+    /* GLA's and KDA's kernels hold the chunk's gates of every key channel: K = 256 does not fit */
+    if ((f == GDN_GLA || f == GDN_KDA) && d->K > 128) return GDN_EUNSUPPORTED;
     /* K, V: the 64-wide tiles; B*H: gridDim.z; T: int step indices; the workspace and every
      * offset in int64 */
     if (!tc_dim_ok(d->K) || !tc_dim_ok(d->V) || d->B * d->H > 65535 || d->T > INT32_MAX / 2) return GDN_EUNSUPPORTED;
@@ -41,7 +40,8 @@ extern "C" int gdn_cuda_fwd_tc_supported(enum gdn_family f, const struct gdn_dim
 extern "C" size_t gdn_cuda_fwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
 {
     if (gdn_cuda_fwd_tc_supported(f, d) != GDN_OK) return 0;
-    if (f == GDN_GDN) return (size_t)tc_gdn_layout(dt == GDN_DTYPE_BF16, d->B * d->H, d->T, (int)d->K, (int)d->V).total;
+    if (f == GDN_GDN || f == GDN_KDA)
+        return (size_t)tc_gdn_layout(dt == GDN_DTYPE_BF16, d->B * d->H, d->T, (int)d->K, (int)d->V).total;
     const size_t nt = (size_t)((d->T + TC_C - 1) / TC_C);
     return (size_t)d->B * (size_t)d->H * nt * (size_t)d->K * (size_t)d->V * 4;
 }
@@ -107,53 +107,75 @@ template <bool GATED> static int tc_run(const tc_call &c, bool bf16)
     return GDN_EUNSUPPORTED;
 }
 
-template <int K> static int tc_run_gdn(const tc_call &c, bool bf16)
+/* GDN (PC false) and KDA (PC true, a gate per key channel): gdn/chunk_fwd_gdn_tc.cuh's prep and
+ * state kernels, then the outputs reading u for v: SSD's kernel (GDN) or GLA's (KDA). */
+template <int K, bool PC> static int tc_run_gdn(const tc_call &c, bool bf16)
 {
     const tc_gdn_ws l = tc_gdn_layout(bf16, (long long)c.B * c.H, c.T, K, c.V);
     unsigned char *ws = (unsigned char *)c.ws;
     const dim3 grid_c((unsigned)c.NT, (unsigned)(c.B * c.H)), grid_s((unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
     if (bf16) {
+        typedef const __nv_bfloat16 *cb;
         const __nv_bfloat16 *k = (const __nv_bfloat16 *)c.k;
-        const unsigned sp = tc_gdn_prep_bf16_smem(K), ss = tc_gdn_state_bf16_smem(K);
+        const unsigned sp = tc_gdn_prep_bf16_smem(K, PC), ss = tc_gdn_state_bf16_smem(K, PC);
         if (c.NT > 0) {
             GDN_CUDA_TRY(
-                cudaFuncSetAttribute(tc_gdn_prep_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
-            tc_gdn_prep_bf16<K>
-                <<<grid_c, 128, sp, c.stream>>>(k, (const __nv_bfloat16 *)c.v, (const __nv_bfloat16 *)c.beta, c.g,
-                                                (__nv_bfloat16 *)(ws + l.w), (float *)(ws + l.u0), c.T, c.H, c.V, c.NT);
+                cudaFuncSetAttribute(tc_gdn_prep_bf16<K, PC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+            tc_gdn_prep_bf16<K, PC><<<grid_c, 128, sp, c.stream>>>(
+                k, (cb)c.v, (cb)c.beta, c.g, (__nv_bfloat16 *)(ws + l.w), (float *)(ws + l.u0), c.T, c.H, c.V, c.NT);
             GDN_CUDA_TRY(cudaGetLastError());
         }
-        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
-        tc_gdn_state_bf16<K><<<grid_s, 2 * K, ss, c.stream>>>(
-            k, c.g, c.S0, (const __nv_bfloat16 *)(ws + l.w), (const float *)(ws + l.u0), (__nv_bfloat16 *)(ws + l.hs),
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_state_bf16<K, PC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_bf16<K, PC><<<grid_s, 2 * K, ss, c.stream>>>(
+            k, c.g, c.S0, (cb)(ws + l.w), (const float *)(ws + l.u0), (__nv_bfloat16 *)(ws + l.hs),
             (__nv_bfloat16 *)(ws + l.u), (__nv_bfloat16 *)(ws + l.u_lo), c.ST, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         if (c.NT == 0) return 0;
-        const unsigned so = tc_out_bf16_smem(K, true);
-        GDN_CUDA_TRY(
-            cudaFuncSetAttribute(tc_out_bf16<true, K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
-        const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
-        tc_out_bf16<true, K, true><<<grid, 128, so, c.stream>>>(
-            (const __nv_bfloat16 *)c.q, k, (const __nv_bfloat16 *)(ws + l.u), c.g, (const __nv_bfloat16 *)(ws + l.hs),
-            (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale, (const __nv_bfloat16 *)(ws + l.u_lo));
+        if constexpr (PC) {
+            const unsigned so = tc_gla_out_bf16_smem(K, true);
+            GDN_CUDA_TRY(
+                cudaFuncSetAttribute(tc_gla_out_bf16<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
+            tc_gla_out_bf16<K, true><<<grid, TC_GLA_OUT_THREADS, so, c.stream>>>(
+                (cb)c.q, k, (cb)(ws + l.u), c.g, (cb)(ws + l.hs), (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale,
+                (cb)(ws + l.u_lo));
+        } else {
+            const unsigned so = tc_out_bf16_smem(K, true);
+            GDN_CUDA_TRY(
+                cudaFuncSetAttribute(tc_out_bf16<true, K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
+            tc_out_bf16<true, K, true><<<grid, 128, so, c.stream>>>((cb)c.q, k, (cb)(ws + l.u), c.g, (cb)(ws + l.hs),
+                                                                    (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale,
+                                                                    (cb)(ws + l.u_lo));
+        }
         GDN_CUDA_TRY(cudaGetLastError());
         return 0;
     }
     const float *k = (const float *)c.k;
-    const unsigned sp = tc_gdn_prep_f32_smem(K), ss = tc_gdn_state_f32_smem(K);
+    const unsigned sp = tc_gdn_prep_f32_smem(K, PC), ss = tc_gdn_state_f32_smem(K, PC);
     if (c.NT > 0) {
-        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_prep_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
-        tc_gdn_prep_f32<K><<<grid_c, 256, sp, c.stream>>>(k, (const float *)c.v, (const float *)c.beta, c.g,
-                                                          (float *)(ws + l.w), (float *)(ws + l.u0), c.T, c.H, c.V,
-                                                          c.NT);
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_prep_f32<K, PC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+        tc_gdn_prep_f32<K, PC><<<grid_c, 256, sp, c.stream>>>(k, (const float *)c.v, (const float *)c.beta, c.g,
+                                                              (float *)(ws + l.w), (float *)(ws + l.u0), c.T, c.H, c.V,
+                                                              c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
     }
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
-    tc_gdn_state_f32<K><<<grid_s, 256, ss, c.stream>>>(k, c.g, c.S0, (const float *)(ws + l.w),
-                                                       (const float *)(ws + l.u0), (float *)(ws + l.hs),
-                                                       (float *)(ws + l.u), c.ST, c.T, c.H, c.V, c.NT);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_f32<K, PC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    tc_gdn_state_f32<K, PC><<<grid_s, 256, ss, c.stream>>>(k, c.g, c.S0, (const float *)(ws + l.w),
+                                                           (const float *)(ws + l.u0), (float *)(ws + l.hs),
+                                                           (float *)(ws + l.u), c.ST, c.T, c.H, c.V, c.NT);
     GDN_CUDA_TRY(cudaGetLastError());
     if (c.NT == 0) return 0;
+    if constexpr (PC) {
+        const unsigned so = tc_gla_out_f32_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
+        tc_gla_out_f32<K><<<grid, 256, so, c.stream>>>((const float *)c.q, k, (const float *)(ws + l.u), c.g,
+                                                       (const float *)(ws + l.hs), (float *)c.o, c.T, c.H, c.V, c.NT,
+                                                       c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+        return 0;
+    }
     tc_call o = c;
     o.v = ws + l.u, o.ws = ws + l.hs;
     return tc_launch_out_f32<true, K>(o);
@@ -199,7 +221,7 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
 {
     int rc = gdn_cuda_fwd_tc_supported(f, d);
     if (rc) return rc;
-    const bool delta = f == GDN_GDN, gated = f == GDN_SSD || f == GDN_GLA || delta, bf16 = dt == GDN_DTYPE_BF16;
+    const bool delta = f == GDN_GDN || f == GDN_KDA, gated = f != GDN_LINEAR, bf16 = dt == GDN_DTYPE_BF16;
     if ((dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) || !in) return GDN_EINVAL;
     if (d->T > 0 && (!in->q || !in->k || !in->v || !o || (gated && !in->g) || (delta && !in->b))) return GDN_EINVAL;
     /* the bf16 kernels move 16 bytes at a time; K, V are multiples of 64, so rows stay aligned */
@@ -219,11 +241,12 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     c.beta = delta ? in->b : nullptr;
     c.stream = (cudaStream_t)stream;
     if (c.NT == 0 && !ST) return GDN_OK;
+    if (f == GDN_KDA) return c.K == 64 ? tc_run_gdn<64, true>(c, bf16) : tc_run_gdn<128, true>(c, bf16);
     if (delta) {
         switch (c.K) {
-        case 64: return tc_run_gdn<64>(c, bf16);
-        case 128: return tc_run_gdn<128>(c, bf16);
-        case 256: return tc_run_gdn<256>(c, bf16);
+        case 64: return tc_run_gdn<64, false>(c, bf16);
+        case 128: return tc_run_gdn<128, false>(c, bf16);
+        case 256: return tc_run_gdn<256, false>(c, bf16);
         }
         return GDN_EUNSUPPORTED;
     }

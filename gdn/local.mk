@@ -28,7 +28,7 @@ TESTS += tests/gdn_torch.sh tests/gdn_train.sh tests/gpu/gdn_torch_cuda.sh
 
 # The chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh, _gla_tc.cuh, _gdn_tc.cuh) on the
 # CPU: tests/tc_emu.sh builds gdn/tc_emu_check.cc with g++ on the emulation gdn/tc_emu.h (no nvcc;
-# SKIP without g++) and runs it against the oracle, under the sanitizers, and with seven planted
+# SKIP without g++) and runs it against the oracle, under the sanitizers, and with eight planted
 # bugs that must fail.
 TESTS += tests/tc_emu.sh
 EXTRA_DIST += tests/tc_emu.sh gdn/tc_emu.h gdn/tc_emu_check.cc

@@ -348,9 +348,9 @@ static void emu_run(const Cfg &c, float scale, void *q, void *k, void *v, const 
     }
 }
 
-/* The launches of gdn/libgdn_tc.cu's tc_run_gdn, on the emulation; ws is laid out by
+/* The launches of gdn/libgdn_tc.cu's tc_run_gdn (PC: KDA), on the emulation; ws is laid out by
  * tc_gdn_layout. */
-template <int K>
+template <int K, bool PC>
 static void emu_run_gdn(const Cfg &c, float scale, void *q, void *k, void *v, void *beta, const float *g,
                         const float *S0, void *o, float *ST, void *wsp)
 {
@@ -362,15 +362,21 @@ static void emu_run_gdn(const Cfg &c, float scale, void *q, void *k, void *v, vo
     if (c.bf16) {
         typedef const __nv_bfloat16 *cb;
         if (NT > 0)
-            tc_emu_launch(grid_c, dim3(128), tc_gdn_prep_bf16_smem(K), [&] {
-                tc_gdn_prep_bf16<K>((cb)k, (cb)v, (cb)beta, g, (__nv_bfloat16 *)(ws + l.w), (float *)(ws + l.u0), c.T,
-                                    c.H, c.V, NT);
+            tc_emu_launch(grid_c, dim3(128), tc_gdn_prep_bf16_smem(K, PC), [&] {
+                tc_gdn_prep_bf16<K, PC>((cb)k, (cb)v, (cb)beta, g, (__nv_bfloat16 *)(ws + l.w), (float *)(ws + l.u0),
+                                        c.T, c.H, c.V, NT);
             });
-        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K), [&] {
-            tc_gdn_state_bf16<K>((cb)k, g, S0, (cb)(ws + l.w), (const float *)(ws + l.u0), (__nv_bfloat16 *)(ws + l.hs),
-                                 (__nv_bfloat16 *)(ws + l.u), (__nv_bfloat16 *)(ws + l.u_lo), ST, c.T, c.H, c.V, NT);
+        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K, PC), [&] {
+            tc_gdn_state_bf16<K, PC>((cb)k, g, S0, (cb)(ws + l.w), (const float *)(ws + l.u0),
+                                     (__nv_bfloat16 *)(ws + l.hs), (__nv_bfloat16 *)(ws + l.u),
+                                     (__nv_bfloat16 *)(ws + l.u_lo), ST, c.T, c.H, c.V, NT);
         });
-        if (NT > 0)
+        if (NT > 0 && PC)
+            tc_emu_launch(grid_o, dim3(TC_GLA_OUT_THREADS), tc_gla_out_bf16_smem(K, true), [&] {
+                tc_gla_out_bf16<K, true>((cb)q, (cb)k, (cb)(ws + l.u), g, (cb)(ws + l.hs), (__nv_bfloat16 *)o, c.T, c.H,
+                                         c.V, NT, scale, (cb)(ws + l.u_lo));
+            });
+        else if (NT > 0)
             tc_emu_launch(grid_o, dim3(128), tc_out_bf16_smem(K, true), [&] {
                 tc_out_bf16<true, K, true>((cb)q, (cb)k, (cb)(ws + l.u), g, (cb)(ws + l.hs), (__nv_bfloat16 *)o, c.T,
                                            c.H, c.V, NT, scale, (cb)(ws + l.u_lo));
@@ -378,15 +384,20 @@ static void emu_run_gdn(const Cfg &c, float scale, void *q, void *k, void *v, vo
         return;
     }
     if (NT > 0)
-        tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K), [&] {
-            tc_gdn_prep_f32<K>((const float *)k, (const float *)v, (const float *)beta, g, (float *)(ws + l.w),
-                               (float *)(ws + l.u0), c.T, c.H, c.V, NT);
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K, PC), [&] {
+            tc_gdn_prep_f32<K, PC>((const float *)k, (const float *)v, (const float *)beta, g, (float *)(ws + l.w),
+                                   (float *)(ws + l.u0), c.T, c.H, c.V, NT);
         });
-    tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K), [&] {
-        tc_gdn_state_f32<K>((const float *)k, g, S0, (const float *)(ws + l.w), (const float *)(ws + l.u0),
-                            (float *)(ws + l.hs), (float *)(ws + l.u), ST, c.T, c.H, c.V, NT);
+    tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K, PC), [&] {
+        tc_gdn_state_f32<K, PC>((const float *)k, g, S0, (const float *)(ws + l.w), (const float *)(ws + l.u0),
+                                (float *)(ws + l.hs), (float *)(ws + l.u), ST, c.T, c.H, c.V, NT);
     });
-    if (NT > 0)
+    if (NT > 0 && PC)
+        tc_emu_launch(grid_o, dim3(256), tc_gla_out_f32_smem(K), [&] {
+            tc_gla_out_f32<K>((const float *)q, (const float *)k, (const float *)(ws + l.u), g,
+                              (const float *)(ws + l.hs), (float *)o, c.T, c.H, c.V, NT, scale);
+        });
+    else if (NT > 0)
         tc_emu_launch(grid_o, dim3(256), tc_out_f32_smem(K), [&] {
             tc_out_f32<true, K>((const float *)q, (const float *)k, (const float *)(ws + l.u), g,
                                 (const float *)(ws + l.hs), (float *)o, c.T, c.H, c.V, NT, scale);
@@ -427,10 +438,15 @@ static void emu_any(const Cfg &c, float scale, void *q, void *k, void *v, void *
 {
     if (c.f == GDN_GDN) {
         switch (c.K) {
-        case 64: emu_run_gdn<64>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
-        case 128: emu_run_gdn<128>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
-        case 256: emu_run_gdn<256>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
+        case 64: emu_run_gdn<64, false>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
+        case 128: emu_run_gdn<128, false>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
+        case 256: emu_run_gdn<256, false>(c, scale, q, k, v, beta, g, S0, o, ST, ws); break;
         }
+    } else if (c.f == GDN_KDA) {
+        if (c.K == 64)
+            emu_run_gdn<64, true>(c, scale, q, k, v, beta, g, S0, o, ST, ws);
+        else
+            emu_run_gdn<128, true>(c, scale, q, k, v, beta, g, S0, o, ST, ws);
     } else if (c.f == GDN_GLA) {
         if (c.K == 64)
             emu_run_gla<64>(c, scale, q, k, v, g, S0, o, ST, ws);
@@ -445,7 +461,8 @@ static void emu_any(const Cfg &c, float scale, void *q, void *k, void *v, void *
 /* Workspace bytes of a call (gdn/libgdn_tc.cu's gdn_cuda_fwd_tc_workspace). */
 static size_t ws_bytes(const Cfg &c)
 {
-    if (c.f == GDN_GDN) return (size_t)tc_gdn_layout(c.bf16, (long long)c.B * c.H, c.T, c.K, c.V).total;
+    if (c.f == GDN_GDN || c.f == GDN_KDA)
+        return (size_t)tc_gdn_layout(c.bf16, (long long)c.B * c.H, c.T, c.K, c.V).total;
     return (size_t)c.B * c.H * ((c.T + TC_C - 1) / TC_C) * c.K * c.V * 4;
 }
 
@@ -454,9 +471,9 @@ static size_t ws_bytes(const Cfg &c)
 static void run_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool bf = c.bf16, gated = c.f == GDN_SSD || c.f == GDN_GDN || c.f == GDN_GLA, delta = c.f == GDN_GDN;
+    const bool bf = c.bf16, gated = c.f != GDN_LINEAR, delta = c.f == GDN_GDN || c.f == GDN_KDA;
     const size_t es = bf ? 2 : 4, rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
-    const size_t ng = c.f == GDN_GLA ? rows * c.K : rows; /* GLA: one gate per key channel */
+    const size_t ng = gdn_family_per_channel(c.f) ? rows * c.K : rows; /* GLA, KDA: a gate per key channel */
     uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + bf;
     Buf q, k, v, g, S0, bt;
     q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
@@ -519,18 +536,18 @@ static void run_cfg(const Cfg &c)
 static void run_nan(gdn_family f, bool bf, int which)
 {
     const char *names[5] = {"q", "k", "v", "g", "beta"};
-    const bool gated = f == GDN_SSD || f == GDN_GDN || f == GDN_GLA, delta = f == GDN_GDN;
+    const bool gated = f != GDN_LINEAR, delta = f == GDN_GDN || f == GDN_KDA;
     if ((which == 3 && !gated) || (which == 4 && !delta)) return;
     const int B = 1, T = 150, H = 2, K = 64, V = 64, ts = 70;
     const size_t es = bf ? 2 : 4, rows = (size_t)B * T * H, nS = (size_t)B * H * K * V;
-    const size_t ng = f == GDN_GLA ? rows * K : rows;
+    const size_t ng = gdn_family_per_channel(f) ? rows * K : rows;
     uint64_t s = 99;
     Buf q, k, v, g, bt;
     q.init(rows * K, es, 0xff, 0), k.init(rows * K, es, 0xff, 0), v.init(rows * V, es, 0xff, 0);
     g.init(ng, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
     std::vector<double> qd(rows * K), kd(rows * K), vd(rows * V), gd(ng), bd(rows);
     const size_t rqk = (size_t)ts * H * K + 3, rv = (size_t)ts * H * V + 5;
-    const size_t rg = f == GDN_GLA ? (size_t)ts * H * K + 7 : (size_t)ts * H;
+    const size_t rg = gdn_family_per_channel(f) ? (size_t)ts * H * K + 7 : (size_t)ts * H;
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, which == 0 && i == rqk ? NAN : rng_normal(&s), bf);
     for (size_t i = 0; i < kd.size(); i++)
         kd[i] = put(k, i, which == 1 && i == rqk ? NAN : rng_normal(&s) / sqrt((double)K), bf);
@@ -538,7 +555,7 @@ static void run_nan(gdn_family f, bool bf, int which)
     for (size_t i = 0; i < gd.size(); i++)
         gd[i] = put(g, i, which == 3 && i == rg ? NAN : -0.7 + 0.69 * rng_unif(&s), false);
     for (size_t i = 0; i < bd.size(); i++)
-        bd[i] = put(bt, i, which == 4 && i == rg ? NAN : 0.05 + 0.9 * rng_unif(&s), bf);
+        bd[i] = put(bt, i, which == 4 && i == (size_t)ts * H ? NAN : 0.05 + 0.9 * rng_unif(&s), bf);
     gdn_dims d = {B, T, H, K, V};
     std::vector<double> o64(rows * V), ST64(nS);
     gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, delta ? bd.data() : NULL, NULL};
@@ -618,8 +635,21 @@ int main(int argc, char **argv)
         cfgs.push_back({GDN_GDN, (bool)bf, 1, 70, 1, 128, 64, true});
         cfgs.push_back({GDN_GDN, (bool)bf, 1, 130, 1, 256, 256, true});
     }
+    /* KDA: GDN's cases with K <= 128 */
+    for (int bf = 1; bf >= 0; bf--) {
+        if (big) cfgs.push_back({GDN_KDA, (bool)bf, 2, 1000, 4, 128, 128, true});
+        cfgs.push_back({GDN_KDA, (bool)bf, 2, 65, 2, 64, 64, true});
+        cfgs.push_back({GDN_KDA, (bool)bf, 1, 0, 1, 64, 128, true});
+        cfgs.push_back({GDN_KDA, (bool)bf, 1, 130, 1, 128, 128, false});
+        if (quick || big) continue;
+        for (int T : {1, 63, 64}) cfgs.push_back({GDN_KDA, (bool)bf, 1, T, 2, 64, 64, T != 63});
+        cfgs.push_back({GDN_KDA, (bool)bf, 1, 65, 1, 128, 128, true});
+        cfgs.push_back({GDN_KDA, (bool)bf, 1, 70, 1, 64, 128, true});
+        cfgs.push_back({GDN_KDA, (bool)bf, 1, 70, 1, 128, 64, true});
+        cfgs.push_back({GDN_KDA, (bool)bf, 1, 130, 1, 128, 256, true});
+    }
     for (const Cfg &c : cfgs) run_cfg(c);
-    for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN})
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
         for (int bf = 1; bf >= 0; bf--)
             for (int w = 0; w < 5; w++) run_nan(f, (bool)bf, w);
     printf("%s: %d check%s failed\n", g_fail ? "FAILED" : "all ok", g_fail, g_fail == 1 ? "" : "s");

@@ -1,11 +1,12 @@
 #!/bin/sh
 # tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh: linear attention,
-# SSD; gdn/chunk_fwd_gla_tc.cuh: GLA; gdn/chunk_fwd_gdn_tc.cuh: GDN) on the CPU through gdn/tc_emu.h: builds gdn/tc_emu_check.cc
+# SSD; gdn/chunk_fwd_gla_tc.cuh: GLA; gdn/chunk_fwd_gdn_tc.cuh: GDN, KDA) on the CPU through gdn/tc_emu.h: builds gdn/tc_emu_check.cc
 # with g++ and runs every case against the fp64 oracle; then the quick cases again under
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
 # a wrong A fragment register, a missing __syncthreads, for GLA a score matrix without its
-# diagonal, one with its upper triangle left unset and a missing __syncthreads, for GDN an off-by-one forward substitution and another
+# diagonal, one with its upper triangle left unset and a missing __syncthreads, for KDA two
+# state rows' decays swapped, for GDN an off-by-one forward substitution and another
 # missing __syncthreads -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -89,6 +90,8 @@ plant gla_diag chunk_fwd_gla_tc.cuh 's/^            if (j <= i) {$/            i
 plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[i \* TC_F32P + j\] = 0.f;/(void)i, (void)j;/'
 # GLA: q * exp(G) overwrites the Q tile while other threads still sum scores from it
 plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* sQ is rewritten below \*\//d'
+# KDA: the state rows r0 and r0 + 8 take each other's per-channel decay
+plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them

@@ -51,7 +51,7 @@ static void make_inputs(const Cfg &c, Inputs *in)
     const size_t rows = (size_t)c.B * c.T * c.H;
     uint64_t s = 0x7c0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V + c.bf16;
     in->q.resize(rows * c.K), in->k.resize(rows * c.K), in->v.resize(rows * c.V),
-        in->g.resize(c.f == GDN_GLA ? rows * c.K : rows);
+        in->g.resize(gdn_family_per_channel(c.f) ? rows * c.K : rows);
     in->S0.resize((size_t)c.B * c.H * c.K * c.V);
     for (auto &x : in->q) x = to_dtype(rng_normal(&s), c.bf16);
     for (size_t r = 0; r < rows; r++) {
@@ -193,7 +193,8 @@ static int refusal_check(void)
     gdn_dev_in din = {(void *)64, (void *)64, (void *)64, (float *)64, NULL, NULL};
     int rc = gdn_cuda_fwd_tc(GDN_SSD, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 16, NULL);
     if (rc != GDN_EWORKSPACE) bad++, printf("a 16-byte workspace not refused (%d): FAIL\n", rc);
-    if (gdn_cuda_fwd_tc_supported(GDN_KDA, &d) != GDN_EUNSUPPORTED) bad++, printf("KDA not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_KDA, &k256) != GDN_EUNSUPPORTED) bad++, printf("KDA K = 256 not refused: FAIL\n");
+    if (gdn_cuda_fwd_tc_supported(GDN_KDA, &d) != 0) bad++, printf("KDA K = V = 64 refused: FAIL\n");
     if (gdn_cuda_fwd_tc_supported(GDN_GDN, &odd) != GDN_EUNSUPPORTED) bad++, printf("GDN K = 96 not refused: FAIL\n");
     if (gdn_cuda_fwd_tc_supported(GDN_GDN, &d) != 0) bad++, printf("GDN K = V = 64 refused: FAIL\n");
     /* GDN: the states plus W, U0 (64 rows per chunk) and u */
@@ -227,25 +228,25 @@ int main(void)
            "two runs bitwise equal\n",
            p.name, BAR_BF16, BAR_F32);
     std::vector<Cfg> cfgs;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN})
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
         for (int bf = 1; bf >= 0; bf--) {
             for (int st = 1; st >= 0; st--) cfgs.push_back({f, (bool)bf, 2, 1000, 4, 128, 128, (bool)st});
             for (int T : {0, 1, 63, 65, 130}) cfgs.push_back({f, (bool)bf, 1, T, 2, 128, 128, true});
             cfgs.push_back({f, (bool)bf, 2, 77, 3, 64, 64, true});
             cfgs.push_back({f, (bool)bf, 1, 130, 2, 64, 256, true});
-            if (f == GDN_GLA) { /* K <= 128 */
+            if (gdn_family_per_channel(f)) { /* GLA, KDA: K <= 128 */
                 cfgs.push_back({f, (bool)bf, 1, 130, 2, 128, 256, false});
                 continue;
             }
             cfgs.push_back({f, (bool)bf, 1, 130, 2, 256, 128, false});
             cfgs.push_back({f, (bool)bf, 1, 200, 1, 256, 256, true});
-            if (f == GDN_GDN) /* T = 64 exactly, no S0, B and H > 1 */
+            if (f == GDN_GDN || f == GDN_KDA) /* T = 64 exactly, no S0, B and H > 1 */
                 cfgs.push_back({f, (bool)bf, 2, 64, 3, 64, 64, false});
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
     int ref = refusal_check();
-    printf("API refusals (GLA K = 256, KDA, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
+    printf("API refusals (GLA and KDA K = 256, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
            ref ? "FAIL" : "ok");
     printf("\n%s: %d of %zu configurations failed, %d refusal failures\n", fails + ref ? "FAIL" : "PASS", fails,
            cfgs.size(), ref);
