@@ -157,29 +157,6 @@ __device__ void tc_gdn_load_kt(const __nv_bfloat16 *src, long long stride, int L
     }
 }
 
-/* tc_gdn_load_kt with a weight per element (KDA): x = src[j][c] * rw[j] * exp(sg[last][c] -
- * sg[j][c]) with last >= 0, or src[j][c] * rw[j] * exp(sg[j][c]) with last < 0 (rw NULL: 1);
- * sg[j * ldg + c] the per-channel cumsums of these ncols columns. */
-__device__ void tc_gdn_load_kt_pc(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *rw,
-                                  const float *sg, int ldg, int last, __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
-{
-    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
-        const int j = idx % TC_C, grp = idx / TC_C;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
-#pragma unroll
-        for (int c = 0; c < 8; c++) {
-            const int cc = grp * 8 + c;
-            const float ex = last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc];
-            const float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f) * expf(ex);
-            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-            dst[cc * TC_TP + j] = hi;
-            dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
-        }
-    }
-}
-
 // ---- kernel 1, bf16: A, T, W, U0 ----------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gdn_prep_bf16<K, PC>: K [64][K+8] bf16, A and T [64][65] fp32, T
@@ -260,7 +237,7 @@ __global__ void __launch_bounds__(128)
         const bool isw = ct < nk;
         const int c0 = (isw ? ct : ct - nk) * TC_C;
         if (isw && PC) /* X = Diag(beta) (K * exp(G)), per element */
-            tc_gdn_load_kt_pc(k + (row0 * H + h) * K + c0, (long long)H * K, L, TC_C, sB, sG + c0, LG, -1, sXh, sXl);
+            tc_load_kt_decayed(k + (row0 * H + h) * K + c0, (long long)H * K, L, TC_C, sB, sG + c0, LG, -1, sXh, sXl);
         else if (isw)
             tc_load_transposed(k + (row0 * H + h) * K + c0, (long long)H * K, L, sBG, sXh, sXl);
         else
@@ -422,8 +399,8 @@ __global__ void __launch_bounds__(2 * K)
             }
         __syncthreads(); /* W read by every warp: sX becomes K^T; sUT complete */
         if constexpr (PC)
-            tc_gdn_load_kt_pc(k + (row0 * H + h) * K, (long long)H * K, L, K, nullptr, sG, LG, L - 1, sX,
-                              sX + K * TC_TP);
+            tc_load_kt_decayed(k + (row0 * H + h) * K, (long long)H * K, L, K, nullptr, sG, LG, L - 1, sX,
+                               sX + K * TC_TP);
         else
             tc_gdn_load_kt(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, sX, sX + K * TC_TP);
         __syncthreads();

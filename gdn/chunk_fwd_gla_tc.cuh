@@ -14,11 +14,10 @@
  * SSD's factorisation of P into (Q K^T) times one decay per (i, j) does not exist with a decay
  * per channel, and the usual rescaling (q exp(G), k exp(-G)) overflows once a chunk's gates sum
  * past ~88: P is summed here on CUDA cores, term by term, exactly as written (the tensor cores
- * take Q H, P V and the state's K^T V). Three kernels per dtype would not pay: the state scan is
- * chunk_fwd_tc.cuh's with a decay per state row, the outputs its kernel with that P.
- *   1. the state scan, one CTA per (64-row K tile, 64-column V tile, b, h): H of every chunk
- *      into the workspace (bf16: hi + lo planes [B*H][NT][2][V][K]; fp32: [B*H][NT][K][V]);
- *   2. the outputs, one CTA per (chunk, 64-column V tile, b, h).
+ * take Q H, P V and the state's K^T V). The other kernels are chunk_fwd_tc.cuh's with GATE =
+ * TC_CHANNEL: the state scan (a decay per state row, a weight per key element) and the fp32
+ * outputs; this file holds the bf16 outputs kernel, one CTA per (chunk, 64-column V tile, b, h),
+ * which KDA's forward (gdn/chunk_fwd_gdn_tc.cuh) also runs, reading u (hi + lo: VLO) for v.
  * Determinism: one writer per output element, every sum in a fixed order, no atomics. Tail
  * chunk (L < 64): rows j >= L load as zeros (their G repeats G_{L-1}, so every exponent stays
  * finite) and are never written back. On the bf16 path a NaN in v_j reaches rows i < j of its
@@ -29,30 +28,6 @@
 #define GDN_CHUNK_FWD_GLA_TC_CUH
 
 #include "chunk_fwd_tc.cuh"
-
-/* The chunk's inclusive per-channel gate cumsums of channels c0 .. c0 + nc - 1 into
- * sG[i * ldg + cc] (i < 64; rows >= L repeat G_{L-1}). The 64 x nc gates are loaded first, by all
- * threads, consecutive threads on consecutive channels (coalesced; one thread walking its
- * channel's 64 steps in global memory waits for each load in turn: measured on the H200, that
- * made the state scan 4.1 ms at B8 T4096 H16 K=V=128); then one thread per channel sums its 64
- * steps in order, in shared memory. g[(at + i H) K + c0 + cc] is the gate of step t0 + i,
- * channel c0 + cc. Ends synchronised. */
-__device__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0, int nc, int L, float *sG, int ldg)
-{
-    for (int idx = (int)threadIdx.x; idx < TC_C * nc; idx += (int)blockDim.x) {
-        const int i = idx / nc, cc = idx % nc;
-        sG[i * ldg + cc] = i < L ? g[(at + (long long)i * H) * K + c0 + cc] : 0.f;
-    }
-    __syncthreads();
-    for (int cc = (int)threadIdx.x; cc < nc; cc += (int)blockDim.x) {
-        float s = 0.f;
-        for (int i = 0; i < TC_C; i++) {
-            s += sG[i * ldg + cc]; /* rows >= L add 0: G_{L-1} again */
-            sG[i * ldg + cc] = s;
-        }
-    }
-    __syncthreads();
-}
 
 /* tc_load_transposed without weights, by the threads first .. blockDim.x - 1 (first multiple
  * of 32: whole warps, lanes walking j): dst[c * TC_TP + j] = src[j * stride + c], rows j >= L
@@ -71,114 +46,7 @@ __device__ void tc_load_transposed_from(int first, const __nv_bfloat16 *src, lon
     }
 }
 
-// ---- kernel 1, bf16: the state scan on tensor cores ---------------------------------------------
-
-/* Dynamic shared memory of tc_gla_state_bf16: (k w)^T hi, lo, V^T, H hi, lo [64][72] bf16, G
- * [64][65] fp32. */
-__host__ __device__ constexpr unsigned tc_gla_state_bf16_smem()
-{
-    return (unsigned)(5 * TC_C * TC_TP * 2 + TC_C * TC_F32P * 4);
-}
-
-/* grid (V/64, K/64, B*H), 128 threads; tc_state_bf16's layout and fragments (warp w: state rows
- * 16w .. 16w+15 of the K tile), with the decay exp(G_{L-1,r}) per state row r and the weight
- * exp(G_{L-1,c} - G_jc) per key element, split into bf16 hi + lo. */
-__global__ void __launch_bounds__(128)
-    tc_gla_state_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g, const float *S0,
-                      __nv_bfloat16 *hs, float *ST, int T, int H, int K, int V, int NT)
-{
-    TC_DYNAMIC_SMEM(tc_smem);
-    __nv_bfloat16 *sKT = reinterpret_cast<__nv_bfloat16 *>(tc_smem);    /* [kk][j] hi */
-    __nv_bfloat16 *sKL = sKT + TC_C * TC_TP;                            /* lo */
-    __nv_bfloat16 *sVT = sKL + TC_C * TC_TP;                            /* [v][j] */
-    __nv_bfloat16 *sH0 = sVT + TC_C * TC_TP, *sH1 = sH0 + TC_C * TC_TP; /* [v][kk] hi, lo */
-    float *sG = reinterpret_cast<float *>(sH1 + TC_C * TC_TP);          /* [j][kk] */
-    const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int b = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
-    const int r0 = 16 * w + gi;
-
-    float acc[8][4];
-#pragma unroll
-    for (int n = 0; n < 8; n++) {
-        const int c = 8 * n + 2 * ti;
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int r = r0 + (e >> 1) * 8;
-            acc[n][e] = S0 ? S0[((long long)bh * K + kt * TC_C + r) * V + vt * TC_C + c + (e & 1)] : 0.f;
-        }
-    }
-    for (int n = 0; n < NT; n++) {
-        const int t0 = n * TC_C, L = min(TC_C, T - t0);
-        const long long row0 = (long long)b * T + t0;
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int at = (8 * m + 2 * ti + (e & 1)) * TC_TP + r0 + (e >> 1) * 8;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
-                sH0[at] = hi;
-                sH1[at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
-            }
-        }
-        tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P); /* synchronises: sH complete */
-        /* (k_j * exp(G_{L-1} - G_j))^T as hi + lo, and V^T; lanes walk j, as tc_load_transposed */
-        const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
-        const __nv_bfloat16 *ksrc = k + (row0 * H + h) * K + kt * TC_C;
-        for (int idx = tid; idx < TC_C * 8; idx += 128) {
-            const int j = idx % TC_C, grp = idx / TC_C;
-            uint4 raw = make_uint4(0, 0, 0, 0);
-            if (j < L) raw = *reinterpret_cast<const uint4 *>(ksrc + j * rs_k + grp * 8);
-            const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
-#pragma unroll
-            for (int c = 0; c < 8; c++) {
-                const int cc = grp * 8 + c;
-                const float x = __bfloat162float(e[c]) * expf(sG[(L - 1) * TC_F32P + cc] - sG[j * TC_F32P + cc]);
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                sKT[cc * TC_TP + j] = hi;
-                sKL[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
-            }
-        }
-        tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sVT, nullptr);
-        for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
-            const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
-            __nv_bfloat16 *dst = hs + ((((long long)bh * NT + n) * 2 + pl) * V + vt * TC_C + r) * K + kt * TC_C;
-            *reinterpret_cast<uint4 *>(dst + grp * 8) =
-                *reinterpret_cast<const uint4 *>((pl ? sH1 : sH0) + r * TC_TP + grp * 8);
-        }
-        __syncthreads();
-        const float d0 = expf(sG[(L - 1) * TC_F32P + r0]), d1 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);
-#pragma unroll
-        for (int m = 0; m < 8; m++) acc[m][0] *= d0, acc[m][1] *= d0, acc[m][2] *= d1, acc[m][3] *= d1;
-#pragma unroll
-        for (int s = 0; s < 4; s++) {
-            uint32_t a[4], al[4];
-            tc_frag_a(a, sKT, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sKL, TC_TP, 16 * w, 16 * s);
-#pragma unroll
-            for (int m = 0; m < 8; m++) {
-                uint32_t b0, b1;
-                tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
-                tc_mma(acc[m], a, b0, b1);
-                tc_mma(acc[m], al, b0, b1);
-            }
-        }
-        __syncthreads(); /* every tile is rewritten by the next chunk */
-    }
-    if (ST) {
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            const int c = 8 * m + 2 * ti;
-            for (int half = 0; half < 2; half++) {
-                const int r = r0 + half * 8;
-                float2 x = make_float2(acc[m][2 * half], acc[m][2 * half + 1]);
-                *reinterpret_cast<float2 *>(ST + ((long long)bh * K + kt * TC_C + r) * V + vt * TC_C + c) = x;
-            }
-        }
-    }
-}
-
-// ---- kernel 2, bf16: the outputs ----------------------------------------------------------------
+// ---- the bf16 outputs -------------------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, H^T hi, lo [64][K+8] bf16, V^T
  * [64][72] bf16, K and G [64][K+1] and P [64][65] fp32. */
@@ -317,160 +185,6 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
         if (i1 < L)
             *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i1) * H + h) * V + c) =
                 __floats2bfloat162_rn(acc[m][2], acc[m][3]);
-    }
-}
-
-// ---- kernel 1, fp32: the state scan on CUDA cores ----------------------------------------------
-
-/* Dynamic shared memory of tc_gla_state_f32: k w [64][65], V [64][64], G [64][65] fp32. */
-__host__ __device__ constexpr unsigned tc_gla_state_f32_smem()
-{
-    return (unsigned)(4 * (2 * TC_C * TC_F32P + TC_C * TC_C));
-}
-
-/* grid (V/64, K/64, B*H), 256 threads; tc_state_f32's layout (thread (tx, ty): state rows
- * ty + 16r, columns tx + 16c). */
-__global__ void __launch_bounds__(256) tc_gla_state_f32(const float *k, const float *v, const float *g, const float *S0,
-                                                        float *hs, float *ST, int T, int H, int K, int V, int NT)
-{
-    TC_DYNAMIC_SMEM(tc_smem);
-    float *sK = reinterpret_cast<float *>(tc_smem); /* [j][kk] */
-    float *sV = sK + TC_C * TC_F32P;                /* [j][v] */
-    float *sG = sV + TC_C * TC_C;                   /* [j][kk] */
-    const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int b = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
-    float S[4][4];
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++)
-            S[r][c] = S0 ? S0[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
-    for (int n = 0; n < NT; n++) {
-        const int t0 = n * TC_C, L = min(TC_C, T - t0);
-        const long long row0 = (long long)b * T + t0;
-        float *dst = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V + vt * TC_C;
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
-        tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P);
-        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-            const int j = idx / TC_C, c = idx % TC_C;
-            float kx = 0.f, vx = 0.f;
-            if (j < L) {
-                kx =
-                    k[((row0 + j) * H + h) * K + kt * TC_C + c] * expf(sG[(L - 1) * TC_F32P + c] - sG[j * TC_F32P + c]);
-                vx = v[((row0 + j) * H + h) * V + vt * TC_C + c];
-            }
-            sK[j * TC_F32P + c] = kx;
-            sV[j * TC_C + c] = vx;
-        }
-        __syncthreads();
-        float U[4][4] = {};
-        for (int j = 0; j < L; j++)
-#pragma unroll
-            for (int r = 0; r < 4; r++)
-#pragma unroll
-                for (int c = 0; c < 4; c++)
-                    U[r][c] = fmaf(sK[j * TC_F32P + ty + 16 * r], sV[j * TC_C + tx + 16 * c], U[r][c]);
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const float decay = expf(sG[(L - 1) * TC_F32P + ty + 16 * r]);
-#pragma unroll
-            for (int c = 0; c < 4; c++) S[r][c] = fmaf(decay, S[r][c], U[r][c]);
-        }
-        __syncthreads();
-    }
-    if (ST) {
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++)
-                ST[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
-    }
-}
-
-// ---- kernel 2, fp32: the outputs on CUDA cores -------------------------------------------------
-
-/* Dynamic shared memory of tc_gla_out_f32<K>: Q [64][K+1], K [64][K+1] then H [K][64], V
- * [64][64], P [64][65], G [64][K+1]. */
-__host__ __device__ constexpr unsigned tc_gla_out_f32_smem(int K)
-{
-    return (unsigned)(4 * (3 * TC_C * (K + 1) + TC_C * TC_C + TC_C * TC_F32P));
-}
-
-/* grid (NT, V/64, B*H), 256 threads; tc_out_f32's layout (thread (tx, ty): rows ty + 16r,
- * columns tx + 16c of P and of o's tile). */
-template <int K>
-__global__ void __launch_bounds__(256)
-    tc_gla_out_f32(const float *q, const float *k, const float *v, const float *g, const float *hs, float *o, int T,
-                   int H, int V, int NT, float scale)
-{
-    constexpr int LD = K + 1;
-    TC_DYNAMIC_SMEM(tc_smem);
-    float *sQ = reinterpret_cast<float *>(tc_smem);
-    float *sX = sQ + TC_C * LD; /* K rows [j][kk], later H [kk][v] */
-    float *sV = sX + TC_C * LD;
-    float *sP = sV + TC_C * TC_C;
-    float *sG = sP + TC_C * TC_F32P;
-    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int b = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const int t0 = n * TC_C, L = min(TC_C, T - t0);
-    const long long row0 = (long long)b * T + t0;
-
-    for (int idx = tid; idx < TC_C * K; idx += 256) {
-        const int j = idx / K, c = idx % K;
-        const bool in = j < L;
-        sQ[j * LD + c] = in ? q[((row0 + j) * H + h) * K + c] : 0.f;
-        sX[j * LD + c] = in ? k[((row0 + j) * H + h) * K + c] : 0.f;
-    }
-    for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-        const int j = idx / TC_C, c = idx % TC_C;
-        sV[j * TC_C + c] = j < L ? v[((row0 + j) * H + h) * V + vt * TC_C + c] : 0.f;
-    }
-    tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises */
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const int i = ty + 16 * r;
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int j = tx + 16 * c;
-            float x = 0.f;
-            if (j <= i) {
-                float d = 0.f;
-                for (int kk = 0; kk < K; kk++)
-                    d = fmaf(sQ[i * LD + kk] * sX[j * LD + kk], expf(sG[i * LD + kk] - sG[j * LD + kk]), d);
-                x = d * scale;
-            }
-            sP[i * TC_F32P + j] = x;
-        }
-    }
-    __syncthreads(); /* sX is overwritten by H, sQ scaled by exp(G) */
-    const float *src = hs + (((long long)bh * NT + n) * K) * V + vt * TC_C;
-    for (int idx = tid; idx < K * TC_C; idx += 256) {
-        const int kk = idx / TC_C, c = idx % TC_C;
-        sX[kk * TC_C + c] = src[(long long)kk * V + c];
-    }
-    for (int idx = tid; idx < TC_C * K; idx += 256) {
-        const int i = idx / K, c = idx % K;
-        sQ[i * LD + c] *= expf(sG[i * LD + c]);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const int i = ty + 16 * r;
-        if (i >= L) continue;
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int vv = tx + 16 * c;
-            float d = 0.f;
-            for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[kk * TC_C + vv], d);
-            float x = d * scale;
-            for (int j = 0; j <= i; j++) x = fmaf(sP[i * TC_F32P + j], sV[j * TC_C + vv], x);
-            o[((row0 + i) * H + h) * V + vt * TC_C + vv] = x;
-        }
     }
 }
 

@@ -62,6 +62,30 @@ template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long a
     __syncthreads();
 }
 
+/* The chunk's inclusive per-channel gate cumsums of channels c0 .. c0 + nc - 1 into
+ * sG[i * ldg + cc] (i < 64; rows >= L repeat G_{L-1}). The 64 x nc gates are loaded first, by all
+ * threads, consecutive threads on consecutive channels (coalesced; one thread walking its
+ * channel's 64 steps in global memory waits for each load in turn: measured on the H200, that
+ * made the state scan 4.1 ms at B8 T4096 H16 K=V=128); then one thread per channel sums its 64
+ * steps in order, in shared memory. g[(at + i H) K + c0 + cc] is the gate of step t0 + i,
+ * channel c0 + cc. Ends synchronised. */
+__device__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0, int nc, int L, float *sG, int ldg)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * nc; idx += (int)blockDim.x) {
+        const int i = idx / nc, cc = idx % nc;
+        sG[i * ldg + cc] = i < L ? g[(at + (long long)i * H) * K + c0 + cc] : 0.f;
+    }
+    __syncthreads();
+    for (int cc = (int)threadIdx.x; cc < nc; cc += (int)blockDim.x) {
+        float s = 0.f;
+        for (int i = 0; i < TC_C; i++) {
+            s += sG[i * ldg + cc]; /* rows >= L add 0: G_{L-1} again */
+            sG[i * ldg + cc] = s;
+        }
+    }
+    __syncthreads();
+}
+
 // ---- tensor-core primitives (bf16) -------------------------------------------------------------
 
 /* d += a b with the PTX fragment layouts of m16n8k16 (g = lane / 4, t = lane % 4):
@@ -181,24 +205,62 @@ __device__ void tc_load_rows(const __nv_bfloat16 *src, long long stride, int nro
     }
 }
 
+/* Loads the 64 x ncols tile src[j * stride + c] (rows j < L, else zeros; ncols % 8 == 0)
+ * TRANSPOSED into dst[c * TC_TP + j] as bf16 hi + lo (dst_lo) of x = src * rw[j] *
+ * exp(sg[last][c] - sg[j][c]) with last >= 0, or src * rw[j] * exp(sg[j][c]) with last < 0 (rw
+ * NULL: 1), sg[j * ldg + c] the per-channel gate cumsums of these columns (GLA's, KDA's decayed
+ * keys). Any block size. */
+__device__ void tc_load_kt_decayed(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *rw,
+                                   const float *sg, int ldg, int last, __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
+        const int j = idx % TC_C, grp = idx / TC_C;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            const int cc = grp * 8 + c;
+            const float ex = last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc];
+            const float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f) * expf(ex);
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            dst[cc * TC_TP + j] = hi;
+            dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
+    }
+}
+
 // ---- kernel 1, bf16: the state scan on tensor cores ---------------------------------------------
+
+/* The gates of a kernel: none (linear attention), one per step (SSD, GDN), one per step and key
+ * channel (GLA, KDA; gdn/chunk_fwd_gla_tc.cuh) */
+enum { TC_UNGATED = 0, TC_SCALAR = 1, TC_CHANNEL = 2 };
+
+/* Dynamic shared memory of tc_state_bf16<GATE>: (k w)^T hi, lo, V^T, H hi, lo [64][72] bf16; G and
+ * the weights [64] fp32, or (TC_CHANNEL) G [64][65] for the tile's channels. */
+__host__ __device__ constexpr unsigned tc_state_bf16_smem(int gate)
+{
+    return (unsigned)(5 * TC_C * TC_TP * 2 + (gate == TC_CHANNEL ? TC_C * TC_F32P : 2 * TC_C) * 4);
+}
 
 /* grid (V/64, K/64, B*H), 128 threads. Warp w owns state rows 16w .. 16w+15 of the K tile, all 64
  * columns: acc[n] is the m16n8 tile of columns 8n .. 8n+7. hs [B*H][NT][2][V][K] bf16 receives H
  * of every chunk, transposed (the layout the output kernel's B fragments read), as hi + lo planes
  * (H ~= hi + lo to ~16 bits: one bf16 plane alone costs linear attention's o about 0.0007 of
  * relative RMS, a third of the bf16 bar); ST [B,H,K,V] fp32. The decayed keys k_j w_j are split
- * the same way (a single bf16 rounding there would cost SSD's ST ~1e-3). */
-template <bool GATED>
+ * the same way (a single bf16 rounding there would cost SSD's ST ~1e-3). TC_CHANNEL: the decay
+ * exp(G_{L-1,r}) per state row r and the weight exp(G_{L-1,c} - G_jc) per key element. */
+template <int GATE>
 __global__ void __launch_bounds__(128)
     tc_state_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g, const float *S0, __nv_bfloat16 *hs,
                   float *ST, int T, int H, int K, int V, int NT)
 {
-    __shared__ __align__(16) __nv_bfloat16 sKT[TC_C * TC_TP];   /* [kk][j]: (k_j * w_j)^T, hi */
-    __shared__ __align__(16) __nv_bfloat16 sKL[TC_C * TC_TP];   /* its lo part (GATED) */
-    __shared__ __align__(16) __nv_bfloat16 sVT[TC_C * TC_TP];   /* [v][j] */
-    __shared__ __align__(16) __nv_bfloat16 sH[2][TC_C * TC_TP]; /* [v][kk]: H of the chunk, hi, lo */
-    __shared__ float sG[TC_C], sW[TC_C];
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sKT = reinterpret_cast<__nv_bfloat16 *>(tc_smem);            /* [kk][j]: (k_j * w_j)^T, hi */
+    __nv_bfloat16 *sKL = sKT + TC_C * TC_TP;                                    /* its lo part (gated) */
+    __nv_bfloat16 *sVT = sKL + TC_C * TC_TP;                                    /* [v][j] */
+    __nv_bfloat16 *sH0 = sVT + TC_C * TC_TP, *sH1 = sH0 + TC_C * TC_TP;         /* [v][kk]: H, hi, lo */
+    float *sG = reinterpret_cast<float *>(sH1 + TC_C * TC_TP), *sW = sG + TC_C; /* TC_CHANNEL: sG [j][kk] */
     const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
@@ -224,47 +286,53 @@ __global__ void __launch_bounds__(128)
             for (int e = 0; e < 4; e++) {
                 const int at = (8 * m + 2 * ti + (e & 1)) * TC_TP + r0 + (e >> 1) * 8;
                 const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
-                sH[0][at] = hi;
-                sH[1][at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+                sH0[at] = hi;
+                sH1[at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
             }
         }
-        tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
-        float decay = 1.f;
-        if constexpr (GATED) {
-            if (tid < TC_C) sW[tid] = expf(sG[L - 1] - sG[tid]);
-            decay = expf(sG[L - 1]);
-            __syncthreads();
-        }
+        float d0 = 1.f, d1 = 1.f; /* the decay of rows r0, r0 + 8 */
         const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
-        tc_load_transposed(k + (row0 * H + h) * K + kt * TC_C, rs_k, L, GATED ? sW : nullptr, sKT, sKL);
+        const __nv_bfloat16 *ksrc = k + (row0 * H + h) * K + kt * TC_C;
+        if constexpr (GATE == TC_CHANNEL) {
+            tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P); /* synchronises: sH complete */
+            d0 = expf(sG[(L - 1) * TC_F32P + r0]), d1 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);
+            tc_load_kt_decayed(ksrc, rs_k, L, TC_C, nullptr, sG, TC_F32P, L - 1, sKT, sKL);
+        } else {
+            tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
+            if constexpr (GATE == TC_SCALAR) {
+                if (tid < TC_C) sW[tid] = expf(sG[L - 1] - sG[tid]);
+                d0 = d1 = expf(sG[L - 1]);
+                __syncthreads();
+            }
+            tc_load_transposed(ksrc, rs_k, L, GATE ? sW : nullptr, sKT, sKL);
+        }
         tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sVT, nullptr);
         /* hs: both planes, rows v of this V tile, columns kk of this K tile */
         for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
             const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
             __nv_bfloat16 *dst = hs + ((((long long)bh * NT + n) * 2 + pl) * V + vt * TC_C + r) * K + kt * TC_C;
-            *reinterpret_cast<uint4 *>(dst + grp * 8) = *reinterpret_cast<const uint4 *>(sH[pl] + r * TC_TP + grp * 8);
+            *reinterpret_cast<uint4 *>(dst + grp * 8) =
+                *reinterpret_cast<const uint4 *>((pl ? sH1 : sH0) + r * TC_TP + grp * 8);
         }
         __syncthreads();
-        if constexpr (GATED) {
+        if constexpr (GATE != TC_UNGATED) {
 #pragma unroll
-            for (int m = 0; m < 8; m++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) acc[m][e] *= decay;
+            for (int m = 0; m < 8; m++) acc[m][0] *= d0, acc[m][1] *= d0, acc[m][2] *= d1, acc[m][3] *= d1;
         }
 #pragma unroll
         for (int s = 0; s < 4; s++) {
             uint32_t a[4], al[4];
             tc_frag_a(a, sKT, TC_TP, 16 * w, 16 * s);
-            if constexpr (GATED) tc_frag_a(al, sKL, TC_TP, 16 * w, 16 * s);
+            if constexpr (GATE != TC_UNGATED) tc_frag_a(al, sKL, TC_TP, 16 * w, 16 * s);
 #pragma unroll
             for (int m = 0; m < 8; m++) {
                 uint32_t b0, b1;
                 tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
                 tc_mma(acc[m], a, b0, b1);
-                if constexpr (GATED) tc_mma(acc[m], al, b0, b1);
+                if constexpr (GATE != TC_UNGATED) tc_mma(acc[m], al, b0, b1);
             }
         }
-        __syncthreads(); /* sKT, sVT, sH, sG are rewritten by the next chunk */
+        __syncthreads(); /* every tile and sG are rewritten by the next chunk */
     }
     if (ST) {
 #pragma unroll
@@ -293,7 +361,7 @@ __host__ __device__ constexpr unsigned tc_out_bf16_smem(int K, bool vlo = false)
  * and lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). With
  * VLO (GDN, gdn/chunk_fwd_gdn_tc.cuh) the values are not an input but the fp32 u_j of the delta
  * rule, given as bf16 v (hi) and v_lo planes of the same layout: P V adds P_hi V_lo. */
-template <bool GATED, int K, bool VLO = false>
+template <int GATED, int K, bool VLO = false>
 __global__ void __launch_bounds__(128)
     tc_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
                 const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
@@ -396,15 +464,23 @@ __global__ void __launch_bounds__(128)
 
 // ---- kernel 1, fp32: the state scan on CUDA cores ----------------------------------------------
 
+/* Dynamic shared memory of tc_state_f32<GATE>: k w [64][65], V [64][64], G [64] or (TC_CHANNEL)
+ * [64][65] fp32. */
+__host__ __device__ constexpr unsigned tc_state_f32_smem(int gate)
+{
+    return (unsigned)(4 * (TC_C * TC_F32P + TC_C * TC_C + (gate == TC_CHANNEL ? TC_C * TC_F32P : TC_C)));
+}
+
 /* grid (V/64, K/64, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns state rows
  * ty + 16r and columns tx + 16c (r, c < 4). hs [B*H][NT][K][V] fp32 receives H of every chunk. */
-template <bool GATED>
+template <int GATE>
 __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float *v, const float *g, const float *S0,
                                                     float *hs, float *ST, int T, int H, int K, int V, int NT)
 {
-    __shared__ float sK[TC_C * TC_F32P]; /* [j][kk]: k_j * w_j */
-    __shared__ float sV[TC_C * TC_C];    /* [j][v] */
-    __shared__ float sG[TC_C];
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sK = reinterpret_cast<float *>(tc_smem); /* [j][kk]: k_j * w_j */
+    float *sV = sK + TC_C * TC_F32P;                /* [j][v] */
+    float *sG = sV + TC_C * TC_C;                   /* TC_CHANNEL: [j][kk] */
     const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -422,15 +498,19 @@ __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float 
         for (int r = 0; r < 4; r++)
 #pragma unroll
             for (int c = 0; c < 4; c++) dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
-        tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG);
-        const float glast = sG[L - 1];
+        if constexpr (GATE == TC_CHANNEL)
+            tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P);
+        else
+            tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG);
+        const float glast = GATE == TC_CHANNEL ? 0.f : sG[L - 1];
         for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
             const int j = idx / TC_C, c = idx % TC_C;
             float kx = 0.f, vx = 0.f;
             if (j < L) {
                 kx = k[((row0 + j) * H + h) * K + kt * TC_C + c];
                 vx = v[((row0 + j) * H + h) * V + vt * TC_C + c];
-                if (GATED) kx *= expf(glast - sG[j]);
+                if constexpr (GATE == TC_CHANNEL) kx *= expf(sG[(L - 1) * TC_F32P + c] - sG[j * TC_F32P + c]);
+                if constexpr (GATE == TC_SCALAR) kx *= expf(glast - sG[j]);
             }
             sK[j * TC_F32P + c] = kx;
             sV[j * TC_C + c] = vx;
@@ -443,11 +523,12 @@ __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float 
 #pragma unroll
                 for (int c = 0; c < 4; c++)
                     U[r][c] = fmaf(sK[j * TC_F32P + ty + 16 * r], sV[j * TC_C + tx + 16 * c], U[r][c]);
-        const float decay = GATED ? expf(glast) : 1.f;
 #pragma unroll
-        for (int r = 0; r < 4; r++)
+        for (int r = 0; r < 4; r++) {
+            const float decay = GATE == TC_CHANNEL ? expf(sG[(L - 1) * TC_F32P + ty + 16 * r]) : expf(glast);
 #pragma unroll
-            for (int c = 0; c < 4; c++) S[r][c] = GATED ? fmaf(decay, S[r][c], U[r][c]) : S[r][c] + U[r][c];
+            for (int c = 0; c < 4; c++) S[r][c] = GATE ? fmaf(decay, S[r][c], U[r][c]) : S[r][c] + U[r][c];
+        }
         __syncthreads();
     }
     if (ST) {
@@ -461,16 +542,18 @@ __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float 
 
 // ---- kernel 2, fp32: the outputs on CUDA cores -------------------------------------------------
 
-/* Dynamic shared memory of tc_out_f32<K>: Q [64][K+1], K [64][K+1] then H [K][64], V [64][64],
- * P [64][65], G [64]. */
-__host__ __device__ constexpr unsigned tc_out_f32_smem(int K)
+/* Dynamic shared memory of tc_out_f32<GATE, K>: Q [64][K+1], K [64][K+1] then H [K][64], V
+ * [64][64], P [64][65], G [64] or (TC_CHANNEL) [64][K+1]. */
+__host__ __device__ constexpr unsigned tc_out_f32_smem(int K, int gate = TC_SCALAR)
 {
-    return (unsigned)(4 * (2 * TC_C * (K + 1) + TC_C * TC_C + TC_C * TC_F32P + TC_C));
+    return (unsigned)(4 * (2 * TC_C * (K + 1) + TC_C * TC_C + TC_C * TC_F32P +
+                           (gate == TC_CHANNEL ? TC_C * (K + 1) : TC_C)));
 }
 
 /* grid (NT, V/64, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r and columns tx + 16c of
- * P and of o's tile. */
-template <bool GATED, int K>
+ * P and of o's tile. TC_CHANNEL (GLA, KDA): P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) term by
+ * term, and the inter-chunk part reads q * exp(G) (sQ scaled in place once P is done). */
+template <int GATE, int K>
 __global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k, const float *v, const float *g,
                                                   const float *hs, float *o, int T, int H, int V, int NT, float scale)
 {
@@ -480,7 +563,7 @@ __global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k
     float *sX = sQ + TC_C * LD; /* K rows [j][kk], later H [kk][v] */
     float *sV = sX + TC_C * LD;
     float *sP = sV + TC_C * TC_C;
-    float *sG = sP + TC_C * TC_F32P;
+    float *sG = sP + TC_C * TC_F32P; /* TC_CHANNEL: [j][kk], stride LD */
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -497,7 +580,10 @@ __global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k
         const int j = idx / TC_C, c = idx % TC_C;
         sV[j * TC_C + c] = j < L ? v[((row0 + j) * H + h) * V + vt * TC_C + c] : 0.f;
     }
-    tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises */
+    if constexpr (GATE == TC_CHANNEL)
+        tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises */
+    else
+        tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG); /* synchronises */
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int i = ty + 16 * r;
@@ -507,24 +593,35 @@ __global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k
             float x = 0.f;
             if (j <= i) {
                 float d = 0.f;
-                for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[j * LD + kk], d);
-                x = GATED ? d * scale * expf(sG[i] - sG[j]) : d * scale;
+                if constexpr (GATE == TC_CHANNEL) {
+                    for (int kk = 0; kk < K; kk++)
+                        d = fmaf(sQ[i * LD + kk] * sX[j * LD + kk], expf(sG[i * LD + kk] - sG[j * LD + kk]), d);
+                    x = d * scale;
+                } else {
+                    for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[j * LD + kk], d);
+                    x = GATE ? d * scale * expf(sG[i] - sG[j]) : d * scale;
+                }
             }
             sP[i * TC_F32P + j] = x;
         }
     }
-    __syncthreads(); /* sX is overwritten by H */
+    __syncthreads(); /* sX is overwritten by H (and, TC_CHANNEL, sQ scaled by exp(G)) */
     const float *src = hs + (((long long)bh * NT + n) * K) * V + vt * TC_C;
     for (int idx = tid; idx < K * TC_C; idx += 256) {
         const int kk = idx / TC_C, c = idx % TC_C;
         sX[kk * TC_C + c] = src[(long long)kk * V + c];
     }
+    if constexpr (GATE == TC_CHANNEL)
+        for (int idx = tid; idx < TC_C * K; idx += 256) {
+            const int i = idx / K, c = idx % K;
+            sQ[i * LD + c] *= expf(sG[i * LD + c]);
+        }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int i = ty + 16 * r;
         if (i >= L) continue;
-        const float f = GATED ? scale * expf(sG[i]) : scale;
+        const float f = GATE == TC_SCALAR ? scale * expf(sG[i]) : scale;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const int vv = tx + 16 * c;

@@ -64,7 +64,7 @@ struct tc_call {
     cudaStream_t stream;
 };
 
-template <bool GATED, int K> static int tc_launch_out_bf16(const tc_call &c)
+template <int GATED, int K> static int tc_launch_out_bf16(const tc_call &c)
 {
     const unsigned smem = tc_out_bf16_smem(K);
     GDN_CUDA_TRY(cudaFuncSetAttribute(tc_out_bf16<GATED, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -76,35 +76,61 @@ template <bool GATED, int K> static int tc_launch_out_bf16(const tc_call &c)
     return 0;
 }
 
-template <bool GATED, int K> static int tc_launch_out_f32(const tc_call &c)
+template <int GATE, int K> static int tc_launch_out_f32(const tc_call &c)
 {
-    const unsigned smem = tc_out_f32_smem(K);
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_out_f32<GATED, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const unsigned smem = tc_out_f32_smem(K, GATE);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_out_f32<GATE, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
-    tc_out_f32<GATED, K><<<grid, 256, smem, c.stream>>>((const float *)c.q, (const float *)c.k, (const float *)c.v, c.g,
-                                                        (const float *)c.ws, (float *)c.o, c.T, c.H, c.V, c.NT,
-                                                        c.scale);
+    tc_out_f32<GATE, K><<<grid, 256, smem, c.stream>>>((const float *)c.q, (const float *)c.k, (const float *)c.v, c.g,
+                                                       (const float *)c.ws, (float *)c.o, c.T, c.H, c.V, c.NT, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }
 
-template <bool GATED> static int tc_run(const tc_call &c, bool bf16)
+/* GLA's bf16 outputs (gdn/chunk_fwd_gla_tc.cuh) */
+template <int K> static int tc_launch_out_gla_bf16(const tc_call &c)
+{
+    typedef const __nv_bfloat16 *cb;
+    const unsigned smem = tc_gla_out_bf16_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    tc_gla_out_bf16<K><<<grid, TC_GLA_OUT_THREADS, smem, c.stream>>>(
+        (cb)c.q, (cb)c.k, (cb)c.v, c.g, (cb)c.ws, (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+/* Linear attention (TC_UNGATED), SSD (TC_SCALAR), GLA (TC_CHANNEL, K <= 128): the state scan,
+ * then the outputs. */
+template <int GATE> static int tc_run(const tc_call &c, bool bf16)
 {
     const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
-    if (bf16)
-        tc_state_bf16<GATED><<<grid, 128, 0, c.stream>>>((const __nv_bfloat16 *)c.k, (const __nv_bfloat16 *)c.v, c.g,
+    const unsigned ss = bf16 ? tc_state_bf16_smem(GATE) : tc_state_f32_smem(GATE);
+    if (bf16) {
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_state_bf16<GATE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_state_bf16<GATE><<<grid, 128, ss, c.stream>>>((const __nv_bfloat16 *)c.k, (const __nv_bfloat16 *)c.v, c.g,
                                                          c.S0, (__nv_bfloat16 *)c.ws, c.ST, c.T, c.H, c.K, c.V, c.NT);
-    else
-        tc_state_f32<GATED><<<grid, 256, 0, c.stream>>>((const float *)c.k, (const float *)c.v, c.g, c.S0,
+    } else {
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_state_f32<GATE>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_state_f32<GATE><<<grid, 256, ss, c.stream>>>((const float *)c.k, (const float *)c.v, c.g, c.S0,
                                                         (float *)c.ws, c.ST, c.T, c.H, c.K, c.V, c.NT);
+    }
     GDN_CUDA_TRY(cudaGetLastError());
     if (c.NT == 0) return 0;
-    switch (c.K) {
-    case 64: return bf16 ? tc_launch_out_bf16<GATED, 64>(c) : tc_launch_out_f32<GATED, 64>(c);
-    case 128: return bf16 ? tc_launch_out_bf16<GATED, 128>(c) : tc_launch_out_f32<GATED, 128>(c);
-    case 256: return bf16 ? tc_launch_out_bf16<GATED, 256>(c) : tc_launch_out_f32<GATED, 256>(c);
+    if constexpr (GATE == TC_CHANNEL) {
+        switch (c.K) {
+        case 64: return bf16 ? tc_launch_out_gla_bf16<64>(c) : tc_launch_out_f32<GATE, 64>(c);
+        case 128: return bf16 ? tc_launch_out_gla_bf16<128>(c) : tc_launch_out_f32<GATE, 128>(c);
+        }
+        return GDN_EUNSUPPORTED;
+    } else {
+        switch (c.K) {
+        case 64: return bf16 ? tc_launch_out_bf16<GATE, 64>(c) : tc_launch_out_f32<GATE, 64>(c);
+        case 128: return bf16 ? tc_launch_out_bf16<GATE, 128>(c) : tc_launch_out_f32<GATE, 128>(c);
+        case 256: return bf16 ? tc_launch_out_bf16<GATE, 256>(c) : tc_launch_out_f32<GATE, 256>(c);
+        }
+        return GDN_EUNSUPPORTED;
     }
-    return GDN_EUNSUPPORTED;
 }
 
 /* GDN (PC false) and KDA (PC true, a gate per key channel): gdn/chunk_fwd_gdn_tc.cuh's prep and
@@ -167,51 +193,9 @@ template <int K, bool PC> static int tc_run_gdn(const tc_call &c, bool bf16)
                                                            (float *)(ws + l.u), c.ST, c.T, c.H, c.V, c.NT);
     GDN_CUDA_TRY(cudaGetLastError());
     if (c.NT == 0) return 0;
-    if constexpr (PC) {
-        const unsigned so = tc_gla_out_f32_smem(K);
-        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
-        tc_gla_out_f32<K><<<grid, 256, so, c.stream>>>((const float *)c.q, k, (const float *)(ws + l.u), c.g,
-                                                       (const float *)(ws + l.hs), (float *)c.o, c.T, c.H, c.V, c.NT,
-                                                       c.scale);
-        GDN_CUDA_TRY(cudaGetLastError());
-        return 0;
-    }
     tc_call o = c;
     o.v = ws + l.u, o.ws = ws + l.hs;
-    return tc_launch_out_f32<true, K>(o);
-}
-
-/* GLA (gdn/chunk_fwd_gla_tc.cuh): the state scan with a decay per key channel, then the
- * outputs; the workspace is linear attention's and SSD's. */
-template <int K> static int tc_run_gla(const tc_call &c, bool bf16)
-{
-    const dim3 grid_s((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
-    const dim3 grid_o((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
-    if (bf16) {
-        typedef const __nv_bfloat16 *cb;
-        const unsigned ss = tc_gla_state_bf16_smem(), so = tc_gla_out_bf16_smem(K);
-        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_state_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
-        tc_gla_state_bf16<<<grid_s, 128, ss, c.stream>>>((cb)c.k, (cb)c.v, c.g, c.S0, (__nv_bfloat16 *)c.ws, c.ST, c.T,
-                                                         c.H, c.K, c.V, c.NT);
-        GDN_CUDA_TRY(cudaGetLastError());
-        if (c.NT == 0) return 0;
-        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
-        tc_gla_out_bf16<K><<<grid_o, TC_GLA_OUT_THREADS, so, c.stream>>>(
-            (cb)c.q, (cb)c.k, (cb)c.v, c.g, (cb)c.ws, (__nv_bfloat16 *)c.o, c.T, c.H, c.V, c.NT, c.scale);
-        GDN_CUDA_TRY(cudaGetLastError());
-        return 0;
-    }
-    const unsigned ss = tc_gla_state_f32_smem(), so = tc_gla_out_f32_smem(K);
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_state_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
-    tc_gla_state_f32<<<grid_s, 256, ss, c.stream>>>((const float *)c.k, (const float *)c.v, c.g, c.S0, (float *)c.ws,
-                                                    c.ST, c.T, c.H, c.K, c.V, c.NT);
-    GDN_CUDA_TRY(cudaGetLastError());
-    if (c.NT == 0) return 0;
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_out_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)so));
-    tc_gla_out_f32<K><<<grid_o, 256, so, c.stream>>>((const float *)c.q, (const float *)c.k, (const float *)c.v, c.g,
-                                                     (const float *)c.ws, (float *)c.o, c.T, c.H, c.V, c.NT, c.scale);
-    GDN_CUDA_TRY(cudaGetLastError());
-    return 0;
+    return tc_launch_out_f32 < PC ? TC_CHANNEL : TC_SCALAR, K > (o);
 }
 
 // ---- dispatch ---------------------------------------------------------------------------------
@@ -250,6 +234,6 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
         }
         return GDN_EUNSUPPORTED;
     }
-    if (f == GDN_GLA) return c.K == 64 ? tc_run_gla<64>(c, bf16) : tc_run_gla<128>(c, bf16);
-    return gated ? tc_run<true>(c, bf16) : tc_run<false>(c, bf16);
+    if (f == GDN_GLA) return tc_run<TC_CHANNEL>(c, bf16);
+    return gated ? tc_run<TC_SCALAR>(c, bf16) : tc_run<TC_UNGATED>(c, bf16);
 }

@@ -309,42 +309,52 @@ struct Cfg {
 };
 
 /* The launches of gdn/libgdn_tc.cu's tc_run, on the emulation. */
-template <bool GATED, int K>
+template <int GATE, int K>
 static void emu_out(const Cfg &c, int NT, float scale, void *q, void *k, void *v, const float *g, void *ws, void *o)
 {
+    typedef const __nv_bfloat16 *cb;
     const dim3 grid((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
-    if (c.bf16)
+    if constexpr (GATE == TC_CHANNEL) {
+        if (c.bf16) {
+            tc_emu_launch(grid, dim3(TC_GLA_OUT_THREADS), tc_gla_out_bf16_smem(K), [&] {
+                tc_gla_out_bf16<K>((cb)q, (cb)k, (cb)v, g, (cb)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
+            });
+            return;
+        }
+    } else if (c.bf16) {
         tc_emu_launch(grid, dim3(128), tc_out_bf16_smem(K), [&] {
-            tc_out_bf16<GATED, K>((const __nv_bfloat16 *)q, (const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, g,
-                                  (const __nv_bfloat16 *)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
+            tc_out_bf16<GATE, K>((cb)q, (cb)k, (cb)v, g, (cb)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
         });
-    else
-        tc_emu_launch(grid, dim3(256), tc_out_f32_smem(K), [&] {
-            tc_out_f32<GATED, K>((const float *)q, (const float *)k, (const float *)v, g, (const float *)ws, (float *)o,
-                                 c.T, c.H, c.V, NT, scale);
-        });
+        return;
+    }
+    tc_emu_launch(grid, dim3(256), tc_out_f32_smem(K, GATE), [&] {
+        tc_out_f32<GATE, K>((const float *)q, (const float *)k, (const float *)v, g, (const float *)ws, (float *)o, c.T,
+                            c.H, c.V, NT, scale);
+    });
 }
 
-template <bool GATED>
+template <int GATE>
 static void emu_run(const Cfg &c, float scale, void *q, void *k, void *v, const float *g, const float *S0, void *o,
                     float *ST, void *ws)
 {
     const int NT = (c.T + TC_C - 1) / TC_C;
     const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
     if (c.bf16)
-        tc_emu_launch(grid, dim3(128), 0, [&] {
-            tc_state_bf16<GATED>((const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, g, S0, (__nv_bfloat16 *)ws, ST,
-                                 c.T, c.H, c.K, c.V, NT);
+        tc_emu_launch(grid, dim3(128), tc_state_bf16_smem(GATE), [&] {
+            tc_state_bf16<GATE>((const __nv_bfloat16 *)k, (const __nv_bfloat16 *)v, g, S0, (__nv_bfloat16 *)ws, ST, c.T,
+                                c.H, c.K, c.V, NT);
         });
     else
-        tc_emu_launch(grid, dim3(256), 0, [&] {
-            tc_state_f32<GATED>((const float *)k, (const float *)v, g, S0, (float *)ws, ST, c.T, c.H, c.K, c.V, NT);
+        tc_emu_launch(grid, dim3(256), tc_state_f32_smem(GATE), [&] {
+            tc_state_f32<GATE>((const float *)k, (const float *)v, g, S0, (float *)ws, ST, c.T, c.H, c.K, c.V, NT);
         });
     if (NT == 0) return;
     switch (c.K) {
-    case 64: emu_out<GATED, 64>(c, NT, scale, q, k, v, g, ws, o); break;
-    case 128: emu_out<GATED, 128>(c, NT, scale, q, k, v, g, ws, o); break;
-    case 256: emu_out<GATED, 256>(c, NT, scale, q, k, v, g, ws, o); break;
+    case 64: emu_out<GATE, 64>(c, NT, scale, q, k, v, g, ws, o); break;
+    case 128: emu_out<GATE, 128>(c, NT, scale, q, k, v, g, ws, o); break;
+    case 256:
+        if constexpr (GATE != TC_CHANNEL) emu_out<GATE, 256>(c, NT, scale, q, k, v, g, ws, o);
+        break;
     }
 }
 
@@ -392,43 +402,11 @@ static void emu_run_gdn(const Cfg &c, float scale, void *q, void *k, void *v, vo
         tc_gdn_state_f32<K, PC>((const float *)k, g, S0, (const float *)(ws + l.w), (const float *)(ws + l.u0),
                                 (float *)(ws + l.hs), (float *)(ws + l.u), ST, c.T, c.H, c.V, NT);
     });
-    if (NT > 0 && PC)
-        tc_emu_launch(grid_o, dim3(256), tc_gla_out_f32_smem(K), [&] {
-            tc_gla_out_f32<K>((const float *)q, (const float *)k, (const float *)(ws + l.u), g,
-                              (const float *)(ws + l.hs), (float *)o, c.T, c.H, c.V, NT, scale);
-        });
-    else if (NT > 0)
-        tc_emu_launch(grid_o, dim3(256), tc_out_f32_smem(K), [&] {
-            tc_out_f32<true, K>((const float *)q, (const float *)k, (const float *)(ws + l.u), g,
-                                (const float *)(ws + l.hs), (float *)o, c.T, c.H, c.V, NT, scale);
-        });
-}
-
-/* The launches of gdn/libgdn_tc.cu's tc_run_gla, on the emulation. */
-template <int K>
-static void emu_run_gla(const Cfg &c, float scale, void *q, void *k, void *v, const float *g, const float *S0, void *o,
-                        float *ST, void *ws)
-{
-    const int NT = (c.T + TC_C - 1) / TC_C;
-    const dim3 grid_s((unsigned)(c.V / TC_C), (unsigned)(K / TC_C), (unsigned)(c.B * c.H));
-    const dim3 grid_o((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
-    typedef const __nv_bfloat16 *cb;
-    if (c.bf16) {
-        tc_emu_launch(grid_s, dim3(128), tc_gla_state_bf16_smem(),
-                      [&] { tc_gla_state_bf16((cb)k, (cb)v, g, S0, (__nv_bfloat16 *)ws, ST, c.T, c.H, K, c.V, NT); });
-        if (NT > 0)
-            tc_emu_launch(grid_o, dim3(TC_GLA_OUT_THREADS), tc_gla_out_bf16_smem(K), [&] {
-                tc_gla_out_bf16<K>((cb)q, (cb)k, (cb)v, g, (cb)ws, (__nv_bfloat16 *)o, c.T, c.H, c.V, NT, scale);
-            });
-        return;
-    }
-    tc_emu_launch(grid_s, dim3(256), tc_gla_state_f32_smem(), [&] {
-        tc_gla_state_f32((const float *)k, (const float *)v, g, S0, (float *)ws, ST, c.T, c.H, K, c.V, NT);
-    });
     if (NT > 0)
-        tc_emu_launch(grid_o, dim3(256), tc_gla_out_f32_smem(K), [&] {
-            tc_gla_out_f32<K>((const float *)q, (const float *)k, (const float *)v, g, (const float *)ws, (float *)o,
-                              c.T, c.H, c.V, NT, scale);
+        tc_emu_launch(grid_o, dim3(256), tc_out_f32_smem(K, PC ? TC_CHANNEL : TC_SCALAR), [&] {
+            tc_out_f32<PC ? TC_CHANNEL : TC_SCALAR, K>((const float *)q, (const float *)k, (const float *)(ws + l.u), g,
+                                                       (const float *)(ws + l.hs), (float *)o, c.T, c.H, c.V, NT,
+                                                       scale);
         });
 }
 
@@ -448,14 +426,12 @@ static void emu_any(const Cfg &c, float scale, void *q, void *k, void *v, void *
         else
             emu_run_gdn<128, true>(c, scale, q, k, v, beta, g, S0, o, ST, ws);
     } else if (c.f == GDN_GLA) {
-        if (c.K == 64)
-            emu_run_gla<64>(c, scale, q, k, v, g, S0, o, ST, ws);
-        else
-            emu_run_gla<128>(c, scale, q, k, v, g, S0, o, ST, ws);
-    } else if (c.f == GDN_SSD)
-        emu_run<true>(c, scale, q, k, v, g, S0, o, ST, ws);
-    else
-        emu_run<false>(c, scale, q, k, v, nullptr, S0, o, ST, ws);
+        emu_run<TC_CHANNEL>(c, scale, q, k, v, g, S0, o, ST, ws);
+    } else if (c.f == GDN_SSD) {
+        emu_run<TC_SCALAR>(c, scale, q, k, v, g, S0, o, ST, ws);
+    } else {
+        emu_run<TC_UNGATED>(c, scale, q, k, v, nullptr, S0, o, ST, ws);
+    }
 }
 
 /* Workspace bytes of a call (gdn/libgdn_tc.cu's gdn_cuda_fwd_tc_workspace). */

@@ -4,8 +4,8 @@
 # with g++ and runs every case against the fp64 oracle; then the quick cases again under
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
-# a wrong A fragment register, a missing __syncthreads, for GLA a score matrix without its
-# diagonal, one with its upper triangle left unset and a missing __syncthreads, for KDA two
+# a wrong A fragment register, a missing __syncthreads, an fp32 score matrix without its
+# diagonal, for GLA one with its upper triangle left unset and a missing __syncthreads, for KDA two
 # state rows' decays swapped, for GDN an off-by-one forward substitution and another
 # missing __syncthreads -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
@@ -83,9 +83,10 @@ plant() {
 # a[1] loaded as a[2] is (columns 8.. of row g instead of row g + 8): a wrong fragment register
 plant frag_a chunk_fwd_tc.cuh 's/a\[1\] = tc_ld32(s + (m0 + g + 8) \* ld + k0 + 2 \* t);/a[1] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);/'
 # the fp32 output kernel overwrites the K tile with H while other threads still read it
-plant no_sync chunk_fwd_tc.cuh '/__syncthreads(); \/\* sX is overwritten by H \*\//d'
-# GLA: the fp32 intra-chunk scores leave out the diagonal (j < i for j <= i): each step's own k_i v_i
-plant gla_diag chunk_fwd_gla_tc.cuh 's/^            if (j <= i) {$/            if (j < i) {/'
+plant no_sync chunk_fwd_tc.cuh '/__syncthreads(); \/\* sX is overwritten by H (and/d'
+# the fp32 intra-chunk scores (every member without a delta rule) leave out the diagonal (j < i
+# for j <= i): each step's own k_i v_i
+plant f32_diag chunk_fwd_tc.cuh 's/^            if (j <= i) {$/            if (j < i) {/'
 # GLA: the bf16 scores' upper triangle is never zeroed (P V reads it within the diagonal blocks)
 plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[i \* TC_F32P + j\] = 0.f;/(void)i, (void)j;/'
 # GLA: q * exp(G) overwrites the Q tile while other threads still sum scores from it
