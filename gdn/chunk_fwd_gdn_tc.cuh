@@ -136,27 +136,6 @@ template <class TB> __device__ void tc_gdn_load_beta(const TB *beta, long long a
     }
 }
 
-/* As tc_load_transposed (gdn/chunk_fwd_tc.cuh) with weights, for ncols (a multiple of 8)
- * columns and any block size: dst[c * TC_TP + j] = hi of src[j * stride + c] * w[j], dst_lo its
- * residual; rows j >= L zeros. */
-__device__ void tc_gdn_load_kt(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *w,
-                               __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
-{
-    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
-        const int j = idx % TC_C, grp = idx / TC_C;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
-#pragma unroll
-        for (int c = 0; c < 8; c++) {
-            const float x = __bfloat162float(e[c]) * w[j];
-            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-            dst[(grp * 8 + c) * TC_TP + j] = hi;
-            dst_lo[(grp * 8 + c) * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
-        }
-    }
-}
-
 // ---- kernel 1, bf16: A, T, W, U0 ----------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gdn_prep_bf16<K, PC>: K [64][K+8] bf16, A and T [64][65] fp32, T
@@ -402,7 +381,7 @@ __global__ void __launch_bounds__(2 * K)
             tc_load_kt_decayed(k + (row0 * H + h) * K, (long long)H * K, L, K, nullptr, sG, LG, L - 1, sX,
                                sX + K * TC_TP);
         else
-            tc_gdn_load_kt(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, sX, sX + K * TC_TP);
+            tc_load_kt_decayed(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, nullptr, 0, 0, sX, sX + K * TC_TP);
         __syncthreads();
 #pragma unroll
         for (int m = 0; m < 8; m++)

@@ -164,28 +164,9 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
         tc_split(sP[i1 * TC_F32P + j0], sP[i1 * TC_F32P + j0 + 1], &a[1], &al[1]);
         tc_split(sP[i0 * TC_F32P + j0 + 8], sP[i0 * TC_F32P + j0 + 9], &a[2], &al[2]);
         tc_split(sP[i1 * TC_F32P + j0 + 8], sP[i1 * TC_F32P + j0 + 9], &a[3], &al[3]);
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
-            tc_mma(acc[m], a, b0, b1);
-            tc_mma(acc[m], al, b0, b1);
-            if constexpr (VLO) {
-                tc_frag_b(&b0, &b1, sVL, TC_TP, 8 * m, 16 * s);
-                tc_mma(acc[m], a, b0, b1);
-            }
-        }
+        tc_pv_block<VLO>(acc, a, al, sVT, sVL, s);
     }
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        const int c = vt * TC_C + 8 * m + 2 * ti;
-        if (i0 < L)
-            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i0) * H + h) * V + c) =
-                __floats2bfloat162_rn(acc[m][0], acc[m][1]);
-        if (i1 < L)
-            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i1) * H + h) * V + c) =
-                __floats2bfloat162_rn(acc[m][2], acc[m][3]);
-    }
+    tc_store_o(o, acc, row0, H, h, V, vt, i0, L);
 }
 
 #endif

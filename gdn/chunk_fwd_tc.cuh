@@ -166,29 +166,50 @@ __device__ __forceinline__ void tc_causal_xyt(float p[8][4], const __nv_bfloat16
     }
 }
 
-/* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
- * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
- * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits. 128
- * threads; lanes walk j so that the 2-byte shared stores of a warp fill consecutive words. */
-__device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, int L, const float *w,
-                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+/* Loads the 64 x ncols tile src[j * stride + c] (rows j < L, else zeros; ncols % 8 == 0)
+ * TRANSPOSED into dst[c * TC_TP + j] as bf16 hi + lo (dst_lo) of x = src * rw[j] *
+ * exp(sg[last][c] - sg[j][c]) with last >= 0, or src * rw[j] * exp(sg[j][c]) with last < 0 (rw
+ * NULL: 1; sg NULL: no exponential), sg[j * ldg + c] the per-channel gate cumsums of these
+ * columns (GLA's, KDA's decayed keys). Any block size; lanes walk j, so that the 2-byte shared
+ * stores of a warp fill consecutive words. */
+__device__ void tc_load_kt_decayed(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *rw,
+                                   const float *sg, int ldg, int last, __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
 {
-    for (int idx = (int)threadIdx.x; idx < TC_C * 8; idx += 128) {
+    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
         const int j = idx % TC_C, grp = idx / TC_C;
         uint4 raw = make_uint4(0, 0, 0, 0);
         if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
         const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
 #pragma unroll
         for (int c = 0; c < 8; c++) {
-            if (w) {
-                const float x = __bfloat162float(e[c]) * w[j];
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                dst[(grp * 8 + c) * TC_TP + j] = hi;
-                dst_lo[(grp * 8 + c) * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
-            } else {
-                dst[(grp * 8 + c) * TC_TP + j] = e[c];
-            }
+            const int cc = grp * 8 + c;
+            float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f);
+            if (sg) x *= expf(last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc]);
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            dst[cc * TC_TP + j] = hi;
+            dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
         }
+    }
+}
+
+/* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
+ * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
+ * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits
+ * (tc_load_kt_decayed, any block size); without, copied by 128 threads. */
+__device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, int L, const float *w,
+                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+{
+    if (w) {
+        tc_load_kt_decayed(src, stride, L, TC_C, w, nullptr, 0, 0, dst, dst_lo);
+        return;
+    }
+    for (int idx = (int)threadIdx.x; idx < TC_C * 8; idx += 128) {
+        const int j = idx % TC_C, grp = idx / TC_C;
+        uint4 raw = make_uint4(0, 0, 0, 0);
+        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+        for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
     }
 }
 
@@ -202,31 +223,6 @@ __device__ void tc_load_rows(const __nv_bfloat16 *src, long long stride, int nro
         uint4 raw = make_uint4(0, 0, 0, 0);
         if (r < nrows) raw = *reinterpret_cast<const uint4 *>(src + r * stride + grp * 8);
         *reinterpret_cast<uint4 *>(dst + r * ld + grp * 8) = raw;
-    }
-}
-
-/* Loads the 64 x ncols tile src[j * stride + c] (rows j < L, else zeros; ncols % 8 == 0)
- * TRANSPOSED into dst[c * TC_TP + j] as bf16 hi + lo (dst_lo) of x = src * rw[j] *
- * exp(sg[last][c] - sg[j][c]) with last >= 0, or src * rw[j] * exp(sg[j][c]) with last < 0 (rw
- * NULL: 1), sg[j * ldg + c] the per-channel gate cumsums of these columns (GLA's, KDA's decayed
- * keys). Any block size. */
-__device__ void tc_load_kt_decayed(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *rw,
-                                   const float *sg, int ldg, int last, __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
-{
-    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
-        const int j = idx % TC_C, grp = idx / TC_C;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
-#pragma unroll
-        for (int c = 0; c < 8; c++) {
-            const int cc = grp * 8 + c;
-            const float ex = last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc];
-            const float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f) * expf(ex);
-            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-            dst[cc * TC_TP + j] = hi;
-            dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
-        }
     }
 }
 
@@ -347,6 +343,43 @@ __global__ void __launch_bounds__(128)
     }
 }
 
+/* acc += P V over reduction block s (rows 16s .. 16s+15 of V^T's columns) for a warp whose P
+ * fragments of that block are a (hi) and al (lo): P_hi V + P_lo V (+ P_hi V_lo with VLO). */
+template <bool VLO>
+__device__ __forceinline__ void tc_pv_block(float acc[8][4], const uint32_t a[4], const uint32_t al[4],
+                                            const __nv_bfloat16 *sVT, const __nv_bfloat16 *sVL, int s)
+{
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        uint32_t b0, b1;
+        tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
+        tc_mma(acc[m], a, b0, b1);
+        tc_mma(acc[m], al, b0, b1);
+        if constexpr (VLO) {
+            tc_frag_b(&b0, &b1, sVL, TC_TP, 8 * m, 16 * s);
+            tc_mma(acc[m], a, b0, b1);
+        }
+    }
+}
+
+/* A warp's o rows i0 and i1 = i0 + 8 of the chunk (those < L), this V tile's 64 columns, from its
+ * accumulators, as bf16. */
+__device__ __forceinline__ void tc_store_o(__nv_bfloat16 *o, const float acc[8][4], long long row0, int H, int h, int V,
+                                           int vt, int i0, int L)
+{
+    const int ti = (int)threadIdx.x & 3, i1 = i0 + 8;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const int c = vt * TC_C + 8 * m + 2 * ti;
+        if (i0 < L)
+            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i0) * H + h) * V + c) =
+                __floats2bfloat162_rn(acc[m][0], acc[m][1]);
+        if (i1 < L)
+            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i1) * H + h) * V + c) =
+                __floats2bfloat162_rn(acc[m][2], acc[m][3]);
+    }
+}
+
 // ---- kernel 2, bf16: the outputs on tensor cores ------------------------------------------------
 
 /* Dynamic shared memory of tc_out_bf16<K, VLO>: Q, K [64][K+8], H^T hi, lo [64][K+8], V^T [64][72]
@@ -438,28 +471,9 @@ __global__ void __launch_bounds__(128)
         tc_split(p[2 * s][2], p[2 * s][3], &a[1], &al[1]);
         tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &a[2], &al[2]);
         tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &a[3], &al[3]);
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sVT, TC_TP, 8 * m, 16 * s);
-            tc_mma(acc[m], a, b0, b1);
-            tc_mma(acc[m], al, b0, b1);
-            if constexpr (VLO) {
-                tc_frag_b(&b0, &b1, sVL, TC_TP, 8 * m, 16 * s);
-                tc_mma(acc[m], a, b0, b1);
-            }
-        }
+        tc_pv_block<VLO>(acc, a, al, sVT, sVL, s);
     }
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        const int c = vt * TC_C + 8 * m + 2 * ti;
-        if (i0 < L)
-            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i0) * H + h) * V + c) =
-                __floats2bfloat162_rn(acc[m][0], acc[m][1]);
-        if (i1 < L)
-            *reinterpret_cast<__nv_bfloat162 *>(o + ((row0 + i1) * H + h) * V + c) =
-                __floats2bfloat162_rn(acc[m][2], acc[m][3]);
-    }
+    tc_store_o(o, acc, row0, H, h, V, vt, i0, L);
 }
 
 // ---- kernel 1, fp32: the state scan on CUDA cores ----------------------------------------------

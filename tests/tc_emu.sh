@@ -96,7 +96,7 @@ plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them
-plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/tc_gdn_load_kt(k + (row0/{n;d;}'
+plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, sX + K \* TC_TP);/{n;d;}'
 
 [ "$fails" -eq 0 ] && echo "PASS" || echo "FAIL: $fails"
 [ "$fails" -eq 0 ]

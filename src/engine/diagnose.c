@@ -603,24 +603,23 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     char rw[96];
     struct shorter sh = {0};
     int have_sh = 0;
-    if (kg_session_saw_cause(s, KG_CAUSE_STALE_RESULT)) {
-        /* a kernel that returns earlier calls' results errs on any new inputs: seen here on
-         * inputs the freshness gate did not use, the same defect */
-        kg_verdict_cause(v, KG_CAUSE_STALE_RESULT,
-                         "%s; the freshness gate saw this kernel return results of earlier calls, which explains "
-                         "any error on new inputs",
-                         ratio_words(j, rw, sizeof rw));
-        return;
-    }
-    if (kg_session_saw_cause(s, KG_CAUSE_WRONG_STREAM)) {
-        /* a kernel on a stream the caller does not wait on is read before it finishes, now and
-         * then: unwritten or half-written outputs on any case, the placement gate's finding */
-        kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
-                         "%s; the placement gate saw this kernel run on a stream the caller does not wait on, "
-                         "so its outputs may be read before it has written them",
-                         ratio_words(j, rw, sizeof rw));
-        return;
-    }
+    /* Defects an earlier gate saw that explain any error on any later case: that finding again.
+     * A kernel that returns earlier calls' results errs on any new inputs (freshness); one on a
+     * stream the caller does not wait on is read before it finishes, now and then (placement). */
+    static const struct {
+        enum kg_cause cause;
+        const char *why;
+    } explains[] = {
+        {KG_CAUSE_STALE_RESULT,
+         "the freshness gate saw this kernel return results of earlier calls, which explains any error on new inputs"},
+        {KG_CAUSE_WRONG_STREAM, "the placement gate saw this kernel run on a stream the caller does not wait on, so "
+                                "its outputs may be read before it has written them"},
+    };
+    for (size_t q = 0; q < sizeof explains / sizeof *explains; q++)
+        if (kg_session_saw_cause(s, explains[q].cause)) {
+            kg_verdict_cause(v, explains[q].cause, "%s; %s", ratio_words(j, rw, sizeof rw), explains[q].why);
+            return;
+        }
     /* A gate after accuracy, on a case of its own, when accuracy already named the precision the
      * kernel computes in: if the nominal case fails too, this is that finding again, and a second
      * diagnosis on other data could only disagree by chance (a fast rsqrt at one row "grew" with
