@@ -69,7 +69,8 @@ template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long a
  * made the state scan 4.1 ms at B8 T4096 H16 K=V=128); then one thread per channel sums its 64
  * steps in order, in shared memory. g[(at + i H) K + c0 + cc] is the gate of step t0 + i,
  * channel c0 + cc. Ends synchronised. */
-__device__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0, int nc, int L, float *sG, int ldg)
+__device__ __forceinline__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0, int nc, int L,
+                                              float *sG, int ldg)
 {
     for (int idx = (int)threadIdx.x; idx < TC_C * nc; idx += (int)blockDim.x) {
         const int i = idx / nc, cc = idx % nc;
@@ -172,8 +173,9 @@ __device__ __forceinline__ void tc_causal_xyt(float p[8][4], const __nv_bfloat16
  * NULL: 1; sg NULL: no exponential), sg[j * ldg + c] the per-channel gate cumsums of these
  * columns (GLA's, KDA's decayed keys). Any block size; lanes walk j, so that the 2-byte shared
  * stores of a warp fill consecutive words. */
-__device__ void tc_load_kt_decayed(const __nv_bfloat16 *src, long long stride, int L, int ncols, const float *rw,
-                                   const float *sg, int ldg, int last, __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+__device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, long long stride, int L, int ncols,
+                                                   const float *rw, const float *sg, int ldg, int last,
+                                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
 {
     for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
         const int j = idx % TC_C, grp = idx / TC_C;
