@@ -32,7 +32,9 @@
 #ifdef TC_HOST_EMU
 #include "tc_emu.h" /* host emulation of the CUDA built-ins and of mma.sync, for testing without a GPU */
 #define TC_DYNAMIC_SMEM(name) unsigned char *const name = tc_emu_dyn_smem()
+#define TC_NOINLINE
 #else
+#define TC_NOINLINE __noinline__
 #include <cuda_bf16.h>
 #define TC_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
@@ -85,6 +87,14 @@ __device__ __forceinline__ void tc_gla_cumsum(const float *g, long long at, int 
         }
     }
     __syncthreads();
+}
+
+/* tc_gla_cumsum as a call: inlined into tc_state_bf16<TC_CHANNEL>'s chunk loop it made ptxas
+ * spill 48 bytes (96 registers; 86 and none as a call) */
+__device__ TC_NOINLINE void tc_gla_cumsum_call(const float *g, long long at, int H, int K, int c0, int nc, int L,
+                                               float *sG, int ldg)
+{
+    tc_gla_cumsum(g, at, H, K, c0, nc, L, sG, ldg);
 }
 
 // ---- tensor-core primitives (bf16) -------------------------------------------------------------
@@ -292,7 +302,7 @@ __global__ void __launch_bounds__(128)
         const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
         const __nv_bfloat16 *ksrc = k + (row0 * H + h) * K + kt * TC_C;
         if constexpr (GATE == TC_CHANNEL) {
-            tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P); /* synchronises: sH complete */
+            tc_gla_cumsum_call(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P); /* synchronises: sH complete */
             d0 = expf(sG[(L - 1) * TC_F32P + r0]), d1 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);
             tc_load_kt_decayed(ksrc, rs_k, L, TC_C, nullptr, sG, TC_F32P, L - 1, sKT, sKL);
         } else {
