@@ -234,14 +234,7 @@ __global__ void __launch_bounds__(128)
             tc_frag_a(a, sTh, TC_TP, 16 * w, 16 * s);
             tc_frag_a(al, sTl, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) {
-                uint32_t b0, b1, l0, l1;
-                tc_frag_b(&b0, &b1, sXh, TC_TP, 8 * m, 16 * s);
-                tc_frag_b(&l0, &l1, sXl, TC_TP, 8 * m, 16 * s);
-                tc_mma(acc[m], a, b0, b1);
-                tc_mma(acc[m], al, b0, b1);
-                tc_mma(acc[m], a, l0, l1);
-            }
+            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sXh, sXl, TC_TP, 8 * m, 16 * s);
         }
 #pragma unroll
         for (int m = 0; m < 8; m++)
@@ -347,14 +340,7 @@ __global__ void __launch_bounds__(2 * K)
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
             tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) {
-                uint32_t b0, b1, l0, l1;
-                tc_frag_b(&b0, &b1, sH, LD, 8 * (nt0 + mm), 16 * ks);
-                tc_frag_b(&l0, &l1, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
-                tc_mma(x[mm], a, b0, b1);
-                tc_mma(x[mm], al, b0, b1);
-                tc_mma(x[mm], a, l0, l1);
-            }
+            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sH, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
         }
 #pragma unroll
         for (int mm = 0; mm < NPG; mm++)
@@ -393,14 +379,7 @@ __global__ void __launch_bounds__(2 * K)
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
             tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) {
-                uint32_t b0, b1, l0, l1;
-                tc_frag_b(&b0, &b1, sUT, TC_TP, 8 * m, 16 * s);
-                tc_frag_b(&l0, &l1, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
-                tc_mma(acc[m], a, b0, b1);
-                tc_mma(acc[m], al, b0, b1);
-                tc_mma(acc[m], a, l0, l1);
-            }
+            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
         }
         __syncthreads(); /* sH, sX, sUT, sG are rewritten by the next chunk */
     }

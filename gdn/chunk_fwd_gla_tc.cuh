@@ -29,23 +29,6 @@
 
 #include "chunk_fwd_tc.cuh"
 
-/* tc_load_transposed without weights, by the threads first .. blockDim.x - 1 (first multiple
- * of 32: whole warps, lanes walking j): dst[c * TC_TP + j] = src[j * stride + c], rows j >= L
- * zeros. */
-__device__ void tc_load_transposed_from(int first, const __nv_bfloat16 *src, long long stride, int L,
-                                        __nv_bfloat16 *dst)
-{
-    const int n = (int)blockDim.x - first;
-    for (int idx = (int)threadIdx.x - first; idx < TC_C * 8; idx += n) {
-        const int j = idx % TC_C, grp = idx / TC_C;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
-#pragma unroll
-        for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
-    }
-}
-
 // ---- the bf16 outputs -------------------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, H^T hi, lo [64][K+8] bf16, V^T
@@ -94,7 +77,8 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     if (tid < 128) /* tc_load_transposed's 128 threads */
         tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
     else if (VLO)
-        tc_load_transposed_from(128, v_lo + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sVL);
+        tc_copy_transposed(tid - 128, TC_GLA_OUT_THREADS - 128, v_lo + (row0 * H + h) * V + vt * TC_C, (long long)H * V,
+                           L, sVL);
     for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
         const int j = idx / K, c = idx % K;
         sK[j * LG + c] = j < L ? __bfloat162float(k[((row0 + j) * H + h) * K + c]) : 0.f;
@@ -140,14 +124,7 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
         tc_frag_a(a, sQ, LD, 16 * w, 16 * ks);
         tc_frag_a(al, sQL, LD, 16 * w, 16 * ks);
 #pragma unroll
-        for (int m = 0; m < 8; m++) {
-            uint32_t b0, b1, c0, c1;
-            tc_frag_b(&b0, &b1, sH, LD, 8 * m, 16 * ks);
-            tc_frag_b(&c0, &c1, sHL, LD, 8 * m, 16 * ks);
-            tc_mma(acc[m], a, b0, b1);
-            tc_mma(acc[m], a, c0, c1);
-            tc_mma(acc[m], al, b0, b1);
-        }
+        for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sH, sHL, LD, 8 * m, 16 * ks);
     }
 #pragma unroll
     for (int m = 0; m < 8; m++)

@@ -153,6 +153,20 @@ __device__ __forceinline__ void tc_frag_b(uint32_t *b0, uint32_t *b1, const __nv
     *b1 = tc_ld32(s + (n0 + g) * ld + k0 + 2 * t + 8);
 }
 
+/* d += A B where A = a + al and B = b + bl come as bf16 hi + lo fragments (B from the planes sB,
+ * sBl at columns n0.., reduction rows k0..): hi hi, lo hi, hi lo; the lo lo term (~2^-16 of the
+ * product) is left out. */
+__device__ __forceinline__ void tc_mma3(float d[4], const uint32_t a[4], const uint32_t al[4], const __nv_bfloat16 *sB,
+                                        const __nv_bfloat16 *sBl, int ld, int n0, int k0)
+{
+    uint32_t b0, b1, l0, l1;
+    tc_frag_b(&b0, &b1, sB, ld, n0, k0);
+    tc_frag_b(&l0, &l1, sBl, ld, n0, k0);
+    tc_mma(d, a, b0, b1);
+    tc_mma(d, al, b0, b1);
+    tc_mma(d, a, l0, l1);
+}
+
 /* p = X Y^T for warp w's 16 rows (16w ..) against the column tiles 0 .. 2w+1 (p[m]: columns 8m
  * .. 8m+7, m > 2w+1 left 0): the causal block triangle of the 64 x 64 product of two row-major
  * bf16 tiles of K columns (rows are steps of the chunk). */
@@ -204,18 +218,12 @@ __device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, lon
     }
 }
 
-/* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
- * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
- * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits
- * (tc_load_kt_decayed, any block size); without, copied by 128 threads. */
-__device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, int L, const float *w,
-                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+/* Copies the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
+ * dst[c * TC_TP + j], by nt threads of which this is thread t (lanes walk j, so that the 2-byte
+ * shared stores of a warp fill consecutive words). */
+__device__ void tc_copy_transposed(int t, int nt, const __nv_bfloat16 *src, long long stride, int L, __nv_bfloat16 *dst)
 {
-    if (w) {
-        tc_load_kt_decayed(src, stride, L, TC_C, w, nullptr, 0, 0, dst, dst_lo);
-        return;
-    }
-    for (int idx = (int)threadIdx.x; idx < TC_C * 8; idx += 128) {
+    for (int idx = t; idx < TC_C * 8; idx += nt) {
         const int j = idx % TC_C, grp = idx / TC_C;
         uint4 raw = make_uint4(0, 0, 0, 0);
         if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
@@ -223,6 +231,19 @@ __device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, i
 #pragma unroll
         for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
     }
+}
+
+/* Loads the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
+ * dst[c * TC_TP + j]. With w, each element x times w[j] in fp32 is split into bf16 hi + lo
+ * (hi = rn(x w), lo = rn(x w - hi)) into dst and dst_lo, so that the pair carries ~16 bits
+ * (tc_load_kt_decayed, any block size); without, copied by threads 0 .. 127. */
+__device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, int L, const float *w,
+                                   __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
+{
+    if (w)
+        tc_load_kt_decayed(src, stride, L, TC_C, w, nullptr, 0, 0, dst, dst_lo);
+    else
+        tc_copy_transposed((int)threadIdx.x, 128, src, stride, L, dst);
 }
 
 /* Loads rows r < nrows (else zeros) of width W bf16 (W % 8 == 0) from src[r * stride + c] into
