@@ -473,13 +473,28 @@ static bool repeats(struct kg_session *s, const struct kg_case *k, const struct 
 
 static bool nominal_passes(struct kg_session *s, enum kg_dtype dtype, double *margin);
 
+/* The nominal N(0,1) case's result, run at most once per diagnosis (have: 0 not yet, 1 run) */
+struct nominal_run {
+    int have;
+    bool pass;
+    double margin; /* err / threshold there; 0 when the case could not run */
+};
+
+static bool nominal_once(struct kg_session *s, enum kg_dtype dtype, struct nominal_run *nr, double *margin)
+{
+    if (!nr->have) nr->pass = nominal_passes(s, dtype, &nr->margin), nr->have = 1;
+    *margin = nr->margin;
+    return nr->pass;
+}
+
 /* How many times its N(0,1) error (in thresholds) a kernel's error on inputs that stress
  * magnitudes must be to be called cancellation's rather than a formula's */
 #define MAGNITUDE_GROWTH 8.0
 
 static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                                    const struct kg_exec *x, const struct kg_expect *ex, const struct kg_judgement *j,
-                                   bool nominal, struct shorter *sh, int *have_sh, struct kg_verdict *v)
+                                   bool nominal, struct shorter *sh, int *have_sh, struct nominal_run *nr,
+                                   struct kg_verdict *v)
 {
     double err = worst_err(j);
     int o = j->worst;
@@ -499,7 +514,7 @@ static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k
      * cancellation (x - logsumexp(x) at 1e3), the order-sensitive algorithm's cause */
     double m = 0;
     if (!nominal && k->dist != KG_DIST_NORMAL) {
-        if (nominal_passes(s, k->dtype, &m)) return false;
+        if (nominal_once(s, k->dtype, nr, &m)) return false;
         /* wrong on N(0,1) inputs too, but far less: an error that grows with the inputs'
          * magnitudes is cancellation's (kg_diagnose names it); an approximate formula's relative
          * error is no larger at 1e3 + N(0,1) */
@@ -630,8 +645,9 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     enum kg_cause which = KG_CAUSE_GATE;
     for (size_t q = 0; q < sizeof precision_causes / sizeof *precision_causes; q++)
         if (kg_session_saw_cause(s, precision_causes[q])) named++, which = precision_causes[q];
-    double m0;
-    if (!nominal && named && !nominal_passes(s, k->dtype, &m0)) {
+    struct nominal_run nr = {0};
+    double m = 0;
+    if (!nominal && named && !nominal_once(s, k->dtype, &nr, &m)) {
         if (named == 1) { /* that cause, so that reports count the record as that cause's alone */
             kg_verdict_cause(v, which, "%s; the nominal N(0,1) case fails too, as diagnosed there",
                              ratio_words(j, rw, sizeof rw));
@@ -647,9 +663,8 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     /* after the accumulators: an fp16 sum widened at the end is fp16 values too, and its own
      * cause is the more telling one */
     if (diagnose_half_output(k, x, ex, j, v)) return;
-    if (diagnose_approximation(s, k, in, x, ex, j, nominal, &sh, &have_sh, v)) return;
-    double m = 0;
-    bool nominal_ok = !nominal && nominal_passes(s, k->dtype, &m);
+    if (diagnose_approximation(s, k, in, x, ex, j, nominal, &sh, &have_sh, &nr, v)) return;
+    bool nominal_ok = !nominal && nominal_once(s, k->dtype, &nr, &m);
     uint8_t alt = 0;
     if (cancellation && nominal_ok && depends_on_guards(s, k, in, x, &alt)) {
         /* e.g. a row's max read one past its end: the next row's value, or the guard's */
