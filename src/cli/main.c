@@ -66,10 +66,12 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "__worker")) return kg_worker_main(atoi(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "__layout")) return kg_proto_layout(stdout);
     if (argc == 2 && !strcmp(argv[1], "__probe")) return kg_cli_probe_here();
-    /* the judge allocates and frees tensors of a few MB per run, hundreds of times a check: keep
-     * them in the heap instead of fresh mmaps that fault in every page again each time */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    /* the judge allocates and frees tensors of up to GBs per run, hundreds of times a check: keep
+     * them all in the heap, never returned, instead of fresh mmaps that fault in (and the kernel
+     * zeroes) every page again each time. glibc caps the mmap threshold at 32 MB, so mmap goes
+     * altogether (a 3.4e7-element KernelBench pair on the CPU: 5% less wall time) */
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1);
     if (argc < 2) {
 #ifdef KG_HAVE_TUI
         if (isatty(0) && isatty(1)) return kg_tui_main(NULL, false);
