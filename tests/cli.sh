@@ -92,16 +92,18 @@ check "--quiet" sh -c "'$KGATE' check '$td/ok/relu.c' --gates structure --quiet 
 
 # the demo: the README's first command
 "$KGATE" demo > "$t/demo" 2>&1
-check "kgate demo exits 0" test $? -eq 0
+rc=$?
+check "kgate demo exits 0" test $rc -eq 0
+[ $rc -eq 0 ] || { echo "kgate demo (exit $rc) said:"; cat "$t/demo"; }
 check "kgate demo checks softmax_rows" grep -q "^softmax_rows" "$t/demo"
 
 # the same seed gives the same report; another seed changes the inputs
 "$KGATE" check "$td/ok/sum_rows.c" --gates accuracy --json "$t/a.json" > /dev/null 2>&1
 "$KGATE" check "$td/ok/sum_rows.c" --gates accuracy --json "$t/b.json" > /dev/null 2>&1
 "$KGATE" check "$td/ok/sum_rows.c" --gates accuracy --seed 9 --json "$t/c.json" > /dev/null 2>&1
-sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compiler\|kernel_runs/d' "$t/a.json" > "$t/a2"
-sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compiler\|kernel_runs/d' "$t/b.json" > "$t/b2"
-sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compiler\|kernel_runs/d' "$t/c.json" > "$t/c2"
+sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compare\|"compiler\|kernel_runs/d' "$t/a.json" > "$t/a2"
+sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compare\|"compiler\|kernel_runs/d' "$t/b.json" > "$t/b2"
+sed '/seconds\|timing\|"total\|"runs\|"oracle\|"compile\|"inputs\|"compare\|"compiler\|kernel_runs/d' "$t/c.json" > "$t/c2"
 check "same seed, same report" cmp -s "$t/a2" "$t/b2"
 check "another seed, another report" sh -c "! cmp -s '$t/a2' '$t/c2'"
 

@@ -17,7 +17,7 @@ trap 'rm -rf "$cache"' EXIT
 export KGATE_CACHE_DIR="$cache"
 normalise() {
     sed -e 's/"seconds": [-0-9.e+]*/"seconds": T/' \
-        -e 's/"\(compile\|inputs\|oracle\|runs\|total\)": [-0-9.e+]*/"\1": T/' \
+        -e 's/"\(compile\|inputs\|oracle\|runs\|compare\|total\)": [-0-9.e+]*/"\1": T/' \
         -e 's/ (cached)"/"/'
 }
 for f in "$top"/testdata/builtin/*.c "$top"/testdata/ok/*.c "$top"/testdata/bugs/*.c "$top"/testdata/malformed/*.c; do

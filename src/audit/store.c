@@ -385,10 +385,10 @@ int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
 
 void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
 {
-    static const char *const keys[] = {"compile", "inputs", "oracle", "runs"};
+    static const char *const keys[] = {"compile", "inputs", "oracle", "runs", "compare"};
     json_t *t = json_object_get(rec, "timing");
     double parts = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < KG_SPENT_REST; i++) {
         double v = json_number_value(json_object_get(t, keys[i]));
         spent[i] += v;
         parts += v;
@@ -401,7 +401,7 @@ void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
 void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pairs, double wall_s, double slot_s,
                           bool md)
 {
-    static const char *const names[] = {"compile", "inputs", "oracle", "runs", "compare and the rest"};
+    static const char *const names[] = {"compile", "inputs", "oracle", "runs", "compare", "the rest"};
     double idle = slot_s > spent[KG_SPENT_WALL] ? slot_s - spent[KG_SPENT_WALL] : 0;
     double all = idle;
     for (int i = 0; i < KG_SPENT_WALL; i++) all += spent[i];

@@ -60,6 +60,10 @@ int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *
  * out of memory (out freed). */
 int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out);
 
+/* Seconds this process has spent in kg_compare and kg_compare_calibrated (the judge is single-
+ * threaded: a session's share is the difference over its life). */
+double kg_compare_seconds(void);
+
 /* Tolerance floor of a dtype: 8 units of roundoff (0 for integer dtypes). */
 double kg_floor(enum kg_dtype t);
 

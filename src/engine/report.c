@@ -82,8 +82,9 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
     json_object_set_new(doc, "file_hash", json_string(hash));
     json_object_set_new(doc, "timing",
-                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs", s->t_inputs, "oracle",
-                                  s->t_oracle, "runs", s->t_run, "total", s->t_total, "kernel_runs", s->nruns));
+                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs", s->t_inputs,
+                                  "oracle", s->t_oracle, "runs", s->t_run, "compare",
+                                  kg_compare_seconds() - s->compare0, "total", s->t_total, "kernel_runs", s->nruns));
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",
                         json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made, "inputs_reused",
@@ -185,8 +186,8 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
             fprintf(f, "%s%d %s", sep, count[st], kg_status_name((enum kg_status)st));
             sep = ", ";
         }
-    fprintf(f, ") in %.2f s [compile %.2f s, inputs %.2f s, oracle %.2f s, runs %.2f s (%d)]\n", s->t_total,
-            s->t_compile, s->t_inputs, s->t_oracle, s->t_run, s->nruns);
+    fprintf(f, ") in %.2f s [compile %.2f s, inputs %.2f s, oracle %.2f s, runs %.2f s (%d), compare %.2f s]\n",
+            s->t_total, s->t_compile, s->t_inputs, s->t_oracle, s->t_run, s->nruns, kg_compare_seconds() - s->compare0);
     if (b && b->asked)
         fprintf(f, "standard test (%s, atol=rtol=%g): %s: %s\n", b->name, b->tol,
                 b->result == 1   ? "pass"

@@ -31,6 +31,7 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o)
     s->shm.fd = s->oshm.fd = -1;
     s->oracle.w.pid = -1;
     s->zyg.pid = -1;
+    s->compare0 = kg_compare_seconds();
     const char *dbg = getenv("KGATE_DEBUG_MEMO");
     s->debug_memo = dbg && *dbg && strcmp(dbg, "0");
     /* the memo's bytes: a quarter of what this process could still allocate (kgate audit runs

@@ -97,6 +97,7 @@ struct kg_session {
     struct kg_shm oshm; /* the oracle worker's */
     /* time spent, for the benchmark and --verbose */
     double t_compile, t_oracle, t_run, t_inputs, t_total;
+    double compare0; /* kg_compare_seconds() when the session opened */
     int nruns;
     /* the determinism gate's runs, for `replay N M` */
     struct kg_case rec_case;

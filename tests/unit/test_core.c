@@ -109,6 +109,70 @@ static void test_compare_fails_on_nan_and_nonfinite_mismatch(void **state)
     assert_false(c.max_err <= 1e300);
 }
 
+/* The comparison's loop, specialised per dtype of got, against the plain definition (kg_elem_err
+ * per element, the first maximum, the excused non-finites): same fields, bit for bit. */
+static void test_compare_same_in_every_dtype(void **state)
+{
+    enum { N = 4099 };
+    static double e[N], r[N];
+    static unsigned char buf[N * 8];
+    for (int i = 0; i < N; i++) {
+        e[i] = sin(i * 0.37) * (i % 97 == 0 ? 1e4 : 3);
+        r[i] = e[i];
+    }
+    e[5] = NAN;
+    e[6] = INFINITY;
+    r[7] = -INFINITY; /* the working precision overflows where the oracle does not: excused */
+    r[9] = INFINITY;  /* but not when got is -Inf there */
+    enum kg_dtype dts[] = {KG_F32, KG_F64, KG_BF16, KG_F16};
+    for (int d = 0; d < 4; d++) {
+        struct kg_tensor tg = {dts[d], 1, {N}, N, buf}, te = f64(e, N), tr = f64(r, N);
+        for (int i = 0; i < N; i++) kg_store(dts[d], buf, i, e[i] + (i % 13) * 1e-3 * e[i]);
+        kg_store(dts[d], buf, 5, 1.0);       /* NaN swallowed */
+        kg_store(dts[d], buf, 7, -INFINITY); /* excused */
+        kg_store(dts[d], buf, 9, -INFINITY); /* wrong kind of Inf */
+        double s = kg_scale_of(&te);
+        for (int cal = 0; cal < 2; cal++) {
+            struct kg_cmp c;
+            if (cal)
+                kg_compare_calibrated(&tg, &te, &tr, s, &c);
+            else
+                kg_compare(&tg, &te, s, &c);
+            double max = 0, num = 0, den = 0;
+            int64_t worst = -1, mism = 0, nonf = 0, first_nonf = -1, exc = 0;
+            for (int i = 0; i < N; i++) {
+                double g = kg_load(dts[d], buf, i);
+                if (cal && !isfinite(g) && isfinite(e[i]) && g == r[i]) {
+                    exc++;
+                    continue;
+                }
+                double er = kg_elem_err(g, e[i], s);
+                mism += er > 0;
+                if (isinf(er)) {
+                    nonf++;
+                    if (first_nonf < 0) first_nonf = i;
+                }
+                if (worst < 0 || er > max) {
+                    max = er;
+                    worst = i;
+                }
+                if (isfinite(g) && isfinite(e[i])) {
+                    num += (g - e[i]) * (g - e[i]);
+                    den += e[i] * e[i];
+                }
+            }
+            assert_int_equal(c.nonfinite_mismatch, nonf);
+            assert_int_equal(c.worst, first_nonf >= 0 ? first_nonf : worst);
+            assert_int_equal(c.mismatches, mism);
+            assert_int_equal(c.excused, exc);
+            assert_int_equal(exc, cal ? 1 : 0);
+            assert_true(c.rms_rel == sqrt(num / den));
+            assert_true(isinf(c.max_err));
+        }
+    }
+    (void)state;
+}
+
 static void test_element_error_is_scale_relative_near_zero(void **state)
 {
     /* scale s = rms of the oracle; near zero the error is relative to s, not to |exp| */
@@ -168,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_rng_moments),
         cmocka_unit_test(test_f16_and_bf16_round_to_nearest_even),
         cmocka_unit_test(test_compare_fails_on_nan_and_nonfinite_mismatch),
+        cmocka_unit_test(test_compare_same_in_every_dtype),
         cmocka_unit_test(test_element_error_is_scale_relative_near_zero),
         cmocka_unit_test(test_allclose_is_the_standard_test),
         cmocka_unit_test(test_gross_failure_bar),
