@@ -43,8 +43,10 @@ s=$t/crafted.jsonl
 {
     echo '{"id": "k1", "verdict": "pass", "gates": [{"id": "structure", "status": "pass"}]}'
     echo 'this line is not JSON'
-    echo '{"id": "k2", "verdict": "fail", "gates": [{"id": "structure", "status": "fail"}]}'
-    echo '{"id": "k1", "verdict": "fail", "gates": [{"id": "structure", "status": "fail"}]}'
+    echo '{"id": "k2", "verdict": "fail", "gates": [{"id": "structure", "status": "fail"}],' \
+        '"timing": {"compile": 1, "inputs": 2, "oracle": 3, "runs": 4, "compare": 5, "total": 21}}'
+    echo '{"id": "k1", "verdict": "fail", "gates": [{"id": "structure", "status": "fail"}],' \
+        '"timing": {"compile": 1, "inputs": 1, "oracle": 1, "runs": 1, "total": 8}}'
     echo '{"no": "id"}'
     printf '%s' '{"id": "k3", "problem": "p.py", "verdict": "pa'
 } > "$s"
@@ -63,6 +65,9 @@ check test "$(json_field "$t/rep/report.json" skipped_lines)" = 3
 check test "$(json_field "$t/rep/report.json" duplicate_records)" = 1
 check grep -q "lines that are not records: 3" "$t/rep/report.md"
 check grep -q "^2 kernels in the store" "$t/rep/report.md"
+# where the time went: compare timed apart; a record from before it was (k1) counts it in the rest
+check grep -q "^| compare | 5.0 | 17% |" "$t/rep/report.md"
+check grep -q "^| the rest | 10.0 | 34% |" "$t/rep/report.md"
 echo '{"id": "k2", "verdict": "pass", "gates": [{"id": "structure", "status": "pass"}]}' > "$t/crafted2.jsonl"
 "$KGATE" audit-merge "$t/merged.jsonl" "$s" "$t/crafted2.jsonl" 2> "$t/merge.err"
 check test $? -eq 0
