@@ -5,6 +5,7 @@
  * store (store.c: locked, whole records, fsync), so `--resume` after a kill -9 loses only the
  * pairs that were in flight, and a store that cannot be written stops the audit (exit 4). */
 #include "audit/audit.h"
+#include "audit/devmem.h"
 #include "audit/corpus.h"
 #include "audit/store.h"
 
@@ -207,6 +208,17 @@ struct audit_run {
     char (*gpu)[32];
     int *gpu_running, *gpu_done;
     double *gpu_seconds;
+    /* device memory, per device (the --gpus devices, else the one the checks see): the largest
+     * share of the device's memory in use per check running on it (sampled while checks run),
+     * the most in use, the total, and the most checks at once; a check starts on a device only
+     * while it has room for one more check of that size (room_for_check) */
+    int ndev;
+    char (*dev)[32];
+    double *dev_per_check;
+    uint64_t *dev_peak, *dev_total;
+    int *dev_most;
+    int mem_waits;      /* check starts that waited for room (counted once per wait) */
+    bool mem_held;      /* the last pass held a start back */
     int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
     struct kg_err fail; /* ... naming the store and the record */
 };
@@ -223,6 +235,11 @@ static void run_free(struct audit_run *a)
     free(a->gpu_running);
     free(a->gpu_done);
     free(a->gpu_seconds);
+    free(a->dev);
+    free(a->dev_per_check);
+    free(a->dev_peak);
+    free(a->dev_total);
+    free(a->dev_most);
     kg_audit_rows_free(&a->r);
 }
 
@@ -336,12 +353,97 @@ static int gpu_names(struct audit_run *a, struct kg_err *e)
     return 0;
 }
 
-/* The GPU with the fewest checks running (the lowest index of those tied). */
-static int least_loaded_gpu(const struct audit_run *a)
+/* The devices whose memory admits checks (struct audit_run): the --gpus devices, else the first
+ * of CUDA_VISIBLE_DEVICES (or device 0) when its memory can be read at all. */
+static int dev_names(struct audit_run *a, struct kg_err *e)
 {
-    int best = 0;
-    for (int g = 1; g < a->o->gpus; g++)
-        if (a->gpu_running[g] < a->gpu_running[best]) best = g;
+    int n = a->o->gpus > 0 ? a->o->gpus : 1;
+    a->dev = calloc((size_t)n, sizeof *a->dev);
+    a->dev_per_check = calloc((size_t)n, sizeof *a->dev_per_check);
+    a->dev_peak = calloc((size_t)n, sizeof *a->dev_peak);
+    a->dev_total = calloc((size_t)n, sizeof *a->dev_total);
+    a->dev_most = calloc((size_t)n, sizeof *a->dev_most);
+    if (!a->dev || !a->dev_per_check || !a->dev_peak || !a->dev_total || !a->dev_most)
+        return kg_errf(e, "out of memory"), KG_EXIT_INTERNAL;
+    if (a->o->gpus > 0) {
+        memcpy(a->dev, a->gpu, (size_t)n * sizeof *a->dev);
+    } else {
+        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+        size_t len = vis ? strcspn(vis, ",") : 0;
+        if (len >= sizeof a->dev[0]) len = 0;
+        if (len)
+            memcpy(a->dev[0], vis, len);
+        else
+            snprintf(a->dev[0], sizeof a->dev[0], "0");
+    }
+    uint64_t fr, tot;
+    a->ndev = 0;
+    for (int g = 0; g < n; g++)
+        if (kg_devmem(a->dev[g], &fr, &tot) == 0) a->ndev = n; /* one readable device: all are tracked */
+    return 0;
+}
+
+/* Checks running on device g (every check when --gpus is not given). */
+static int dev_running(const struct audit_run *a, int g)
+{
+    return a->o->gpus > 0 ? a->gpu_running[g] : a->running;
+}
+
+/* Memory in use on each device while checks run on it, per check: the size a check is taken to
+ * need (other processes' memory counts in, which errs toward waiting). */
+static void sample_devices(struct audit_run *a)
+{
+    for (int g = 0; g < a->ndev; g++) {
+        int n = dev_running(a, g);
+        uint64_t fr, tot;
+        if (n <= 0 || kg_devmem(a->dev[g], &fr, &tot)) continue;
+        uint64_t used = tot > fr ? tot - fr : 0;
+        double per = (double)used / n;
+        if (per > a->dev_per_check[g]) a->dev_per_check[g] = per;
+        if (used > a->dev_peak[g]) a->dev_peak[g] = used;
+        a->dev_total[g] = tot;
+        if (n > a->dev_most[g]) a->dev_most[g] = n;
+    }
+}
+
+/* Whether one more check may start on device g: always on an idle device or one whose memory
+ * is not known; else while its free memory, less what this pass has already given out (*left,
+ * -1 before the first query), holds 1.25x the largest per-check share seen, and 1/32 of the
+ * device at least. Two real-size checks of huge problems then never start into a device that
+ * holds only one. */
+static double check_need(const struct audit_run *a, int g)
+{
+    double need = 1.25 * a->dev_per_check[g];
+    return need < (double)a->dev_total[g] / 32 ? (double)a->dev_total[g] / 32 : need;
+}
+
+static bool room_for_check(struct audit_run *a, int g, double *left)
+{
+    if (g < 0 || g >= a->ndev || dev_running(a, g) == 0) return true;
+    uint64_t fr, tot;
+    if (*left < 0) {
+        if (kg_devmem(a->dev[g], &fr, &tot)) return true;
+        *left = (double)fr;
+        a->dev_total[g] = tot;
+    }
+    return *left >= check_need(a, g);
+}
+
+/* A check placed on device g: its share of the room this pass saw. */
+static void take_room(struct audit_run *a, int g, double *left)
+{
+    if (g >= 0 && g < a->ndev && *left >= 0) *left -= check_need(a, g);
+}
+
+/* Where the next check goes: of the GPUs with room for it (room_for_check), the one with the
+ * fewest checks running (the lowest index of those tied); without --gpus 0, the one device;
+ * -2 when no device has room. left[]: room_for_check's, per device, for this pass. */
+static int device_with_room(struct audit_run *a, double left[64])
+{
+    if (a->o->gpus <= 0) return room_for_check(a, 0, &left[0]) ? 0 : -2;
+    int best = -2;
+    for (int g = 0; g < a->o->gpus && g < 64; g++)
+        if ((best < 0 || a->gpu_running[g] < a->gpu_running[best]) && room_for_check(a, g, &left[g])) best = g;
     return best;
 }
 
@@ -349,6 +451,7 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
 {
     const struct audit_opts *o = a->o;
     int rc = gpu_names(a, e);
+    if (!rc) rc = dev_names(a, e);
     if (rc) return rc;
     ssize_t el = readlink("/proc/self/exe", a->exe, sizeof a->exe - 1);
     a->exe[el > 0 ? el : 0] = 0;
@@ -400,18 +503,27 @@ static int next_row(const struct audit_run *a, bool check_slot)
 static void start_jobs(struct audit_run *a)
 {
     const struct audit_opts *o = a->o;
+    double left[64];
+    for (int g = 0; g < 64; g++) left[g] = -1;
+    bool held = false;
     for (int sl = 0; sl < a->nslots; sl++) {
         struct job *j = &a->jobs[sl];
         if (j->pid > 0) continue;
         bool check_slot = sl < o->jobs;
         int row = next_row(a, check_slot);
         if (row < 0) continue;
+        int g = check_slot ? device_with_room(a, left) : -1;
+        if (check_slot && g == -2) {
+            held = true;
+            continue;
+        }
+        if (check_slot) take_room(a, g, &left[g]);
         j->row = row;
         j->compile_only = !check_slot;
         j->start = kg_now();
         if (check_slot) {
             a->started[row] = true;
-            j->slot = o->gpus ? least_loaded_gpu(a) : -1;
+            j->slot = o->gpus ? g : -1;
             j->gpu = j->slot >= 0 ? a->gpu[j->slot] : NULL;
             if (j->slot >= 0) a->gpu_running[j->slot]++;
             snprintf(j->out, sizeof j->out, "%s/%d.json", a->tmpdir, j->row);
@@ -425,6 +537,8 @@ static void start_jobs(struct audit_run *a)
             a->compiling++;
         }
     }
+    if (held && !a->mem_held) a->mem_waits++;
+    a->mem_held = held;
 }
 
 static bool says_oom(json_t *o, const char *key)
@@ -581,6 +695,7 @@ static int schedule(struct audit_run *a, struct kg_err *e)
             continue;
         }
         enforce_limit(a);
+        sample_devices(a);
         usleep(50000);
     }
     int stopped = stop_children(a);
@@ -602,6 +717,16 @@ static void summary(const struct audit_run *a)
     if (a->nochk) fprintf(stderr, ", %d not checked (the record's \"error\" says why)", a->nochk);
     fprintf(stderr, "; store %s\n", a->o->store);
     kg_audit_spent_print(stderr, a->spent, a->finished, el_s, el_s * a->o->jobs, false);
+    for (int g = 0; g < a->ndev; g++)
+        if (a->dev_total[g])
+            fprintf(stderr,
+                    "kgate audit: device %s memory: at most %.1f of %.1f GiB in use, %.1f GiB per check at most, "
+                    "%d check%s at once at most\n",
+                    a->dev[g], a->dev_peak[g] / 1073741824.0, a->dev_total[g] / 1073741824.0,
+                    a->dev_per_check[g] / 1073741824.0, a->dev_most[g], a->dev_most[g] == 1 ? "" : "s");
+    if (a->mem_waits)
+        fprintf(stderr, "kgate audit: %d time%s a check waited for device memory to start\n", a->mem_waits,
+                a->mem_waits == 1 ? "" : "s");
     if (a->o->gpus > 0) {
         fprintf(stderr, "kgate audit: checks per GPU:");
         for (int g = 0; g < a->o->gpus; g++)

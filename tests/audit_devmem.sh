@@ -1,0 +1,53 @@
+#!/bin/sh
+# audit_devmem.sh: kgate audit starts a check on a device only while the device has room for one
+# more check of the size seen there, testable without a GPU (KGATE_FAKE_DEVMEM: each device's
+# free and total MiB, as NVML would say them; the CPU pairs ignore the devices):
+#   - a device with room: all 4 checks at once, no wait;
+#   - a device almost full (what one check holds leaves 1 GiB of 80): one check at a time, and
+#     the summary says the checks waited;
+#   - --gpus 2 with one device full: the checks go to the one with room, the full one still
+#     takes a check whenever it is idle.
+# Four tiny CPU KernelBench pairs (Debian's python3-torch).
+set -u
+t=${TMPDIR:-/tmp}/kgate-devmem-$$
+mkdir -p "$t"
+trap 'rm -rf "$t"' EXIT
+kb=$top_srcdir/testdata/kernelbench
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+fails=0
+check() { if "$@"; then :; else echo "FAIL: $*"; fails=$((fails + 1)); fi; }
+set -- --pair "$kb/problems/relu.py:$kb/candidates/ok_torch_relu.py" \
+    --pair "$kb/problems/scale.py:$kb/candidates/ok_torch_scale.py" \
+    --pair "$kb/problems/relu.py:$kb/candidates/ok_torch_clamp_relu.py" \
+    --pair "$kb/problems/sum_dim.py:$kb/candidates/ok_torch_sum_dim.py"
+export KGATE_FAKE_DEVMEM="$t/mem"
+
+echo "0 79000 80000" > "$t/mem"
+CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/a.jsonl" --jobs 4 --compile-jobs 0 --python "$py" "$@" 2> "$t/a.err"
+check test $? -eq 0
+check test "$(wc -l < "$t/a.jsonl")" -eq 4
+grep "device 0 memory" "$t/a.err"
+check grep -q "device 0 memory: at most 1.0 of 78.1 GiB in use, .* 4 checks at once at most" "$t/a.err"
+check test "$(grep -c "waited for device memory" "$t/a.err")" -eq 0
+
+echo "0 1024 80000" > "$t/mem"
+CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/b.jsonl" --jobs 4 --compile-jobs 0 --python "$py" "$@" 2> "$t/b.err"
+check test $? -eq 0
+check test "$(wc -l < "$t/b.jsonl")" -eq 4
+grep "device 0 memory\|waited" "$t/b.err"
+check grep -q "device 0 memory: .* 1 check at once at most" "$t/b.err"
+check grep -q "kgate audit: [1-9][0-9]* times\? a check waited for device memory to start" "$t/b.err"
+
+printf '3 1024 80000\n7 79000 80000\n' > "$t/mem"
+CUDA_VISIBLE_DEVICES=3,7 "$KGATE" audit --store "$t/c.jsonl" --gpus 2 --jobs 4 --compile-jobs 0 --python "$py" "$@" \
+    2> "$t/c.err"
+check test $? -eq 0
+grep "memory\|per GPU" "$t/c.err"
+check grep -q "device 3 memory: .* 1 check at once at most" "$t/c.err"
+check grep -q "device 7 memory: .* [23] checks at once at most" "$t/c.err"
+echo "$fails failed"
+test $fails -eq 0
