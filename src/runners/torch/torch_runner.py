@@ -431,7 +431,7 @@ class Inputs:
             doc["symbols"] = {k: getattr(self.problem, k) for k in self.originals}
             model = self.build(self.problem.Model, key)
             torch.manual_seed(KERNEL_SEED)
-            inputs = self.problem.get_inputs()
+            inputs = self.draw()
             ins = []
             for x in inputs:
                 if isinstance(x, torch.Tensor):
@@ -463,18 +463,28 @@ class Inputs:
         rep.code = len(data)
         return OK
 
+    def draw(self):
+        """get_inputs(); with KGATE_INPUTS_ON_DEVICE=1 on a GPU, made there (the factory calls that
+        name no device draw on the GPU, from the CUDA generator: other values than the CPU's for
+        the same seed, so off by default; at real sizes the CPU's draws cost seconds a case)."""
+        torch = self.torch
+        if self.device != "cpu" and os.environ.get("KGATE_INPUTS_ON_DEVICE") == "1":
+            with torch.device(self.device):
+                return self.problem.get_inputs()
+        return self.problem.get_inputs()
+
     def inputs_cmd(self, req, shm, rep):
         torch = self.torch
         p = req.u.problem
         self.set_symbols(p.sym_names, p.sym_values, p.nsym)
         torch.manual_seed(p.seed % (2 ** 64))
-        inputs = self.problem.get_inputs()
+        inputs = self.draw()
         if len(inputs) != p.ntensor:
             raise Refused(MISMATCH, "get_inputs() returned %d values, expected %d" % (len(inputs), p.ntensor))
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 continue
-            b = x.detach().contiguous().cpu().reshape(-1).view(torch.uint8)
+            b = x.detach().contiguous().reshape(-1).view(torch.uint8)  # copied to shm from where it is
             if b.numel() != p.bytes[i]:
                 raise Refused(MISMATCH, "input %d has %d bytes, expected %d (the shape inference was wrong)"
                               % (i, b.numel(), p.bytes[i]))
