@@ -312,7 +312,8 @@ static int inputs(struct kg_session *s, const struct kg_case *k, struct kg_input
 
 /* ---- the oracle ---------------------------------------------------------------------------------- */
 
-/* The reference Model on float64 copies of the inputs: working 0 in float64, 1 in the
+/* The reference Model on the inputs (sent as stored; the worker casts them on its device to
+ * float64 or keeps the problem's dtype): working 0 in float64, 1 in the
  * problem's dtype with TF32 off, 4 likewise with sequential fp32 sums and products. For 4,
  * *unchanged (when not NULL) says that no op was replaced: the result is also working 1's. */
 static int model(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
@@ -341,7 +342,7 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
     }
     int code = 0;
     struct kg_err we;
-    if (kg_oracle_worker_call(s, k, working, args, nin, out, odt, nout, &code, &we))
+    if (kg_oracle_worker_call(s, k, working, true, args, nin, out, odt, nout, &code, &we))
         return kg_errf(e, "%s: the reference Model failed: %s", k->c->problem_path, we.msg);
     if (unchanged) *unchanged = working == 4 && code == 1;
     return 0;

@@ -8,9 +8,9 @@
 
 #include "engine/session.h"
 
-int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, const struct kg_oracle_arg *in,
-                          int nin, struct kg_tensor *const *out, const enum kg_dtype *out_dtype, int nout, int *code,
-                          struct kg_err *e)
+int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw,
+                          const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
+                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e)
 {
     static struct kg_req rq;
     memset(&rq, 0, sizeof rq);
@@ -30,10 +30,11 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
             continue;
         }
         t->dtype = in[j].dtype;
+        t->data_dtype = raw ? in[j].data_dtype : KG_F64;
         t->rank = in[j].rank;
         memcpy(t->dims, in[j].dims, (size_t)in[j].rank * sizeof *t->dims);
         t->off = off;
-        off += (uint64_t)in[j].numel * 8 + 64;
+        off += ((uint64_t)in[j].numel * kg_dtype_size(t->data_dtype) + 63) / 64 * 64 + 64;
     }
     for (int j = 0; j < nout; j++) {
         struct kg_req_tensor *t = &o->out[j];
@@ -54,8 +55,8 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
     for (int j = 0; j < nin; j++) {
         if (in[j].kind != KG_ARG_TENSOR) continue;
         double *d = (double *)(s->oshm.mem + o->in[j].off);
-        if (in[j].data_dtype == KG_F64)
-            memcpy(d, in[j].data, (size_t)in[j].numel * 8);
+        if (in[j].data_dtype == (enum kg_dtype)o->in[j].data_dtype)
+            memcpy(d, in[j].data, (size_t)in[j].numel * kg_dtype_size(in[j].data_dtype));
         else
             for (int64_t x = 0; x < in[j].numel; x++) d[x] = kg_load(in[j].data_dtype, in[j].data, x);
     }

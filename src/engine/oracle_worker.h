@@ -1,8 +1,12 @@
 /* oracle_worker.h: evaluating an oracle that is code (a contract's `oracle: FUNC`, a KernelBench
  * problem's Model) in the session's oracle worker, never in the judge and never beside the
- * candidate. Every tensor travels as float64 through the oracle worker's own shared memory. */
+ * candidate. The tensors travel through the oracle worker's own shared memory: the outputs as
+ * float64, the inputs as float64 too or (raw, the torch runner) in the dtype they are stored in,
+ * which the worker casts on its device: no conversion loop here, and half the bytes of fp32. */
 #ifndef KG_ORACLE_WORKER_H
 #define KG_ORACLE_WORKER_H
+
+#include <stdbool.h>
 
 #include "contract/case.h"
 #include "worker/proto.h"
@@ -25,8 +29,8 @@ struct kg_oracle_arg {
 /* Evaluates the loaded oracle on case k's symbols with `working` (kg_req_oracle's modes): the
  * nout float64 tensors out[j] (allocated by the caller; out_dtype[j] their own dtypes). Returns
  * 0 with *code the reply's code, or -1 with e holding the worker's message. */
-int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, const struct kg_oracle_arg *in,
-                          int nin, struct kg_tensor *const *out, const enum kg_dtype *out_dtype, int nout, int *code,
-                          struct kg_err *e);
+int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw,
+                          const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
+                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e);
 
 #endif

@@ -227,6 +227,11 @@ static int do_oracle(struct wstate *w, const struct kg_req_oracle *o, int shm_fd
     int in_rank[KG_OP_MAX_IO], out_rank[KG_OP_MAX_IO];
     const char *names[KG_MAX_SYMS];
     for (int i = 0; i < o->n_in; i++) {
+        if (o->in[i].kind == KG_ARG_TENSOR && o->in[i].data_dtype != KG_F64) {
+            munmap(shm, o->shm_size);
+            snprintf(rp->msg, sizeof rp->msg, "oracle input %d not sent as float64", i);
+            return KG_WS_BAD_REQUEST;
+        }
         in[i] = (const double *)(shm + o->in[i].off);
         in_dims[i] = o->in[i].dims;
         in_rank[i] = o->in[i].rank;

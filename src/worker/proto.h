@@ -131,9 +131,9 @@ struct kg_req_run {
 /* ORACLE: float64 tensors at offsets; the worker calls the custom oracle function. */
 struct kg_req_tensor {
     int32_t rank;
-    int32_t kind;  /* enum kg_argkind: KG_ARG_TENSOR, or a scalar whose value is `value` */
-    int32_t dtype; /* the tensor's own dtype (the data travels as float64) */
-    int32_t pad;
+    int32_t kind;       /* enum kg_argkind: KG_ARG_TENSOR, or a scalar whose value is `value` */
+    int32_t dtype;      /* the tensor's own dtype */
+    int32_t data_dtype; /* the dtype of its bytes in shm: KG_F64 (0), or (torch runner) any */
     int64_t dims[KG_MAX_RANK];
     uint64_t off;
     double value;

@@ -95,7 +95,7 @@ class ReqRun(C.Structure):
 
 
 class ReqTensor(C.Structure):
-    _fields_ = [("rank", C.c_int32), ("kind", C.c_int32), ("dtype", C.c_int32), ("pad", C.c_int32),
+    _fields_ = [("rank", C.c_int32), ("kind", C.c_int32), ("dtype", C.c_int32), ("data_dtype", C.c_int32),
                 ("dims", C.c_int64 * MAX_RANK), ("off", C.c_uint64), ("value", C.c_double)]
 
 
@@ -662,9 +662,10 @@ def seq_conv2d(torch, x, args):
 class OracleModes:
     """Worker's ORACLE."""
 
-    def tensor_from_f64(self, shm, t, dtype):
-        """Input t (float64 in shm) as dtype on the worker's device: one copy, made on the device
-        (the host side of a real-size case is GBs: no staging tensor, no host cast)."""
+    def tensor_from_shm(self, shm, t, dtype):
+        """Input t (in shm as its data_dtype: what the judge stores, sent as it is) as dtype on the
+        worker's device: one copy, cast on the device (the host side of a real-size case is GBs:
+        no staging tensor, no host cast)."""
         torch = self.torch
         n = 1
         for d in range(t.rank):
@@ -672,10 +673,12 @@ class OracleModes:
         shape = [t.dims[d] for d in range(t.rank)]
         if not n:
             return torch.empty(shape, dtype=dtype, device=self.device)
-        x = torch.frombuffer(memoryview(shm)[t.off:t.off + 8 * n], dtype=torch.float64).reshape(shape)
+        src = self.dt(t.data_dtype)
+        size = torch.empty(0, dtype=src).element_size()
+        x = torch.frombuffer(memoryview(shm)[t.off:t.off + size * n], dtype=src).reshape(shape)
         if self.device != "cpu":
             return x.to(self.device).to(dtype)
-        return x.clone() if dtype == torch.float64 else x.to(dtype)  # never a view of shm
+        return x.clone() if src == dtype else x.to(dtype)  # never a view of shm
 
     def oracle(self, req, shm, rep):
         torch = self.torch
@@ -692,7 +695,7 @@ class OracleModes:
                 continue
             own = self.dt(t.dtype)
             want = torch.float64 if exact and own.is_floating_point else own
-            args.append(self.tensor_from_f64(shm, t, want))
+            args.append(self.tensor_from_shm(shm, t, want))
         model = self.build(self.problem.Model, key, torch.float64 if exact else None)
         tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
         if o.working in (1, 4):  # the working-precision reference: strict fp32, no TF32 shortcuts
