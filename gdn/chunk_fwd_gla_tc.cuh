@@ -13,8 +13,15 @@
  * Every exponent is <= 0 (log gates <= 0 and j <= i), so nothing overflows, whatever the gates.
  * SSD's factorisation of P into (Q K^T) times one decay per (i, j) does not exist with a decay
  * per channel, and the usual rescaling (q exp(G), k exp(-G)) overflows once a chunk's gates sum
- * past ~88: P is summed here on CUDA cores, term by term, exactly as written (the tensor cores
- * take Q H, P V and the state's K^T V). The other kernels are chunk_fwd_tc.cuh's with GATE =
+ * past ~88. P is summed here in 16 x 16 blocks: the four diagonal blocks on CUDA cores, term by
+ * term, exactly as written; each block (I, J < I) below them on tensor cores, as (Q~ K~^T) with
+ * the reference row r = 16 (J + 1) (the first row after block J, so j < r <= i):
+ *   Q~_ic = q_ic exp(G_ic - G_rc),  K~_jc = k_jc exp(G_rc - G_jc),  P_ij = sum_c Q~_ic K~_jc,
+ * both exponents <= 0 again (FLA's sub-chunk factorisation), both factors as bf16 hi + lo. That is
+ * 704 exponentials per channel where the term-by-term triangle took 2080 (measured on the H200
+ * before: the outputs kernel, 6.2 ms of GLA's 8.3). The tensor cores also take Q H, P V and the
+ * state's K^T V. With a gate of -inf (a reset) the references differ from the oracle as the
+ * diagonal terms already did: exp(-inf - -inf) is NaN. The other kernels are chunk_fwd_tc.cuh's with GATE =
  * TC_CHANNEL: the state scan (a decay per state row, a weight per key element) and the fp32
  * outputs; this file holds the bf16 outputs kernel, one CTA per (chunk, 64-column V tile, b, h),
  * which KDA's forward (gdn/chunk_fwd_gdn_tc.cuh) also runs, reading u (hi + lo: VLO) for v.
@@ -43,11 +50,13 @@ __host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K, bool vlo = fa
  * scores P and the loads all eight */
 #define TC_GLA_OUT_THREADS 256
 
-/* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads. P on CUDA cores: the 2080 entries j <= i,
- * enumerated row by row over all threads (consecutive threads on consecutive j: the fp32 K and G
- * rows, stride K + 1 words, are read conflict-free, the q row is a broadcast); then
- * q_i * exp(G_i) as hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..:
- * o = scale (Q~ H) (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
+/* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads. P's diagonal blocks on CUDA cores: their
+ * 544 entries j <= i over all threads (consecutive threads on consecutive j: the fp32 K and G
+ * rows, stride K + 1 words, are read conflict-free, the q row is a broadcast); the blocks below,
+ * one column of blocks J at a time: K~ of block J and Q~ of the rows after it into the H tiles'
+ * memory (H is loaded after P), then warp I - J - 1 takes block (I, J); then q_i * exp(G_i) as
+ * hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..: o = scale (Q~ H)
+ * (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
 template <int K, bool VLO = false>
 __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     tc_gla_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
@@ -72,8 +81,6 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     const long long row0 = (long long)b * T + t0;
 
     tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
-    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
-    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
     if (tid < 128) /* tc_load_transposed's 128 threads */
         tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
     else if (VLO)
@@ -89,20 +96,66 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     }
     tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: every tile loaded */
 
-    /* P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) for j <= i: entry e of the lower triangle is
-     * row i, column e - i (i + 1) / 2 */
-    for (int e = tid; e < TC_C * (TC_C + 1) / 2; e += TC_GLA_OUT_THREADS) {
-        int i = (int)((sqrtf(8.f * (float)e + 1.f) - 1.f) * 0.5f);
-        while (i * (i + 1) / 2 > e) i--;
-        while ((i + 1) * (i + 2) / 2 <= e) i++;
-        const int j = e - i * (i + 1) / 2;
+    /* the diagonal blocks: P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) for j <= i in one block;
+     * entry e of block d's lower triangle (136 each) is row ii, column e - ii (ii + 1) / 2 */
+    for (int e = tid; e < 4 * 136; e += TC_GLA_OUT_THREADS) {
+        const int d0 = 16 * (e / 136), f = e % 136;
+        int ii = (int)((sqrtf(8.f * (float)f + 1.f) - 1.f) * 0.5f);
+        while (ii * (ii + 1) / 2 > f) ii--;
+        while ((ii + 1) * (ii + 2) / 2 <= f) ii++;
+        const int i = d0 + ii, j = d0 + f - ii * (ii + 1) / 2;
         const __nv_bfloat16 *qi = sQ + i * LD;
         const float *kj = sK + j * LG, *gi_ = sG + i * LG, *gj = sG + j * LG;
         float d = 0.f;
         for (int c = 0; c < K; c++) d = fmaf(__bfloat162float(qi[c]) * kj[c], expf(gi_[c] - gj[c]), d);
         sP[i * TC_F32P + j] = d * scale;
     }
-    __syncthreads(); /* sQ is rewritten below */
+    /* the blocks below the diagonal, one column of blocks J at a time, with r = 16 (J + 1): Q~ of
+     * rows r .. 63 into rows 0 .. 63 - r of sH / sHL (hi / lo), K~ of block J into rows 48 .. 63 */
+    for (int J = 0; J < 3; J++) {
+        const int r = 16 * (J + 1), nq = TC_C - r;
+        const float *gr = sG + r * LG;
+        for (int idx = tid; idx < (nq + 16) * K; idx += TC_GLA_OUT_THREADS) {
+            const int row = idx / K, c = idx % K;
+            float x;
+            int at;
+            if (row < nq) { /* Q~ row r + row */
+                x = __bfloat162float(sQ[(r + row) * LD + c]) * expf(sG[(r + row) * LG + c] - gr[c]);
+                at = row * LD + c;
+            } else { /* K~ row 16 J + (row - nq) */
+                const int j = 16 * J + row - nq;
+                x = sK[j * LG + c] * expf(gr[c] - sG[j * LG + c]);
+                at = (48 + row - nq) * LD + c;
+            }
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            sH[at] = hi;
+            sHL[at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
+        __syncthreads();
+        if (w < 3 - J) { /* block (I, J), I = J + 1 + w: Q~ rows 16w .., K~ rows 48 .. */
+            float d[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+            for (int ks = 0; ks < K / 16; ks++) {
+                uint32_t a[4], al[4];
+                tc_frag_a(a, sH, LD, 16 * w, 16 * ks);
+                tc_frag_a(al, sHL, LD, 16 * w, 16 * ks);
+                tc_mma3(d[0], a, al, sH + 48 * LD, sHL + 48 * LD, LD, 0, 16 * ks);
+                tc_mma3(d[1], a, al, sH + 48 * LD, sHL + 48 * LD, LD, 8, 16 * ks);
+            }
+            const int i = 16 * (J + 1 + w) + gi;
+#pragma unroll
+            for (int nh = 0; nh < 2; nh++) {
+                const int j = 16 * J + 8 * nh + 2 * ti;
+                sP[i * TC_F32P + j] = d[nh][0] * scale;
+                sP[i * TC_F32P + j + 1] = d[nh][1] * scale;
+                sP[(i + 8) * TC_F32P + j] = d[nh][2] * scale;
+                sP[(i + 8) * TC_F32P + j + 1] = d[nh][3] * scale;
+            }
+        }
+        __syncthreads(); /* the Q~, K~ tiles are rewritten next */
+    }
+    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
+    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
+    /* (no barrier: the last one above saw every read of sQ and of the H tiles' memory done) */
     /* Q~ = q * exp(G) as hi (in place) + lo */
     for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
         const int i = idx / K, c = idx % K;

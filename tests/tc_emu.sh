@@ -89,8 +89,8 @@ plant no_sync chunk_fwd_tc.cuh '/__syncthreads(); \/\* sX is overwritten by H (a
 plant f32_diag chunk_fwd_tc.cuh 's/^            if (j <= i) {$/            if (j < i) {/'
 # GLA: the bf16 scores' upper triangle is never zeroed (P V reads it within the diagonal blocks)
 plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[i \* TC_F32P + j\] = 0.f;/(void)i, (void)j;/'
-# GLA: q * exp(G) overwrites the Q tile while other threads still sum scores from it
-plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* sQ is rewritten below \*\//d'
+# GLA: the next column of blocks' Q~ and K~ overwrite the tiles while warps still multiply them
+plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
 # KDA: the state rows r0 and r0 + 8 take each other's per-channel decay
 plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
