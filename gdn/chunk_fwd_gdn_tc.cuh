@@ -43,7 +43,8 @@
  *   W = T Diag(beta) (K * exp(G)),   U0 = T Diag(beta) V,   u = U0 - W H,
  *   o_i = scale [ (q_i * exp(G_i))^T H + sum_{j <= i} P_ij u_j ],  P as GLA's,
  *   H_next = Diag(exp(G_{L-1})) H + sum_j (k_j * exp(G_{L-1} - G_j)) u_j^T.
- * A is summed term by term on CUDA cores (every exponent <= 0, as GLA's P), the outputs are
+ * A is summed as GLA's P (every exponent <= 0): its diagonal 16 x 16 blocks term by term on CUDA
+ * cores, the blocks below them on tensor cores with a reference row per block column; the outputs are
  * gdn/chunk_fwd_gla_tc.cuh's kernels reading u for v. K <= 128 (the chunk's gates of every
  * channel sit in shared memory). */
 
@@ -175,9 +176,14 @@ __global__ void __launch_bounds__(128)
     tc_gdn_load_beta(beta, row0 * H + h, H, L, sB);
     if constexpr (PC) {
         tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: sK, sB loaded */
-        /* A_ij = beta_i sum_c k_ic k_jc exp(G_ic - G_jc) for j < i < L, term by term */
+        /* A_ij = beta_i sum_c k_ic k_jc exp(G_ic - G_jc) for j < i < L, else 0, in 16 x 16 blocks
+         * as GLA's P (chunk_fwd_gla_tc.cuh): the diagonal blocks term by term, the blocks above
+         * them zero, those below on tensor cores as (k_i exp(G_i - G_r)) . (k_j exp(G_r - G_j))
+         * with r = 16 (J + 1), hi + lo, in the T and X tiles' memory (free until the inversion):
+         * Q~ rows 0 .. 63 - r, K~ rows 48 .. 63, row stride LD */
         for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
             const int i = idx / TC_C, j = idx % TC_C;
+            if (j / 16 < i / 16) continue; /* below the diagonal blocks: the tensor cores' */
             float d = 0.f;
             if (j < i && i < L) {
                 for (int c = 0; c < K; c++)
@@ -186,6 +192,41 @@ __global__ void __launch_bounds__(128)
                 d *= sB[i];
             }
             sA[i * TC_F32P + j] = d;
+        }
+        static_assert(2 * (K + 8) <= 4 * TC_TP, "the Q~, K~ planes fit in sTh .. sXl");
+        __nv_bfloat16 *sFh = sTh, *sFl = sTh + TC_C * LD; /* 2 x 64 x LD <= the 4 x 64 x 72 of sTh .. sXl */
+        for (int J = 0; J < 3; J++) {
+            const int r = 16 * (J + 1), nq = TC_C - r;
+            const float *gr = sG + r * LG;
+            for (int idx = tid; idx < (nq + 16) * K; idx += 128) {
+                const int row = idx / K, c = idx % K;
+                const int src = row < nq ? r + row : 16 * J + row - nq; /* Q~ row r + row, or K~ row */
+                const float e = row < nq ? sG[src * LG + c] - gr[c] : gr[c] - sG[src * LG + c];
+                const float x = __bfloat162float(sK[src * LD + c]) * expf(e);
+                const int at = (row < nq ? row : 48 + row - nq) * LD + c;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                sFh[at] = hi;
+                sFl[at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+            __syncthreads();
+            if (w < 3 - J) { /* block (I, J), I = J + 1 + w */
+                float d[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+                for (int ks = 0; ks < K / 16; ks++) {
+                    uint32_t a[4], al[4];
+                    tc_frag_a(a, sFh, LD, 16 * w, 16 * ks);
+                    tc_frag_a(al, sFl, LD, 16 * w, 16 * ks);
+                    tc_mma3(d[0], a, al, sFh + 48 * LD, sFl + 48 * LD, LD, 0, 16 * ks);
+                    tc_mma3(d[1], a, al, sFh + 48 * LD, sFl + 48 * LD, LD, 8, 16 * ks);
+                }
+#pragma unroll
+                for (int nh = 0; nh < 2; nh++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int i = 16 * (J + 1 + w) + gi + 8 * (e >> 1), j = 16 * J + 8 * nh + 2 * ti + (e & 1);
+                        sA[i * TC_F32P + j] = i < L ? d[nh][e] * sB[i] : 0.f; /* by selection, as above */
+                    }
+            }
+            __syncthreads(); /* the Q~, K~ tiles are rewritten next */
         }
     } else {
         tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sK, sB loaded */

@@ -5,8 +5,8 @@
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
 # a wrong A fragment register, a missing __syncthreads, an fp32 score matrix without its
-# diagonal, for GLA one with its upper triangle left unset and a missing __syncthreads, for KDA two
-# state rows' decays swapped, for GDN an off-by-one forward substitution and another
+# diagonal, for GLA one with its upper triangle left unset and a missing __syncthreads, for KDA a missing
+# __syncthreads and two state rows' decays swapped, for GDN an off-by-one forward substitution and another
 # missing __syncthreads -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -91,6 +91,8 @@ plant f32_diag chunk_fwd_tc.cuh 's/^            if (j <= i) {$/            if (j
 plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[i \* TC_F32P + j\] = 0.f;/(void)i, (void)j;/'
 # GLA: the next column of blocks' Q~ and K~ overwrite the tiles while warps still multiply them
 plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
+# KDA: the prep's next column of A's blocks overwrites its Q~ and K~ while warps still multiply them
+plant kda_no_sync chunk_fwd_gdn_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
 # KDA: the state rows r0 and r0 + 8 take each other's per-channel decay
 plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
