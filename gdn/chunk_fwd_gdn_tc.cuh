@@ -210,14 +210,8 @@ __global__ void __launch_bounds__(128)
             }
             __syncthreads();
             if (w < 3 - J) { /* block (I, J), I = J + 1 + w */
-                float d[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-                for (int ks = 0; ks < K / 16; ks++) {
-                    uint32_t a[4], al[4];
-                    tc_frag_a(a, sFh, LD, 16 * w, 16 * ks);
-                    tc_frag_a(al, sFl, LD, 16 * w, 16 * ks);
-                    tc_mma3(d[0], a, al, sFh + 48 * LD, sFl + 48 * LD, LD, 0, 16 * ks);
-                    tc_mma3(d[1], a, al, sFh + 48 * LD, sFl + 48 * LD, LD, 8, 16 * ks);
-                }
+                float d[2][4];
+                tc_block_xyt<K>(d, sFh, sFl, LD, 16 * w, sFh + 48 * LD, sFl + 48 * LD);
 #pragma unroll
                 for (int nh = 0; nh < 2; nh++)
 #pragma unroll

@@ -133,14 +133,8 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
         }
         __syncthreads();
         if (w < 3 - J) { /* block (I, J), I = J + 1 + w: Q~ rows 16w .., K~ rows 48 .. */
-            float d[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
-            for (int ks = 0; ks < K / 16; ks++) {
-                uint32_t a[4], al[4];
-                tc_frag_a(a, sH, LD, 16 * w, 16 * ks);
-                tc_frag_a(al, sHL, LD, 16 * w, 16 * ks);
-                tc_mma3(d[0], a, al, sH + 48 * LD, sHL + 48 * LD, LD, 0, 16 * ks);
-                tc_mma3(d[1], a, al, sH + 48 * LD, sHL + 48 * LD, LD, 8, 16 * ks);
-            }
+            float d[2][4];
+            tc_block_xyt<K>(d, sH, sHL, LD, 16 * w, sH + 48 * LD, sHL + 48 * LD);
             const int i = 16 * (J + 1 + w) + gi;
 #pragma unroll
             for (int nh = 0; nh < 2; nh++) {

@@ -167,6 +167,26 @@ __device__ __forceinline__ void tc_mma3(float d[4], const uint32_t a[4], const u
     tc_mma(d, a, l0, l1);
 }
 
+/* d[nh] = the m16n8 tiles nh = 0, 1 of X Y^T for the 16 rows x0 .. of X against the 16 rows
+ * 0 .. 15 of Y, K columns, both as bf16 hi + lo planes of row stride ld (tc_mma3): a block below
+ * the diagonal of GLA's P and of KDA's A, from the factors q exp(G_i - G_r), k exp(G_r - G_j). */
+template <int K>
+__device__ __forceinline__ void tc_block_xyt(float d[2][4], const __nv_bfloat16 *sX, const __nv_bfloat16 *sXl, int ld,
+                                             int x0, const __nv_bfloat16 *sY, const __nv_bfloat16 *sYl)
+{
+#pragma unroll
+    for (int nh = 0; nh < 2; nh++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) d[nh][e] = 0.f;
+    for (int ks = 0; ks < K / 16; ks++) {
+        uint32_t a[4], al[4];
+        tc_frag_a(a, sX, ld, x0, 16 * ks);
+        tc_frag_a(al, sXl, ld, x0, 16 * ks);
+        tc_mma3(d[0], a, al, sY, sYl, ld, 0, 16 * ks);
+        tc_mma3(d[1], a, al, sY, sYl, ld, 8, 16 * ks);
+    }
+}
+
 /* p = X Y^T for warp w's 16 rows (16w ..) against the column tiles 0 .. 2w+1 (p[m]: columns 8m
  * .. 8m+7, m > 2w+1 left 0): the causal block triangle of the 64 x 64 product of two row-major
  * bf16 tiles of K columns (rows are steps of the chunk). */
