@@ -70,7 +70,8 @@ if [ "$side" != seq ]; then
         --gpus 1 --python "$py" $pairs 2> "$t/audit.err"
     end=$(date +%s.%N)
     echo "kgate side: peak GPU memory in use $(sample_stop "$t/kgate.mem") MiB (nvidia-smi)"
-    tail -n 2 "$t/audit.err"
+    # its summary: the rate, where the time went, the device's memory (not the progress lines)
+    grep '^kgate audit: [0-9]* pairs\|^kgate audit: device\|waited for device memory' "$t/audit.err"
     # the twelve gates of each level-1 pair after compile: the store's per-gate seconds
     "$py" -c '
 import json, sys
