@@ -359,7 +359,7 @@ int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
     bool created = false;
     if (!rc) rc = kg_audit_store_open(&lock, out, &created, e);
     char tmp[KG_PATH_MAX + KG_PATH_SLACK];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", out, (int)getpid());
+    kg_tmp_name(tmp, sizeof tmp, out);
     if (!rc) rc = write_sorted(out, tmp, &l, e);
     if (!rc && rename(tmp, out)) {
         kg_errf(e, "%s: cannot replace it: %s", out, strerror(errno));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -225,10 +226,21 @@ uint64_t kg_mem_available(void)
     return left;
 }
 
+void kg_tmp_name(char *buf, size_t n, const char *path)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)buf;
+    }
+    snprintf(buf, n, "%s.%d.%016" PRIx64 ".tmp", path, (int)getpid(), r);
+}
+
 int kg_write_file(const char *path, const char *text, struct kg_err *e)
 {
     char tmp[KG_PATH_MAX + 2 * KG_PATH_SLACK];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    kg_tmp_name(tmp, sizeof tmp, path);
     FILE *f = fopen(tmp, "w");
     if (!f) return kg_errf(e, "cannot write %s: %s", tmp, strerror(errno));
     int bad = fputs(text, f) < 0;

@@ -49,6 +49,10 @@ char *kg_read_file(const char *path, size_t max, size_t *len, struct kg_err *e);
 /* Writes text to path through PATH.PID.tmp and a rename, so that concurrent kgate processes
  * never read a half-written file; -1 with e naming the file. */
 int kg_write_file(const char *path, const char *text, struct kg_err *e);
+/* A temporary name beside path, unique among concurrent writers: path.PID.RANDOM.tmp. The pid
+ * alone is not: every worker runs as pid 1 of its own PID namespace, and two workers compiling
+ * the same kernel into the cache at once (make check -j, an audit) wrote one temporary file. */
+void kg_tmp_name(char *buf, size_t n, const char *path);
 
 /* Monotonic clock in seconds. */
 double kg_now(void);

@@ -317,7 +317,7 @@ static int cache_get(const char *file, struct build *b)
 static void cache_put(const char *file, const struct build *b)
 {
     char tmp[KG_REQ_PATH_MAX + 2 * KG_PATH_SLACK];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", file, (int)getpid());
+    kg_tmp_name(tmp, sizeof tmp, file);
     FILE *f = fopen(tmp, "wb");
     if (!f) return;
     size_t n = b->is_cubin ? b->nimg : strlen(b->img);

@@ -249,7 +249,7 @@ static int host_load(void *st, const struct kg_req_load *l, struct kg_reply *rep
     struct stat sb;
     double t0 = kg_now();
     if (stat(so, &sb) != 0) {
-        snprintf(tmp, sizeof tmp, "%s.%d.tmp", so, (int)getpid());
+        kg_tmp_name(tmp, sizeof tmp, so);
         /* -Bsymbolic: the kernel's calls to its own functions stay its own; without it a function
          * named like one of libkgate's (the worker is kgate) binds to kgate's copy at dlopen */
         char *argv[] = {(char *)cc,
