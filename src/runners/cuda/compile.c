@@ -221,8 +221,10 @@ static int run_nvcc(const char *nvcc, const struct arch *a, int ptx, const char 
     else
         snprintf(gencode, sizeof gencode, "-arch=%s", a->compute);
     snprintf(incdir, sizeof incdir, "-I%s", kdir);
-    snprintf(dst, sizeof dst, "%s/kgate-nvcc-%d-%016llx.%s", tmpdir, (int)getpid(), (unsigned long long)key,
-             cubin ? "cubin" : "ptx");
+    char base[1100];
+    snprintf(base, sizeof base, "%s/kgate-nvcc-%016llx", tmpdir, (unsigned long long)key);
+    kg_tmp_name(dst, sizeof dst - 8, base); /* unique: workers are pid 1 of their namespaces */
+    strcat(dst, cubin ? ".cubin" : ".ptx");
     char *argv[] = {(char *)nvcc,
                     cubin ? "-cubin" : "-ptx",
                     gencode,
