@@ -595,10 +595,8 @@ def seq_dispatch(torch, np, func, args, kwargs):
         r = seq_conv2d(torch, x, args)
         if r is not None:
             return r
-    if f32 and func == aten.bmm.default:
-        outs = [seq_mm(torch, x[i], args[1][i]) for i in range(x.shape[0])]
-        if all(o is not None for o in outs):
-            return torch.stack(outs) if outs else func(*args, **kwargs)
+    if f32 and func == aten.bmm.default and x.shape[0]:
+        return seq_mm(torch, x, args[1])
     return None
 
 
@@ -630,14 +628,18 @@ def seq_sum(torch, np, x, dims, keepdim):
 
 
 def seq_mm(torch, a, b):
-    """a @ b as a k-loop of rank-1 updates; None beyond SEQ_LIMIT multiply-adds."""
-    M, K = a.shape
-    N = b.shape[1]
+    """a @ b as a k-loop of rank-1 updates, a and b matrices or batches of them ([..., M, K] and
+    [..., K, N], the batch dims equal); None beyond SEQ_LIMIT multiply-adds per matrix. A batch
+    goes through one k-loop: every element gets the same products and sums, in the same order,
+    as a loop per matrix, in K launches instead of batch x K (at KernelBench's sizes, 131072
+    launches for a bmm of 128 matrices, seconds on a GPU)."""
+    M, K = a.shape[-2], a.shape[-1]
+    N = b.shape[-1]
     if M * N * K > SEQ_LIMIT:
         return None
-    acc = torch.zeros(M, N, dtype=a.dtype, device=a.device)
+    acc = torch.zeros(a.shape[:-1] + (N,), dtype=a.dtype, device=a.device)
     for k in range(K):
-        acc += a[:, k, None] * b[None, k, :]
+        acc += a[..., :, k, None] * b[..., None, k, :]
     return acc
 
 
@@ -649,11 +651,11 @@ def seq_conv2d(torch, x, args):
     O, _, kh, kw = w.shape
     cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
     L = cols.shape[-1]
-    outs = [seq_mm(torch, w.reshape(O, -1), cols[i]) for i in range(N)]
-    if all(o is not None for o in outs):
+    prod = seq_mm(torch, w.reshape(O, -1).expand(N, O, -1), cols) if N else None  # every sample at once
+    if prod is not None:
         ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
         wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-        y = torch.stack(outs).reshape(N, O, ho, wo) if L == ho * wo else None
+        y = prod.reshape(N, O, ho, wo) if L == ho * wo else None
         if y is not None:
             return y + bias.reshape(1, O, 1, 1) if bias is not None else y
     return None

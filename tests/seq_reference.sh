@@ -1,0 +1,53 @@
+#!/bin/sh
+# seq_reference.sh: the sequential fp32 reference of the torch runner (seq_mode: a k-loop of
+# rank-1 updates) takes a batch of matrices, bmm's or conv2d's samples, in one k-loop; every
+# element must get exactly the sums of one loop per matrix, bit for bit (the working-precision
+# reference a verdict is calibrated on), and the mode must still replace the op.
+set -u
+py=""
+for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+"$py" - "$top_srcdir/src/runners/torch/torch_runner.py" <<'PY'
+import importlib.util, sys
+import torch
+spec = importlib.util.spec_from_file_location("torch_runner", sys.argv[1])
+tr = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tr)
+
+
+def one(a, b):  # one matrix, one k-loop: the definition
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=a.dtype)
+    for k in range(a.shape[1]):
+        acc += a[:, k, None] * b[None, k, :]
+    return acc
+
+
+def same(x, y):
+    return x.shape == y.shape and torch.equal(x.view(torch.int32), y.view(torch.int32))
+
+
+fails = 0
+torch.manual_seed(0)
+a, b = torch.randn(5, 7, 33), torch.randn(5, 33, 11)
+want = torch.stack([one(a[i], b[i]) for i in range(5)])
+with tr.seq_mode(torch) as mode:
+    got = torch.bmm(a, b)
+ok = same(got, want) and mode.replaced
+print("bmm of 5: bit for bit the per-matrix loops, replaced:", ok)
+fails += not ok
+ok = same(tr.seq_mm(torch, a[0], b[0]), one(a[0], b[0]))
+print("one matrix:", ok)
+fails += not ok
+x, w, bias = torch.randn(3, 4, 9, 10), torch.randn(6, 4, 3, 3), torch.randn(6)
+cols = torch.nn.functional.unfold(x, (3, 3), padding=1)
+want = torch.stack([one(w.reshape(6, -1), cols[i]) for i in range(3)]).reshape(3, 6, 9, 10) + bias.reshape(1, 6, 1, 1)
+with tr.seq_mode(torch) as mode:
+    got = torch.nn.functional.conv2d(x, w, bias, padding=1)
+ok = same(got, want) and mode.replaced
+print("conv2d of 3 samples: bit for bit the per-sample loops, replaced:", ok)
+fails += not ok
+print("%d failed" % fails)
+sys.exit(1 if fails else 0)
+PY
