@@ -2,7 +2,7 @@
 # audit_devmem.sh: kgate audit starts a check on a device only while the device has room for one
 # more check of the size seen there, testable without a GPU (KGATE_FAKE_DEVMEM: each device's
 # free and total MiB, as NVML would say them; the CPU pairs ignore the devices):
-#   - a device with room: all 4 checks at once, no wait;
+#   - a device with room: all 4 checks at once, no wait (and the log's progress lines: rate, ETA);
 #   - a device almost full (what one check holds leaves 1 GiB of 80): one check at a time, and
 #     the summary says the checks waited;
 #   - --gpus 2 with one device full: the checks go to the one with room, the full one still
@@ -33,6 +33,9 @@ check test "$(wc -l < "$t/a.jsonl")" -eq 4
 grep "device 0 memory" "$t/a.err"
 check grep -q "device 0 memory: at most 1.0 of 78.1 GiB in use, .* 4 checks at once at most" "$t/a.err"
 check test "$(grep -c "waited for device memory" "$t/a.err")" -eq 0
+# a log's progress lines (stderr is not a terminal): count, rate and ETA per finished pair
+check grep -q '^\[1/4\] [0-9]*/h, ETA [0-9]*:[0-9][0-9]  ' "$t/a.err"
+check grep -q '^\[4/4\] [0-9]*/h, ETA 0:00  ' "$t/a.err"
 
 echo "0 1024 80000" > "$t/mem"
 CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/b.jsonl" --jobs 4 --compile-jobs 0 --python "$py" "$@" 2> "$t/b.err"

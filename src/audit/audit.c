@@ -650,8 +650,12 @@ static void reaped(struct audit_run *a, pid_t pid, int status)
             return;
         }
         a->running--;
-        if (store_record(a, j, status, false) && !a->interactive && !a->failed)
-            fprintf(stderr, "[%d/%d] %s\n", a->finished, a->ntodo, a->r.v[a->todo[j->row]].id);
+        if (store_record(a, j, status, false) && !a->interactive && !a->failed) {
+            /* a log's progress line: the bar's rate and ETA, one line per finished pair */
+            double el = kg_now() - a->t0, eta = el / a->finished * (a->ntodo - a->finished);
+            fprintf(stderr, "[%d/%d] %.0f/h, ETA %d:%02d  %s\n", a->finished, a->ntodo,
+                    el > 0 ? a->finished / el * 3600 : 0, (int)(eta / 60), (int)eta % 60, a->r.v[a->todo[j->row]].id);
+        }
         return;
     }
 }
