@@ -11,11 +11,8 @@ set -u
 t=${TMPDIR:-/tmp}/kgate-oom-$$
 mkdir -p "$t/problems"
 trap 'rm -rf "$t"' EXIT
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+. "$top_srcdir/tests/torch_python.sh"
+need_torch_python
 fails=0
 check() { if "$@"; then :; else echo "FAIL: $*"; fails=$((fails + 1)); fi; }
 cp "$top_srcdir/testdata/kernelbench/problems/relu.py" "$t/problems/"

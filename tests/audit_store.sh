@@ -88,14 +88,8 @@ echo "report, audit-merge: warnings, each id once"
 
 # ---- audits -------------------------------------------------------------------------------------
 
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" > /dev/null 2>&1 && {
-        py=$p
-        break
-    }
-done
-if [ -z "$py" ]; then
+. "$top_srcdir/tests/torch_python.sh"
+if ! torch_python; then
     echo "no python3 with torch (Debian: python3-torch): the audit parts are not run"
     echo "$fails failed"
     test $fails -eq 0

@@ -51,11 +51,8 @@ left=$(ps -eo stat=,comm= | awk '$2 == "kgate-stray" && $1 !~ /^Z/' | wc -l) # z
 
 # a KernelBench-format candidate whose import detaches a process, with and without the PyTorch fork
 # server (where a python3 with torch exists)
-py=
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c 'import torch' 2>/dev/null && { py=$p; break; }
-done
-if [ -n "$py" ]; then
+. "$top/tests/torch_python.sh"
+if torch_python; then
     for z in 1 0; do
         KGATE_ZYGOTE=$([ $z = 1 ] && echo "" || echo 0) check --ref "$top/testdata/kernelbench/problems/relu.py" \
             "$h/fork_detach.py" --python "$py" --gates structure

@@ -10,11 +10,8 @@ t=${TMPDIR:-/tmp}/kgate-kb-$$
 mkdir -p "$t"
 trap 'rm -rf "$t"' EXIT
 kb=$top_srcdir/testdata/kernelbench
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+. "$top_srcdir/tests/torch_python.sh"
+need_torch_python
 gpu=0
 [ "${KGATE_KB_GPU:-0}" = 1 ] && "$py" -c "import torch,sys; sys.exit(not torch.cuda.is_available())" && gpu=1
 fails=0

@@ -123,7 +123,7 @@ EXTRA_DIST += tests/cli.sh tests/cache_race.sh tests/seq_reference.sh tests/cuda
 
 # the full-screen inspector's keys, wrapping and heatmap labels (tmux; tmux_lib.sh is shared)
 TESTS += tests/tui_tmux_keys.sh
-EXTRA_DIST += tests/tui_tmux_keys.sh tests/tmux_lib.sh tests/tmux_screen.sh
+EXTRA_DIST += tests/tui_tmux_keys.sh tests/tmux_lib.sh tests/tmux_screen.sh tests/torch_python.sh
 
 if HAVE_CMOCKA
 UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)

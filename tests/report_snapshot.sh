@@ -33,11 +33,8 @@ for f in "$top"/testdata/builtin/*.c "$top"/testdata/ok/*.c "$top"/testdata/bugs
     sed -e 's/ in [0-9.]* s \[.*$/ in T/' -e 's/ (cached)//' "$outdir/$name.err" | sh -c "$keep" > "$outdir/$name.txt"
     rm -f "$outdir/$name.err"
 done
-py=
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c 'import torch' 2>/dev/null && { py=$p; break; }
-done
-[ -n "$py" ] || exit 0
+. "$top/tests/torch_python.sh"
+torch_python || exit 0
 kb="$top/testdata/kernelbench"
 for c in "$kb"/candidates/*.py; do
     grep -q '^# runs-on: cpu' "$c" || continue

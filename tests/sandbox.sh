@@ -56,11 +56,8 @@ if [ $readable = 1 ] && unshare -p -m -f --mount-proc true 2> /dev/null; then
         test "$(KGATE_SANDBOX=0 "$KGATE" check "$sb/peek_judge_relu.c" --gates accuracy --no-color 2>&1 |
             sed -n 's/^verdict: \([a-z]*\).*/\1/p')" = pass
 fi
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" > /dev/null 2>&1 && { py=$p; break; }
-done
-if [ -n "$py" ]; then
+. "$top_srcdir/tests/torch_python.sh"
+if torch_python; then
     ref=$top_srcdir/testdata/kernelbench/problems/relu.py
     run_pair "PyTorch candidate (zygote)" "$KGATE" check --ref "$ref" "$sb/peek_judge_relu.py" --python "$py" --gates accuracy --no-color
     KGATE_ZYGOTE=0

@@ -4,11 +4,8 @@
 # element must get exactly the sums of one loop per matrix, bit for bit (the working-precision
 # reference a verdict is calibrated on), and the mode must still replace the op.
 set -u
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with torch (Debian: python3-torch)"; exit 77; }
+. "$top_srcdir/tests/torch_python.sh"
+need_torch_python
 "$py" - "$top_srcdir/src/runners/torch/torch_runner.py" <<'PY'
 import importlib.util, sys
 import torch

@@ -5,11 +5,8 @@
 # algorithms on against the oracle (tests/gdn_torch.py --cuda). SKIP (77) without a python3
 # whose torch sees an sm_90 GPU, or without libgdn.so (configure found no nvcc).
 set -u
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with torch"; exit 77; }
+. "${top_srcdir:-.}/tests/torch_python.sh"
+need_torch_python
 KGATE_GDN_LIBDIR=${top_builddir:-.}/gdn
 export KGATE_GDN_LIBDIR
 [ -f "$KGATE_GDN_LIBDIR/libgdn.so" ] || { echo "SKIP: no $KGATE_GDN_LIBDIR/libgdn.so (configure found no nvcc)"; exit 77; }

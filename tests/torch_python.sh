@@ -1,0 +1,20 @@
+# torch_python.sh, sourced by the tests that run the torch runner (not a test itself):
+# torch_python sets py to the first of $KGATE_PYTHON, python3 and /usr/bin/python3 that imports
+# torch (empty, and false, when none does); need_torch_python skips the test without one (77).
+torch_python() {
+    py=""
+    for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
+        [ -n "$p" ] && "$p" -c "import torch" > /dev/null 2>&1 && {
+            py=$p
+            return 0
+        }
+    done
+    return 1
+}
+
+need_torch_python() {
+    torch_python || {
+        echo "SKIP: no python3 with torch (Debian: python3-torch)"
+        exit 77
+    }
+}
