@@ -429,10 +429,10 @@ static bool room_for_check(struct audit_run *a, int g, double *left)
     return *left >= check_need(a, g);
 }
 
-/* A check placed on device g: its share of the room this pass saw. */
-static void take_room(struct audit_run *a, int g, double *left)
+/* A check placed on device g: its share of the room this pass saw (left[]: per device). */
+static void take_room(struct audit_run *a, int g, double left[64])
 {
-    if (g >= 0 && g < a->ndev && *left >= 0) *left -= check_need(a, g);
+    if (g >= 0 && g < a->ndev && g < 64 && left[g] >= 0) left[g] -= check_need(a, g);
 }
 
 /* Where the next check goes: of the GPUs with room for it (room_for_check), the one with the
@@ -517,7 +517,7 @@ static void start_jobs(struct audit_run *a)
             held = true;
             continue;
         }
-        if (check_slot) take_room(a, g, &left[g]);
+        if (check_slot) take_room(a, g, left);
         j->row = row;
         j->compile_only = !check_slot;
         j->start = kg_now();
