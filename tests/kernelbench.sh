@@ -158,6 +158,8 @@ before=$(wc -l < "$t/k.jsonl")
 check test "$before" -ge 1
 check test "$(wc -l < "$t/k.jsonl")" -eq 3
 check test "$(sed 's/.*"id": *"\([^"]*\)", *"problem":.*/\1/' "$t/k.jsonl" | sort -u | wc -l)" -eq 3
+# the killed audit's report folder (the cache's audit-PID) is gone once another audit has started
+check test ! -e "$KGATE_CACHE_DIR/audit-$apid"
 echo "resume: $before record(s) survived the kill, $(wc -l < "$t/k.jsonl") after --resume"
 "$KGATE" audit --store "$t/k.jsonl" --jobs 1 --python "$py" --resume "$@" 2>/dev/null
 check test "$(wc -l < "$t/k.jsonl")" -eq 3

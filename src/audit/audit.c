@@ -9,6 +9,8 @@
 #include "audit/corpus.h"
 #include "audit/store.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
@@ -447,6 +449,35 @@ static int device_with_room(struct audit_run *a, double left[64])
     return best;
 }
 
+/* The report folders (cache/audit-PID) of audits that were killed (-9: no clean-up) with their
+ * checks' files, so that they do not pile up in the cache: those whose PID is gone. */
+static void remove_stale_tmpdirs(const char *cache)
+{
+    DIR *d = opendir(cache);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        if (strncmp(de->d_name, "audit-", 6)) continue;
+        long pid = strtol(de->d_name + 6, &end, 10);
+        if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char dir[KG_DIR_MAX + KG_PATH_SLACK];
+        snprintf(dir, sizeof dir, "%s/%s", cache, de->d_name);
+        DIR *sub = opendir(dir);
+        if (!sub) continue;
+        struct dirent *f;
+        while ((f = readdir(sub))) {
+            if (f->d_name[0] == '.') continue;
+            char path[sizeof dir + 300];
+            snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
+            unlink(path);
+        }
+        closedir(sub);
+        rmdir(dir);
+    }
+    closedir(d);
+}
+
 static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
 {
     const struct audit_opts *o = a->o;
@@ -455,6 +486,7 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     if (rc) return rc;
     ssize_t el = readlink("/proc/self/exe", a->exe, sizeof a->exe - 1);
     a->exe[el > 0 ? el : 0] = 0;
+    remove_stale_tmpdirs(cache);
     snprintf(a->tmpdir, sizeof a->tmpdir, "%s/audit-%d", cache, (int)getpid());
     kg_mkdirs(a->tmpdir);
     char on[32] = "";
