@@ -115,6 +115,20 @@ check test $? -eq 1
 check grep -q "no answer within 2 s" "$t/hang.out"
 sleep 1
 check test -z "$(pgrep -f "kgate-zygote-$hpid-" || true)"
+# a run that waits past the limit once: on a GPU it runs again in a fresh worker, and passes saying
+# so; on the CPU runner that is a hang, after one limit
+KGATE_TEST_STALL_MARK=$t/stall.mark "$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/stalls_once_relu.py" \
+    --python "$py" --gates structure --timeout 2 > "$t/stall.out" 2>&1
+rc=$?
+check test -f "$t/stall.mark"
+if "$py" -c "import torch,sys; sys.exit(not torch.cuda.is_available())" 2> /dev/null; then
+    check test $rc -eq 0
+    check grep -q "then finished in a fresh worker .*taken as a wait for a shared GPU, not a hang" "$t/stall.out"
+else
+    check test $rc -eq 1
+    check grep -q "no answer within 2 s" "$t/stall.out"
+    check sh -c "! grep -q 'twice' '$t/stall.out'"
+fi
 "$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/syntax_error_relu.py" --python "$py" > "$t/syntax.out" 2>&1
 check test $? -eq 2
 check grep -q "syntax_error_relu.py:8: .*SyntaxError" "$t/syntax.out"

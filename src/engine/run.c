@@ -9,7 +9,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
 {
     kg_verdict_init(v, g);
     double t0 = kg_now(), in0 = s->t_inputs, or0 = s->t_oracle, ru0 = s->t_run;
-    int n0 = s->nruns;
+    int n0 = s->nruns, stalls0 = s->nstalls;
     s->current_gate = g;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
     const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
@@ -30,6 +30,12 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_set(v, KG_ERROR, "interrupted: no verdict (the gate was stopped; run %s again)", g->id);
         v->wstatus = KG_WS_INTERRUPTED;
     }
+    if (s->nstalls > stalls0)
+        kg_verdict_detail(v,
+                          "%d run%s gave no answer within the time limit (%.3g s), then finished in a fresh worker "
+                          "(the last at %s, in %.2f s): taken as a wait for a shared GPU, not a hang",
+                          s->nstalls - stalls0, s->nstalls - stalls0 > 1 ? "s" : "", s->o.timeout, s->stall_case,
+                          s->stall_seconds);
     if ((v->status == KG_FAIL || v->status == KG_ERROR) && v->cause > KG_CAUSE_GATE && v->cause < KG_NCAUSES)
         s->causes_seen |= 1u << v->cause;
     v->seconds = kg_now() - t0;

@@ -99,6 +99,11 @@ struct kg_session {
     double t_compile, t_oracle, t_run, t_inputs, t_total;
     double compare0; /* kg_compare_seconds() when the session opened */
     int nruns;
+    /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
+     * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */
+    int nstalls;
+    char stall_case[160];
+    double stall_seconds;
     /* the determinism gate's runs, for `replay N M` */
     struct kg_case rec_case;
     int nrec;
