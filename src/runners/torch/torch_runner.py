@@ -1314,6 +1314,7 @@ def zygote(name):
     ("kgate-zygote: wait status N"), and exits when fd 3 (its owner) closes."""
     owner = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=3)
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # fork() of a threaded process
+    compiled_modules_cache()  # before the import: the children inherit it
     try:
         torch = import_torch_for_fork()
     except Exception as e:
@@ -1351,6 +1352,34 @@ def zygote(name):
             host = os.read(rd, 32)
             os.close(rd)
             conn.send(json.dumps({"pid": int(host) if host.strip().isdigit() else pid}).encode())
+
+
+def compiled_modules_cache():
+    """Python compiles each module it imports that has no current .pyc, and keeps the result
+    beside the source when it may write there. Where PyTorch's folder holds no compiled copy of
+    the modules it imports lazily (torch._dynamo, sympy, Triton: ~830 of them, pulled in by the
+    oracle's dispatch mode and the canary), every worker compiled them again: ~5 s a worker on
+    the H200, three workers a check. That happens when the compiled copies cannot be written
+    there (a site-packages a sealed worker, without capabilities, cannot write) or may not be
+    (PYTHONDONTWRITEBYTECODE, common in container images). Then compiled modules go to kgate's
+    own cache (beside this file), compiled once per cache: the sources' folders stay untouched,
+    which is what that setting asks. Where the .pyc are there, nothing changes."""
+    if sys.pycache_prefix is not None:
+        return
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return
+    pkg = os.path.dirname(spec.origin)
+    probe = os.path.join(pkg, "_dynamo", "utils.py")
+    if not os.path.exists(probe):
+        probe = spec.origin
+    try:
+        if os.path.exists(importlib.util.cache_from_source(probe)):
+            return
+    except (NotImplementedError, ValueError):
+        return
+    sys.pycache_prefix = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pycache")
+    sys.dont_write_bytecode = False
 
 
 def import_torch_for_fork():
@@ -1470,6 +1499,7 @@ if __name__ == "__main__":
             HOST_PROC = int(os.environ.pop("KGATE_HOST_PROC_FD"))
         sys.exit(zygote(sys.argv[2]))
     drop_host_proc()
+    compiled_modules_cache()
     why = seal()
     if why:
         sys.exit("kgate worker: not sealed: %s (KGATE_SANDBOX=0 runs it anyway)" % why)
