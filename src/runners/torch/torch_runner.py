@@ -423,30 +423,32 @@ class Inputs:
     """Worker's DESCRIBE and INPUTS."""
 
     def describe(self, req, shm, rep):
+        """The problem at the request's constants: its constants, its inputs' kinds, dtypes and
+        shapes, its outputs', the device. At the nominal constants (no symbol given) the reference
+        really runs (the kernels it launches are profiled for the decoy check); at the others,
+        the probes of the contract's shape inference, it runs on PyTorch's meta device when that
+        gave the nominal's description exactly (meta_shapes): shapes and dtypes without memory
+        or arithmetic, where a real draw and forward at KernelBench's sizes cost seconds each,
+        for every constant. Anything the meta device cannot do falls back to the real run."""
         torch = self.torch
         p = req.u.problem
         doc = {}
         try:
             key = self.set_symbols(p.sym_names, p.sym_values, p.nsym)
             doc["symbols"] = {k: getattr(self.problem, k) for k in self.originals}
-            model = self.build(self.problem.Model, key)
-            torch.manual_seed(KERNEL_SEED)
-            inputs = self.draw()
-            ins = []
-            for x in inputs:
-                if isinstance(x, torch.Tensor):
-                    ins.append({"kind": "tensor", "dtype": self.dtname(x.dtype), "shape": list(x.shape)})
-                elif isinstance(x, bool) or not isinstance(x, (int, float)):
-                    raise Refused(BAD_REQUEST, "get_inputs() returns a %s: kgate handles tensors, ints and floats"
-                                  % type(x).__name__)
-                else:
-                    ins.append({"kind": "int" if isinstance(x, int) else "float", "value": x})
-            dev = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-            with torch.no_grad():
-                outs = self.outputs_of(model(*dev))
-            doc["inputs"] = ins
-            doc["outputs"] = [{"kind": "tensor", "dtype": self.dtname(o.dtype), "shape": list(o.shape)}
-                              for o in outs]
+            described = self.meta_shapes() if p.nsym and self.meta_describe else None
+            if described is None:
+                model = self.build(self.problem.Model, key)
+                torch.manual_seed(KERNEL_SEED)
+                inputs = self.draw()
+                ins = self.describe_inputs(inputs)
+                dev = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+                with torch.no_grad():
+                    outs = self.describe_outputs(self.outputs_of(model(*dev)))
+                described = ins, outs
+                if p.nsym == 0:
+                    self.meta_describe = self.meta_shapes() == described
+            doc["inputs"], doc["outputs"] = described
             doc["device"] = self.device
             if p.nsym == 0:
                 doc["kernels"] = self.profile(lambda: model(*dev)) if self.device == "cuda" else None
@@ -462,6 +464,45 @@ class Inputs:
         shm[:len(data)] = data
         rep.code = len(data)
         return OK
+
+    def describe_inputs(self, inputs):
+        torch = self.torch
+        ins = []
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                ins.append({"kind": "tensor", "dtype": self.dtname(x.dtype), "shape": list(x.shape)})
+            elif isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise Refused(BAD_REQUEST, "get_inputs() returns a %s: kgate handles tensors, ints and floats"
+                              % type(x).__name__)
+            else:
+                ins.append({"kind": "int" if isinstance(x, int) else "float", "value": x})
+        return ins
+
+    def describe_outputs(self, outs):
+        return [{"kind": "tensor", "dtype": self.dtname(o.dtype), "shape": list(o.shape)} for o in outs]
+
+    def meta_shapes(self):
+        """(inputs, outputs) described from a model built and run on the meta device at the
+        current constants, or None where that fails or leaves any tensor off it (a value read
+        with .item(), a tensor made on a named device, an op without a meta kernel)."""
+        torch = self.torch
+        try:
+            with meta_factories(torch), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = self.problem.Model(*self.problem.get_init_inputs())
+                if isinstance(model, torch.nn.Module):
+                    model.eval()
+                inputs = self.problem.get_inputs()
+                with torch.no_grad():
+                    outs = self.outputs_of(model(*inputs))
+            tensors = [x for x in inputs if isinstance(x, torch.Tensor)] + outs
+            if isinstance(model, torch.nn.Module):
+                tensors += list(model.parameters()) + list(model.buffers())
+            if not all(x.is_meta for x in tensors):
+                return None
+            return self.describe_inputs(inputs), self.describe_outputs(outs)
+        except Exception:
+            return None
 
     def draw(self):
         """get_inputs(); with KGATE_INPUTS_ON_DEVICE=1 on a GPU, made there (the factory calls that
@@ -491,6 +532,25 @@ class Inputs:
             mv = memoryview(shm)[p.off[i]:p.off[i] + p.bytes[i]]
             torch.frombuffer(mv, dtype=torch.uint8).copy_(b) if b.numel() else None
         return OK
+
+
+def meta_factories(torch):
+    """A mode under which PyTorch's factory calls that name no device make tensors on the meta
+    device (what torch.device("meta") as a context does from PyTorch 2.0, here also on 1.13): a
+    model built and run under it yields its shapes and dtypes and allocates nothing."""
+    from torch.overrides import TorchFunctionMode
+    names = ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "empty", "zeros", "ones",
+             "full", "arange", "linspace", "eye", "tensor")
+    factories = {getattr(torch, n) for n in names if hasattr(torch, n)}
+
+    class Meta(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in factories and kwargs.get("device") is None:
+                kwargs["device"] = "meta"
+            return func(*args, **kwargs)
+
+    return Meta()
 
 
 @contextlib.contextmanager
@@ -1192,6 +1252,7 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
         self.candidate = None
         self.originals = {}
         self.models = {}
+        self.meta_describe = False  # whether the shape probes run on the meta device (describe)
         self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
         self.device = "cpu"
         self.sock = None  # the judge's socket, for LOAD's interim reply
