@@ -51,7 +51,32 @@ def get_inputs():
 def get_init_inputs():
     return []
 PY
-KGATE_TEST_LOG=$t/log "$py" - "$top_srcdir/src/runners/torch/torch_runner.py" "$t" "$top_srcdir"/testdata/kernelbench/problems/*.py <<'PY'
+cat > "$t/pads.py" <<'PY'
+import os
+import torch
+import torch.nn as nn
+n, kernel, padding = 64, 4, 2
+
+
+class Model(nn.Module):
+    def __init__(self, kernel, padding):
+        super().__init__()
+        self.pool = nn.AvgPool1d(kernel, 1, padding)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+def get_inputs():
+    with open(os.environ["KGATE_TEST_DRAWS"], "a") as f:
+        f.write("draw\n")
+    return [torch.rand(2, 3, n)]
+
+
+def get_init_inputs():
+    return [kernel, padding]
+PY
+KGATE_TEST_DRAWS=$t/draws KGATE_TEST_LOG=$t/log "$py" - "$top_srcdir/src/runners/torch/torch_runner.py" "$t" "$top_srcdir"/testdata/kernelbench/problems/*.py <<'PY'
 import ctypes, importlib.util, os, sys, json
 spec = importlib.util.spec_from_file_location("torch_runner", sys.argv[1])
 tr = importlib.util.module_from_spec(spec)
@@ -127,6 +152,18 @@ log = open(os.environ["KGATE_TEST_LOG"]).read().split()
 ok = d1["outputs"][0]["shape"] == [4, 49] and d0["outputs"][0]["shape"] == [4, 48] and "49" in log and \
     log.count("cpu") == 1 and log.count("cuda") == 0
 print("%s: a probe's DESCRIBE ran on the meta device (forwards: %s)" % ("ok" if ok else "FAIL", " ".join(log)))
+fails += not ok
+# a constant at which the problem itself fails (padding 3 > half of kernel 4): the error, as the
+# real run gives it, without drawing the inputs for real
+w = worker(os.path.join(t, "pads.py"))
+d0 = describe([])
+draws0 = open(os.environ["KGATE_TEST_DRAWS"]).read().count("draw")
+d1 = describe([("padding", 3)])
+d2 = describe([("n", 65)])
+draws = open(os.environ["KGATE_TEST_DRAWS"]).read().count("draw")
+ok = "error" in d1 and "error" not in d0 and d2["outputs"][0]["shape"] == [2, 3, 66] and draws == draws0 + 2
+print("%s: a problem that fails at a probe's constants: an error without a real draw (%s; draws %d -> %d)"
+      % ("ok" if ok else "FAIL", d1.get("error", "no error")[-80:].strip(), draws0, draws))
 fails += not ok
 sys.exit(1 if fails else 0)
 PY

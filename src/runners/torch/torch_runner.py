@@ -437,6 +437,8 @@ class Inputs:
             key = self.set_symbols(p.sym_names, p.sym_values, p.nsym)
             doc["symbols"] = {k: getattr(self.problem, k) for k in self.originals}
             described = self.meta_shapes() if p.nsym and self.meta_describe else None
+            if isinstance(described, Exception):  # the problem itself refuses these constants
+                raise described
             if described is None:
                 model = self.build(self.problem.Model, key)
                 torch.manual_seed(KERNEL_SEED)
@@ -483,8 +485,11 @@ class Inputs:
 
     def meta_shapes(self):
         """(inputs, outputs) described from a model built and run on the meta device at the
-        current constants, or None where that fails or leaves any tensor off it (a value read
-        with .item(), a tensor made on a named device, an op without a meta kernel)."""
+        current constants; None where the meta device cannot stand in (a value read with .item(),
+        a tensor made on a named device, an op without a meta kernel: an error that names the meta
+        device, or a tensor left off it); the exception where the problem itself fails at these
+        constants (an error that does not name it: a padding larger than half the kernel), as
+        the real run would after drawing its inputs at full size."""
         torch = self.torch
         try:
             with meta_factories(torch), warnings.catch_warnings():
@@ -501,8 +506,8 @@ class Inputs:
             if not all(x.is_meta for x in tensors):
                 return None
             return self.describe_inputs(inputs), self.describe_outputs(outs)
-        except Exception:
-            return None
+        except Exception as e:
+            return None if "meta" in str(e).lower() or isinstance(e, NotImplementedError) else e
 
     def draw(self):
         """get_inputs(); with KGATE_INPUTS_ON_DEVICE=1 on a GPU, made there (the factory calls that
