@@ -1,8 +1,9 @@
 /* bench_gdn.cu: times libgdn's forward and forward+backward for the five GLR members at
  * B=8 T=4096 H=16 K=V=128 with bf16 inputs (CUDA events, warm-up, median), beside a cuBLAS bf16
  * 8192^3 GEMM measured in the same run, with model TFLOP/s and a memory-bandwidth estimate.
- * Then, for linear attention, SSD and GDN, the chunk-parallel forward gdn_cuda_fwd_tc beside the
- * old forward and FLA's published H200 forward times.
+ * Then, for every member, the chunk-parallel forward gdn_cuda_fwd_tc beside the old forward and
+ * FLA's published H200 forward times; for linear attention and SSD the chunk-parallel forward +
+ * backward (gdn_cuda_bwd_tc) beside the old ones and FLA's fwd+bwd.
  * Before timing a member it checks the same launch configuration (K = V = 128, bf16) on a small
  * problem against the fp64 oracle and refuses to time a kernel that is wrong.
  *   make bench-gdn          (gdn/local.mk; links libgdn.so, gdn/oracle.c and -lcublas)
@@ -270,6 +271,52 @@ static double validate_tc(enum gdn_family f)
     return worst;
 }
 
+// ---- the chunk-parallel backward (gdn_cuda_bwd_tc: linear attention, SSD) ------------------------
+
+static void run_bwd_tc(enum gdn_family f, Problem *p, void *ws, size_t ws_bytes, cudaStream_t s)
+{
+    gdn_dev_in in = {p->q, p->k, p->v, p->g, p->b, p->S0};
+    gdn_dev_grad gr = {p->dq, p->dk, p->dv, p->dg, p->db, p->dS0};
+    GDN_CHECK(gdn_cuda_bwd_tc(f, GDN_DTYPE_BF16, &p->d, NAN, &in, p->dO, p->dST, &gr, ws, ws_bytes, s));
+}
+
+/* gdn_cuda_fwd_tc then gdn_cuda_bwd_tc (bf16, K = V = 128) at B=1 T=200 H=2 vs GDN_EXACT: the
+ * worst relative RMS error of o, ST and every gradient. */
+static double validate_bwd_tc(enum gdn_family f)
+{
+    Problem p;
+    problem_alloc(&p, f, gdn_dims{1, 200, 2, 128, 128});
+    size_t fwb = gdn_cuda_fwd_tc_workspace(f, GDN_DTYPE_BF16, &p.d),
+           bwb = gdn_cuda_bwd_tc_workspace(f, GDN_DTYPE_BF16, &p.d);
+    void *fw, *bw;
+    CUDA_CHECK(cudaMalloc(&fw, fwb));
+    CUDA_CHECK(cudaMalloc(&bw, bwb));
+    run_fwd_tc(f, &p, fw, fwb, 0);
+    run_bwd_tc(f, &p, bw, bwb, 0);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const bool gated = gdn_family_has_gate(f);
+    std::vector<double> q = fetch(p.q, p.nqk, true), k = fetch(p.k, p.nqk, true), v = fetch(p.v, p.nv, true);
+    std::vector<double> g = fetch(p.g, p.ng, false), S0 = fetch(p.S0, p.nS, false);
+    std::vector<double> dO = fetch(p.dO, p.nv, true), dST = fetch(p.dST, p.nS, false);
+    std::vector<double> o(p.nv), ST(p.nS), dq(p.nqk), dk(p.nqk), dv(p.nv), dg(p.ng), dS0(p.nS);
+    gdn_in in = {q.data(), k.data(), v.data(), gated ? g.data() : NULL, NULL, S0.data()};
+    gdn_grad gr = {dq.data(), dk.data(), dv.data(), dg.data(), NULL, dS0.data()};
+    double worst = INFINITY;
+    if (!gdn_oracle_fwd(f, GDN_EXACT, &p.d, NAN, &in, o.data(), ST.data()) &&
+        !gdn_oracle_bwd(f, GDN_EXACT, &p.d, NAN, &in, dO.data(), dST.data(), &gr)) {
+        worst = std::max(relrms(o, fetch(p.o, p.nv, true)), relrms(ST, fetch(p.ST, p.nS, false)));
+        worst = std::max(worst, relrms(dq, fetch(p.dq, p.nqk, true)));
+        worst = std::max(worst, relrms(dk, fetch(p.dk, p.nqk, true)));
+        worst = std::max(worst, relrms(dv, fetch(p.dv, p.nv, true)));
+        if (gated) worst = std::max(worst, relrms(dg, fetch(p.dg, p.ng, false)));
+        worst = std::max(worst, relrms(dS0, fetch(p.dS0, p.nS, false)));
+    }
+    CUDA_CHECK(cudaFree(fw));
+    CUDA_CHECK(cudaFree(bw));
+    problem_free(&p);
+    return worst;
+}
+
 // ---- timing -------------------------------------------------------------------------------------
 
 /* Median over `iters` event-timed runs of fn (after `warm` untimed ones), in milliseconds. */
@@ -434,6 +481,57 @@ int main(int argc, char **argv)
     }
     printf("(new/FLA: time ratio, < 1 is faster than FLA; cuBLAS: the new kernel's model TFLOP/s as a fraction of "
            "the GEMM above; model FLOPs of flops_fwd, the hi + lo passes not credited)\n");
+
+    /* The chunk-parallel forward + backward, for the members gdn_cuda_bwd_tc covers, beside the
+     * old forward + backward. FLA's fwd+bwd on the H200 (issue 16): linear attention 1.68 ms,
+     * simple_gla (SSD) 2.13 ms. */
+    printf("\nchunk-parallel forward + backward (gdn_cuda_fwd_tc + gdn_cuda_bwd_tc) vs the sequential ones, same "
+           "shape; vs FLA (H200, measured elsewhere)\n");
+    printf("%-7s %-10s | %9s %9s %9s %8s %7s | %9s %8s %7s\n", "member", "check", "old f+b", "new f+b", "new bwd",
+           "TFLOP/s", "speedup", "FLA f+b", "new/FLA", "cuBLAS");
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD}) {
+        const double fla = f == GDN_LINEAR ? 1.68 : 2.13;
+        const double err = validate_bwd_tc(f);
+        if (refuse_to_time(f, err)) {
+            refused++;
+            continue;
+        }
+        Problem p;
+        problem_alloc(&p, f, d);
+        size_t fwb = gdn_cuda_fwd_tc_workspace(f, GDN_DTYPE_BF16, &d),
+               bwb = gdn_cuda_bwd_tc_workspace(f, GDN_DTYPE_BF16, &d);
+        void *fw, *bw;
+        CUDA_CHECK(cudaMalloc(&fw, fwb));
+        CUDA_CHECK(cudaMalloc(&bw, bwb));
+        double old_ms = tc_only ? NAN
+                                : time_ms(
+                                      [&] {
+                                          run_fwd(f, &p, s);
+                                          run_bwd(f, &p, s);
+                                      },
+                                      warm, iters, s);
+        double new_ms = time_ms(
+            [&] {
+                run_fwd_tc(f, &p, fw, fwb, s);
+                run_bwd_tc(f, &p, bw, bwb, s);
+            },
+            warm, iters, s);
+        double bwd_ms = time_ms([&] { run_bwd_tc(f, &p, bw, bwb, s); }, warm, iters, s);
+        std::vector<double> dq = fetch(p.dq, std::min<size_t>(p.nqk, 1 << 20), true);
+        bool finite = std::all_of(dq.begin(), dq.end(), [](double x) { return isfinite(x); });
+        double chunks = (double)d.B * d.H * ceil((double)d.T / GLR_C);
+        double fb =
+            chunks * (flops_fwd(f, GLR_C, (double)d.K, (double)d.V) + flops_bwd(f, GLR_C, (double)d.K, (double)d.V));
+        double tf = fb / (new_ms * 1e-3) / 1e12;
+        char chk[32];
+        snprintf(chk, sizeof chk, "%.1e%s", err, finite ? "" : " NaN!");
+        printf("%-7s %-10s | %9.3f %9.3f %9.3f %8.2f %6.1fx | %9.2f %7.2fx %6.1f%%\n", gdn_family_name(f), chk, old_ms,
+               new_ms, bwd_ms, tf, old_ms / new_ms, fla, new_ms / fla, 100.0 * tf / peak);
+        refused += !finite;
+        CUDA_CHECK(cudaFree(fw));
+        CUDA_CHECK(cudaFree(bw));
+        problem_free(&p);
+    }
 
     CUDA_CHECK(cudaStreamDestroy(s));
     printf("(check: worst relative RMS error of the same launch configuration at B=1 T=200 H=2 vs the fp64 "

@@ -83,6 +83,27 @@ size_t gdn_cuda_fwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const str
 int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                     const struct gdn_dev_in *in, void *o, float *ST, void *ws, size_t ws_bytes, void *stream);
 
+/* ---- chunk-parallel backward: linear attention and SSD, bf16 (gdn/chunk_bwd_tc.cuh) ----------
+ * The gradients of gdn_cuda_bwd, computed chunk-parallel on tensor cores: the forward's state scan
+ * again (H as K x V), the reverse scan of the state gradient dH (parallel over (b, h, 64 x 64
+ * tiles), sequential over chunks), then dq, dk, dv of every chunk in parallel and SSD's dg as a
+ * reverse cumsum of q . dq - k . dk. Deterministic. Supported: what gdn_cuda_fwd_tc supports, for
+ * GDN_LINEAR and GDN_SSD with GDN_DTYPE_BF16 (others: GDN_EUNSUPPORTED). Opt-in, as the forward. */
+
+/* 0 when gdn_cuda_bwd_tc supports (f, dt, d), else GDN_EINVAL / GDN_EUNSUPPORTED. */
+int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d);
+
+/* Workspace bytes gdn_cuda_bwd_tc needs (three sets of chunk states, ST, SSD's dots); 0 when
+ * unsupported. */
+size_t gdn_cuda_bwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d);
+
+/* The gradients of L = sum(dO * o) + sum(dST * ST) (dST nullable) as gdn_cuda_bwd: dq, dk, dv
+ * in bf16 (required when T > 0), dg (SSD) and dS0 fp32, nullable; ws: at least
+ * gdn_cuda_bwd_tc_workspace() bytes, 16-byte aligned; q, k, v, dO 16-byte aligned. */
+int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
+                    const struct gdn_dev_in *in, const void *dO, const float *dST, const struct gdn_dev_grad *out,
+                    void *ws, size_t ws_bytes, void *stream);
+
 /* A static description of a return code (0, GDN_E* from oracle.h or this header). */
 const char *gdn_cuda_strerror(int rc);
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
+#include "chunk_bwd_tc.cuh"
 #include "chunk_fwd_gla_tc.cuh"
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
@@ -236,4 +237,113 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     }
     if (f == GDN_GLA) return tc_run<TC_CHANNEL>(c, bf16);
     return gated ? tc_run<TC_SCALAR>(c, bf16) : tc_run<TC_UNGATED>(c, bf16);
+}
+
+// ---- the chunk-parallel backward: linear attention and SSD, bf16 (gdn/chunk_bwd_tc.cuh) -------
+
+extern "C" int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
+{
+    int rc = gdn_cuda_fwd_tc_supported(f, d);
+    if (rc) return rc;
+    if (dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) return GDN_EINVAL;
+    if ((f != GDN_LINEAR && f != GDN_SSD) || dt != GDN_DTYPE_BF16) return GDN_EUNSUPPORTED;
+    return GDN_OK;
+}
+
+extern "C" size_t gdn_cuda_bwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
+{
+    if (gdn_cuda_bwd_tc_supported(f, dt, d) != GDN_OK) return 0;
+    return (size_t)tc_bwd_layout(d->B * d->H, d->T, (int)d->K, (int)d->V).total * 4;
+}
+
+/* pass 3, 4 or 5 of chunk_bwd_tc.cuh at the input width KIN */
+template <int GATED, int KIN, bool REV>
+static int tc_launch_bout(const tc_call &c, int vout, const void *x, const void *y, const void *z, const void *sp,
+                          void *out, const void *dx, float *dot, float hscale)
+{
+    typedef const __nv_bfloat16 *cb;
+    const unsigned smem = tc_bout_bf16_smem(KIN);
+    GDN_CUDA_TRY(
+        cudaFuncSetAttribute(tc_bout_bf16<GATED, KIN, REV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(vout / TC_C), (unsigned)(c.B * c.H));
+    tc_bout_bf16<GATED, KIN, REV><<<grid, 128, smem, c.stream>>>((cb)x, (cb)y, (cb)z, c.g, (cb)sp, (__nv_bfloat16 *)out,
+                                                                 (cb)dx, dot, c.T, c.H, vout, c.NT, c.scale, hscale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <int GATED, bool REV>
+static int tc_bout_any(const tc_call &c, int kin, int vout, const void *x, const void *y, const void *z, const void *sp,
+                       void *out, const void *dx, float *dot, float hscale)
+{
+    switch (kin) {
+    case 64: return tc_launch_bout<GATED, 64, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
+    case 128: return tc_launch_bout<GATED, 128, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
+    case 256: return tc_launch_bout<GATED, 256, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
+    }
+    return GDN_EUNSUPPORTED;
+}
+
+/* The five (SSD: six) passes of chunk_bwd_tc.cuh on the caller's stream. */
+template <int GATE>
+static int tc_run_bwd(const tc_call &c, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+{
+    typedef const __nv_bfloat16 *cb;
+    constexpr bool G = GATE == TC_SCALAR;
+    const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V);
+    float *ws = (float *)c.ws;
+    __nv_bfloat16 *hkv = (__nv_bfloat16 *)(ws + W.h_kv), *dhkv = (__nv_bfloat16 *)(ws + W.dh_kv),
+                  *dhvk = (__nv_bfloat16 *)(ws + W.dh_vk);
+    const bool dg = G && out->dg;
+    float *st = dg && dST ? ws + W.st : nullptr, *qdot = dg ? ws + W.qdot : nullptr, *kdot = dg ? ws + W.kdot : nullptr;
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    const unsigned ss = tc_scan_bf16_smem();
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_scan_bf16<GATE, false, TC_PLANES_KV>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_scan_bf16<GATE, true, TC_PLANES_KV | TC_PLANES_VK>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    if (c.NT > 0 || st) {
+        tc_scan_bf16<GATE, false, TC_PLANES_KV><<<grid, 128, ss, c.stream>>>((cb)c.k, (cb)c.v, c.g, c.S0, nullptr, hkv,
+                                                                             st, c.T, c.H, c.K, c.V, c.NT, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+    }
+    tc_scan_bf16<GATE, true, TC_PLANES_KV | TC_PLANES_VK><<<grid, 128, ss, c.stream>>>(
+        (cb)c.q, (cb)dO, c.g, dST, dhvk, dhkv, out->dS0, c.T, c.H, c.K, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    int rc = tc_bout_any<G, false>(c, c.V, c.K, dO, c.v, c.k, hkv, out->dq, c.q, qdot, c.scale);
+    if (!rc) rc = tc_bout_any<G, true>(c, c.V, c.K, c.v, dO, c.q, dhkv, out->dk, c.k, kdot, 1.f);
+    if (!rc) rc = tc_bout_any<G, true>(c, c.K, c.V, c.k, c.q, dO, dhvk, out->dv, nullptr, nullptr, 1.f);
+    if (rc || !dg) return rc;
+    tc_ssd_dg<<<(unsigned)(c.B * c.H), 256, 0, c.stream>>>(qdot, kdot, c.K / TC_C, dST, st, out->dg, c.T, c.H, c.K,
+                                                           c.V);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
+                               const struct gdn_dev_in *in, const void *dO, const float *dST,
+                               const struct gdn_dev_grad *out, void *ws, size_t ws_bytes, void *stream)
+{
+    int rc = gdn_cuda_bwd_tc_supported(f, dt, d);
+    if (rc) return rc;
+    const bool gated = f == GDN_SSD;
+    if (!in || !out) return GDN_EINVAL;
+    if (d->T > 0 && (!in->q || !in->k || !in->v || !dO || !out->dq || !out->dk || !out->dv || (gated && !in->g)))
+        return GDN_EINVAL;
+    if (!aligned(in->q, 16) || !aligned(in->k, 16) || !aligned(in->v, 16) || !aligned(dO, 16) || !aligned(out->dq, 4) ||
+        !aligned(out->dk, 4) || !aligned(out->dv, 4) || !aligned(in->S0, 8) || !aligned(dST, 8) ||
+        !aligned(out->dS0, 8) || !aligned(ws, 16))
+        return GDN_EINVAL;
+    const size_t need = gdn_cuda_bwd_tc_workspace(f, dt, d);
+    if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
+    tc_call c = {};
+    c.B = (int)d->B, c.T = (int)d->T, c.H = (int)d->H, c.K = (int)d->K, c.V = (int)d->V;
+    c.NT = (int)((d->T + TC_C - 1) / TC_C);
+    c.scale = (float)(isnan(scale) ? 1.0 / sqrt((double)d->K) : scale);
+    c.q = in->q, c.k = in->k, c.v = in->v;
+    c.g = gated ? in->g : nullptr;
+    c.S0 = in->S0, c.ws = ws;
+    c.stream = (cudaStream_t)stream;
+    return gated ? tc_run_bwd<TC_SCALAR>(c, dO, dST, out) : tc_run_bwd<TC_UNGATED>(c, dO, dST, out);
 }

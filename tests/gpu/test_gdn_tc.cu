@@ -2,7 +2,9 @@
  * gdn/chunk_fwd_gdn_tc.cuh for GDN) for linear attention, SSD and GDN against the fp64 oracle (gdn/oracle.c, GDN_EXACT): o and the final state as
  * relative RMS errors (bf16 inputs <= 0.0033, fp32 <= 1e-5) at B=2 T=1000 H=4 K=V=128, at odd T
  * (0, 1, 63, 65, 130) and K, V in {64, 128, 256}; every output written (outputs poisoned with NaN
- * bytes before each run); bitwise equal over two runs; and the API's refusals. Exits 77 (SKIP)
+ * bytes before each run); bitwise equal over two runs; and the API's refusals. Then the
+ * chunk-parallel backward gdn_cuda_bwd_tc (gdn/chunk_bwd_tc.cuh: linear attention and SSD, bf16):
+ * dq, dk, dv, dg, dS0 against gdn_oracle_bwd at the same bar and sizes. Exits 77 (SKIP)
  * without an sm_90 GPU. Built by gdn/local.mk; run: tests/gpu/test_gdn_tc. */
 #include <cuda_runtime.h>
 
@@ -181,6 +183,76 @@ static int run_cfg(const Cfg &c)
     return !ok;
 }
 
+/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD; bf16) of one configuration
+ * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD), dS0 at the bf16
+ * bar; two runs bitwise equal, outputs and workspace poisoned before each. 0 when it passes. */
+static int run_bwd_cfg(const Cfg &c)
+{
+    Inputs in;
+    make_inputs(c, &in);
+    const size_t rows = (size_t)c.B * c.T * c.H, nS = in.S0.size();
+    const bool gated = c.f == GDN_SSD;
+    uint64_t s = 0xbd0000u + (uint64_t)c.T * 11 + (uint64_t)c.K + (uint64_t)c.f;
+    std::vector<double> dO(rows * c.V), dST(nS);
+    for (auto &x : dO) x = to_dtype(rng_normal(&s), true);
+    for (auto &x : dST) x = to_dtype(0.3 * rng_normal(&s), false);
+    std::vector<double> dq(rows * c.K), dk(rows * c.K), dv(rows * c.V), dg(rows), dS0(nS);
+    gdn_in gi = {
+        in.q.data(), in.k.data(), in.v.data(), gated ? in.g.data() : NULL, NULL, c.state ? in.S0.data() : NULL};
+    gdn_grad gr = {dq.data(), dk.data(), dv.data(), gated ? dg.data() : NULL, NULL, dS0.data()};
+    if (gdn_oracle_bwd(c.f, GDN_EXACT, &in.d, NAN, &gi, dO.data(), c.state ? dST.data() : NULL, &gr)) {
+        fprintf(stderr, "%s:%d: oracle backward failed\n", __FILE__, __LINE__);
+        return 1;
+    }
+    void *q = upload(in.q, true), *k = upload(in.k, true), *v = upload(in.v, true), *ddO = upload(dO, true);
+    float *g = (float *)upload(in.g, false), *S0 = (float *)upload(in.S0, false), *ddST = (float *)upload(dST, false);
+    const size_t qb = in.q.size() * 2, vb = in.v.size() * 2, gb = rows * 4, sb = nS * 4;
+    const size_t wsb = gdn_cuda_bwd_tc_workspace(c.f, GDN_DTYPE_BF16, &in.d);
+    void *gq = NULL, *gk = NULL, *gv = NULL, *ws = NULL;
+    float *gg = NULL, *gs = NULL;
+    CUDA_CHECK(cudaMalloc(&gq, qb + 16));
+    CUDA_CHECK(cudaMalloc(&gk, qb + 16));
+    CUDA_CHECK(cudaMalloc(&gv, vb + 16));
+    CUDA_CHECK(cudaMalloc((void **)&gg, gb + 16));
+    CUDA_CHECK(cudaMalloc((void **)&gs, sb + 16));
+    CUDA_CHECK(cudaMalloc(&ws, wsb + 16));
+    gdn_dev_in din = {q, k, v, g, NULL, c.state ? S0 : NULL};
+    gdn_dev_grad dout = {gq, gk, gv, gated ? gg : NULL, NULL, gs};
+    std::vector<uint8_t> h[2][5];
+    void *dev[5] = {gq, gk, gv, gg, gs};
+    const size_t bytes[5] = {qb, qb, vb, gb, sb};
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < 5; i++) CUDA_CHECK(cudaMemset(dev[i], 0xff, bytes[i] + 16));
+        CUDA_CHECK(cudaMemset(ws, 0xff, wsb + 16));
+        GDN_CHECK(
+            gdn_cuda_bwd_tc(c.f, GDN_DTYPE_BF16, &in.d, NAN, &din, ddO, c.state ? ddST : NULL, &dout, ws, wsb, NULL));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        for (int i = 0; i < 5; i++) {
+            h[r][i].resize(bytes[i] + 16);
+            CUDA_CHECK(cudaMemcpy(h[r][i].data(), dev[i], bytes[i] + 16, cudaMemcpyDeviceToHost));
+        }
+    }
+    bool det = true, past = false;
+    for (int i = 0; i < 5; i++) {
+        det = det && h[0][i] == h[1][i];
+        for (size_t b = bytes[i]; b < bytes[i] + 16; b++) past = past || h[0][i][b] != 0xff;
+        h[0][i].resize(bytes[i]);
+    }
+    const bool t0 = c.T == 0;
+    const double eq = t0 ? 0 : relrms(dq, decode(h[0][0], true)), ek = t0 ? 0 : relrms(dk, decode(h[0][1], true));
+    const double ev = t0 ? 0 : relrms(dv, decode(h[0][2], true));
+    const double eg = (!gated || t0) ? 0 : relrms(dg, decode(h[0][3], false)), es = relrms(dS0, decode(h[0][4], false));
+    const double worst = fmax(fmax(eq, ek), fmax(fmax(ev, eg), es));
+    const bool ok = det && !past && worst <= BAR_BF16;
+    printf("bwd %-6s bf16 B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s%s | "
+           "%s\n",
+           gdn_family_name(c.f), c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es, det ? "ok " : "NO!",
+           past ? " WRITE PAST END" : "", ok ? "ok" : "FAIL");
+    void *all[] = {q, k, v, ddO, g, S0, ddST, gq, gk, gv, gg, gs, ws};
+    for (void *p : all) CUDA_CHECK(cudaFree(p));
+    return !ok;
+}
+
 static int refusal_check(void)
 {
     int bad = 0;
@@ -200,6 +272,10 @@ static int refusal_check(void)
     /* GDN: the states plus W, U0 (64 rows per chunk) and u */
     if (gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d) != (size_t)(64 * 64 + 64 * 64 + 64 * 64 + 10 * 64) * 4)
         bad++, printf("GDN workspace size %zu: FAIL\n", gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d));
+    if (gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_BF16, &d) != GDN_EUNSUPPORTED ||
+        gdn_cuda_bwd_tc_supported(GDN_SSD, GDN_DTYPE_F32, &d) != GDN_EUNSUPPORTED ||
+        gdn_cuda_bwd_tc_supported(GDN_SSD, GDN_DTYPE_BF16, &d) != 0)
+        bad++, printf("gdn_cuda_bwd_tc's members and dtypes: FAIL\n");
     rc = gdn_cuda_fwd_tc(GDN_GDN, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
     if (rc != GDN_EINVAL) bad++, printf("GDN without beta not refused (%d): FAIL\n", rc);
     din.g = NULL;
@@ -245,10 +321,20 @@ int main(void)
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
+    /* the backward: linear attention and SSD, bf16 */
+    std::vector<Cfg> bw;
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD}) {
+        for (int st = 1; st >= 0; st--) bw.push_back({f, true, 2, 1000, 4, 128, 128, (bool)st});
+        for (int T : {0, 1, 63, 65, 130}) bw.push_back({f, true, 1, T, 2, 128, 128, true});
+        bw.push_back({f, true, 2, 77, 3, 64, 64, true});
+        bw.push_back({f, true, 1, 130, 2, 64, 256, true});
+        bw.push_back({f, true, 1, 130, 2, 256, 128, false});
+    }
+    for (const Cfg &c : bw) fails += run_bwd_cfg(c);
     int ref = refusal_check();
     printf("API refusals (GLA and KDA K = 256, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
            ref ? "FAIL" : "ok");
     printf("\n%s: %d of %zu configurations failed, %d refusal failures\n", fails + ref ? "FAIL" : "PASS", fails,
-           cfgs.size(), ref);
+           cfgs.size() + bw.size(), ref);
     return fails + ref ? 1 : 0;
 }

@@ -1,0 +1,354 @@
+/* chunk_bwd_tc.cuh: chunk-parallel backward kernels of linear attention and SSD (one log gate g
+ * per (b, t, h)) on tensor cores, bf16 inputs (mma.sync m16n8k16, fp32 accumulation), built on the
+ * forward's primitives (gdn/chunk_fwd_tc.cuh). Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc);
+ * with TC_HOST_EMU, host C++ on gdn/tc_emu.h (gdn/tc_emu_check.cc checks it against the oracle).
+ *
+ * The math, per (b, h), with the forward's notation (chunk n of length L, G_i the inclusive gate
+ * cumsum within it, H_n the state entering it, H_NT = ST) and L = sum(dO . o) + sum(dST . ST):
+ *   dH_n  = exp(G_{L-1}) dH_{n+1} + scale sum_i exp(G_i) q_i dO_i^T,    dH_NT = dST, dS0 = dH_0
+ *   dq_i  = scale [ exp(G_i) H_n dO_i + sum_{j <= i} exp(G_i - G_j) (dO_i . v_j) k_j ]
+ *   dk_j  = exp(G_{L-1} - G_j) dH_{n+1} v_j   + scale sum_{i >= j} exp(G_i - G_j) (v_j . dO_i) q_i
+ *   dv_j  = exp(G_{L-1} - G_j) dH_{n+1}^T k_j + scale sum_{i >= j} exp(G_i - G_j) (k_j . q_i) dO_i
+ *   dg_u  = sum_{t >= u} ( q_t . dq_t - k_t . dk_t ) + dST . ST       (SSD; the last term at any u)
+ * (the last: every term of o_t carries +G_t and every use of k_s -G_s, over the global cumsum of g;
+ * ST carries +G_{T-1}). Five passes, one kernel each:
+ *   1. tc_scan_bf16 forward: H_n of every chunk again (the forward's state scan), stored as H
+ *      itself ([K][V] planes, the layout dq's state term reads), and ST for dg's last term;
+ *   2. tc_scan_bf16 reverse: the same scan walking the chunks backwards with (q scale exp(G_i),
+ *      dO) for (k weights, v): dH_{n+1} of every chunk in both layouts, and dS0;
+ *   3. dq  = tc_bout_bf16 (dO, v, k; H):      the forward's outputs kernel with the roles swapped;
+ *   4. dk  = tc_bout_bf16 (v, dO, q; dH), 5. dv = tc_bout_bf16 (k, q, dO; dH^T): anti-causal, so
+ *      run on the chunk's rows reversed: with j' = L-1-j and the gates g'_0 = 0, g'_i = g_{L-i}, the
+ *      reversed cumsum is G'_i = G_{L-1} - G_{L-1-i}, exp(G'_i - G'_j) = exp(G_j - G_i) of the
+ *      original rows, and exp(G'_j) the state term's exp(G_{L-1} - G_j): the causal kernel again;
+ *   6. (SSD) tc_ssd_dg: the rows' dots (written by passes 3 and 4 per 64-column tile, from the fp32
+ *      accumulators) summed in a fixed order and reverse-cumsummed over t.
+ * Deterministic: one writer per element, fixed orders, no atomics. Supported: K, V in {64, 128,
+ * 256}; fp32 inputs are not here (gdn_cuda_bwd's CUDA-core kernels). */
+#ifndef GDN_CHUNK_BWD_TC_CUH
+#define GDN_CHUNK_BWD_TC_CUH
+
+#include "chunk_fwd_tc.cuh"
+
+/* The backward's workspace, in 4-byte words from its start: H as [K][V] planes, dH as [K][V]
+ * and as [V][K] planes (two bf16 planes of K x V per chunk: one word an element), ST (fp32), and
+ * the two dots of SSD's dg (q . dq and k . dk per step and 64-column tile). Every part starts
+ * 16-byte aligned (K, V are multiples of 64). */
+struct tc_bwd_ws {
+    long long h_kv, dh_kv, dh_vk, st, qdot, kdot, total;
+};
+__host__ __device__ inline tc_bwd_ws tc_bwd_layout(long long bh, long long T, int K, int V)
+{
+    const long long nt = (T + TC_C - 1) / TC_C, planes = bh * nt * K * V, dots = bh * T * (K / TC_C);
+    tc_bwd_ws w;
+    w.h_kv = 0, w.dh_kv = planes, w.dh_vk = 2 * planes, w.st = 3 * planes;
+    w.qdot = w.st + bh * K * V, w.kdot = w.qdot + (dots + 3) / 4 * 4, w.total = w.kdot + (dots + 3) / 4 * 4;
+    return w;
+}
+
+/* Which state layouts tc_scan_bf16 writes: [V][K] per chunk (the transpose of the K x V state,
+ * the forward's hs), [K][V] (the state itself); two bf16 planes (hi, lo) each. */
+enum { TC_PLANES_VK = 1, TC_PLANES_KV = 2 };
+
+/* A weights^T hi, lo, B^T, two staging planes per layout [64][72] bf16; G, weights [64] fp32. */
+__host__ __device__ constexpr unsigned tc_scan_bf16_smem()
+{
+    return (unsigned)(7 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+}
+
+/* grid (V/64, K/64, B*H), 128 threads; GATE TC_UNGATED or TC_SCALAR. Forward (REV false): a, b =
+ * k, v, the weights exp(G_{L-1} - G_j), init S0, fin ST: tc_state_bf16's scan. Reverse: a, b = q,
+ * dO, the weights wscale exp(G_i) (wscale: the forward's scale), the chunks from the last, init
+ * dST, fin dS0. Either way every chunk's state entering its update (H_n; dH_{n+1}) is written to
+ * vk ([B*H][NT][2][V][K]) and/or kv ([B*H][NT][2][K][V]) as PLANES says. Warp w owns state rows
+ * 16w .. 16w+15 of the K tile; acc[m] the m16n8 tile of columns 8m .. 8m+7. */
+template <int GATE, bool REV, int PLANES>
+__global__ void __launch_bounds__(128)
+    tc_scan_bf16(const __nv_bfloat16 *a, const __nv_bfloat16 *b_, const float *g, const float *init, __nv_bfloat16 *vk,
+                 __nv_bfloat16 *kv, float *fin, int T, int H, int K, int V, int NT, float wscale)
+{
+    constexpr bool WEIGHTED = REV || GATE != TC_UNGATED; /* a w is not exact in bf16: hi + lo */
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sAT = reinterpret_cast<__nv_bfloat16 *>(tc_smem);    /* [kk][j]: (a_j w_j)^T, hi */
+    __nv_bfloat16 *sAL = sAT + TC_C * TC_TP;                            /* lo */
+    __nv_bfloat16 *sBT = sAL + TC_C * TC_TP;                            /* [v][j] */
+    __nv_bfloat16 *sV0 = sBT + TC_C * TC_TP, *sV1 = sV0 + TC_C * TC_TP; /* [v][kk] staging, hi, lo */
+    __nv_bfloat16 *sK0 = sV1 + TC_C * TC_TP, *sK1 = sK0 + TC_C * TC_TP; /* [kk][v] staging, hi, lo */
+    float *sG = reinterpret_cast<float *>(sK1 + TC_C * TC_TP), *sW = sG + TC_C;
+    const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int bb = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int r0 = 16 * w + gi;
+
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        const int c = 8 * m + 2 * ti;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + (e >> 1) * 8;
+            acc[m][e] = init ? init[((long long)bh * K + kt * TC_C + r) * V + vt * TC_C + c + (e & 1)] : 0.f;
+        }
+    }
+    for (int it = 0; it < NT; it++) {
+        const int n = REV ? NT - 1 - it : it;
+        const int t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)bb * T + t0;
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int c = 8 * m + 2 * ti + (e & 1), r = r0 + (e >> 1) * 8;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
+                const __nv_bfloat16 lo = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+                if constexpr ((PLANES & TC_PLANES_VK) != 0) sV0[c * TC_TP + r] = hi, sV1[c * TC_TP + r] = lo;
+                if constexpr ((PLANES & TC_PLANES_KV) != 0) sK0[r * TC_TP + c] = hi, sK1[r * TC_TP + c] = lo;
+            }
+        }
+        tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG); /* synchronises: staging complete */
+        float d = 1.f;
+        if constexpr (WEIGHTED) {
+            if (tid < TC_C) {
+                if constexpr (REV)
+                    sW[tid] = GATE == TC_SCALAR ? wscale * expf(sG[tid]) : wscale;
+                else
+                    sW[tid] = expf(sG[L - 1] - sG[tid]);
+            }
+            if constexpr (GATE == TC_SCALAR) d = expf(sG[L - 1]);
+            __syncthreads();
+        }
+        const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
+        tc_load_transposed(a + (row0 * H + h) * K + kt * TC_C, rs_k, L, WEIGHTED ? sW : nullptr, sAT, sAL);
+        tc_load_transposed(b_ + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sBT, nullptr);
+        for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
+            const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
+            const long long plane = ((long long)bh * NT + n) * 2 + pl;
+            if constexpr ((PLANES & TC_PLANES_VK) != 0)
+                *reinterpret_cast<uint4 *>(vk + (plane * V + vt * TC_C + r) * K + kt * TC_C + grp * 8) =
+                    *reinterpret_cast<const uint4 *>((pl ? sV1 : sV0) + r * TC_TP + grp * 8);
+            if constexpr ((PLANES & TC_PLANES_KV) != 0)
+                *reinterpret_cast<uint4 *>(kv + (plane * K + kt * TC_C + r) * V + vt * TC_C + grp * 8) =
+                    *reinterpret_cast<const uint4 *>((pl ? sK1 : sK0) + r * TC_TP + grp * 8);
+        }
+        __syncthreads(); /* the update reads the tiles every thread loaded */
+        if constexpr (GATE != TC_UNGATED) {
+#pragma unroll
+            for (int m = 0; m < 8; m++) acc[m][0] *= d, acc[m][1] *= d, acc[m][2] *= d, acc[m][3] *= d;
+        }
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            uint32_t fa[4], fl[4];
+            tc_frag_a(fa, sAT, TC_TP, 16 * w, 16 * s);
+            if constexpr (WEIGHTED) tc_frag_a(fl, sAL, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sBT, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], fa, b0, b1);
+                if constexpr (WEIGHTED) tc_mma(acc[m], fl, b0, b1);
+            }
+        }
+        __syncthreads(); /* every tile, sG and sW are rewritten by the next chunk */
+    }
+    if (fin) {
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            const int c = 8 * m + 2 * ti;
+            for (int half = 0; half < 2; half++) {
+                const int r = r0 + half * 8;
+                *reinterpret_cast<float2 *>(fin + ((long long)bh * K + kt * TC_C + r) * V + vt * TC_C + c) =
+                    make_float2(acc[m][2 * half], acc[m][2 * half + 1]);
+            }
+        }
+    }
+}
+
+/* The chunk's inclusive gate cumsum into sG as tc_gate_cumsum, of the gates as the reversed rows
+ * see them (REV: g'_0 = 0, g'_i = g_{L-i}, so that G'_i = G_{L-1} - G_{L-1-i}); raw: 64 floats of
+ * scratch. Ends synchronised. */
+template <bool GATED, bool REV>
+__device__ void tc_gate_cumsum_rows(const float *g, long long at, int H, int L, float *sG, float *raw)
+{
+    if constexpr (!REV) {
+        tc_gate_cumsum<GATED>(g, at, H, L, sG);
+    } else {
+        const int tid = (int)threadIdx.x;
+        if (tid < TC_C) raw[tid] = (GATED && tid < L) ? g[at + (long long)tid * H] : 0.f;
+        __syncthreads();
+        if (tid == 0) {
+            float s = 0.f;
+            for (int i = 0; i < TC_C; i++) {
+                if (GATED && i > 0 && i < L) s += raw[L - i];
+                sG[i] = s;
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* Dynamic shared memory of tc_bout_bf16<KIN>: X, Y, S hi, S lo [64][KIN+8], Z^T [64][72] bf16; G
+ * and the raw gates [64] fp32. */
+__host__ __device__ constexpr unsigned tc_bout_bf16_smem(int kin)
+{
+    return (unsigned)(4 * TC_C * (kin + 8) * 2 + TC_C * TC_TP * 2 + 2 * TC_C * 4);
+}
+
+/* grid (NT, VOUT/64, B*H), 128 threads: for the chunk's rows i (REV: its rows reversed, i = L-1-t
+ * for step t0 + t)
+ *   out_i = hscale exp(G_i) (S x_i) + scale sum_{j <= i} exp(G_i - G_j) (x_i . y_j) z_j
+ * with x, y [B,T,H,KIN], z and out [B,T,H,VOUT] bf16, S the chunk's state planes [VOUT][KIN] (hi,
+ * lo) at sp + (bh NT + n) 2 VOUT KIN. With dot, also dot[(step row) VOUT/64 + vt] = the row's
+ * sum over this tile's columns of out (fp32, before rounding) times dx (bf16 [B,T,H,VOUT]). The
+ * forward's tc_out_bf16 in every other respect (warp w: rows 16w .. 16w+15, causal P on tensor
+ * cores, P and S as hi + lo). */
+template <int GATED, int KIN, bool REV>
+__global__ void __launch_bounds__(128)
+    tc_bout_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z, const float *g,
+                 const __nv_bfloat16 *sp, __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
+                 int VOUT, int NT, float scale, float hscale)
+{
+    constexpr int LD = KIN + 8;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sX = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
+    __nv_bfloat16 *sY = sX + TC_C * LD;
+    __nv_bfloat16 *sS = sY + TC_C * LD, *sSL = sS + TC_C * LD; /* [vout][kin] */
+    __nv_bfloat16 *sZT = sSL + TC_C * LD;                      /* [vout][j] */
+    float *sG = reinterpret_cast<float *>(sZT + TC_C * TC_TP), *sRaw = sG + TC_C;
+    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int bb = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)bb * T + t0;
+    /* tile row r is step t0 + r, or with REV step t0 + L - 1 - r: the first row and the stride */
+    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
+    const long long sx = (long long)H * KIN, sz = (long long)H * VOUT;
+
+    tc_load_rows(x + (first * H + h) * KIN, dir * sx, L, KIN, sX, LD);
+    tc_load_rows(y + (first * H + h) * KIN, dir * sx, L, KIN, sY, LD);
+    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 0) * VOUT + vt * TC_C) * KIN, KIN, TC_C, KIN, sS, LD);
+    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 1) * VOUT + vt * TC_C) * KIN, KIN, TC_C, KIN, sSL, LD);
+    tc_load_transposed(z + (first * H + h) * VOUT + vt * TC_C, dir * sz, L, nullptr, sZT, nullptr);
+    tc_gate_cumsum_rows<GATED, REV>(g, row0 * H + h, H, L, sG, sRaw); /* synchronises: tiles loaded */
+
+    const int i0 = 16 * w + gi, i1 = i0 + 8;
+    float p[8][4];
+    tc_causal_xyt<KIN>(p, sX, sY, LD, w);
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = e < 2 ? i0 : i1, j = 8 * m + 2 * ti + (e & 1);
+            float v = 0.f;
+            if (j <= i) v = GATED ? p[m][e] * scale * expf(sG[i] - sG[j]) : p[m][e] * scale;
+            p[m][e] = v;
+        }
+    }
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+    for (int ks = 0; ks < KIN / 16; ks++) {
+        uint32_t fa[4];
+        tc_frag_a(fa, sX, LD, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sS, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], fa, b0, b1);
+            tc_frag_b(&b0, &b1, sSL, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], fa, b0, b1);
+        }
+    }
+    const float f0 = GATED ? hscale * expf(sG[i0]) : hscale, f1 = GATED ? hscale * expf(sG[i1]) : hscale;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        acc[m][0] *= f0, acc[m][1] *= f0;
+        acc[m][2] *= f1, acc[m][3] *= f1;
+    }
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        if (s > w) continue; /* warp-uniform */
+        uint32_t fa[4], fl[4];
+        tc_split(p[2 * s][0], p[2 * s][1], &fa[0], &fl[0]);
+        tc_split(p[2 * s][2], p[2 * s][3], &fa[1], &fl[1]);
+        tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &fa[2], &fl[2]);
+        tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &fa[3], &fl[3]);
+        tc_pv_block<false>(acc, fa, fl, sZT, nullptr, s);
+    }
+    /* rows i0, i1 (those < L) to their steps; with dot, each row's partial dot with dx */
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int i = half ? i1 : i0;
+        const long long row = first + dir * i; /* valid only for i < L */
+        float part = 0.f;
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            const int c = vt * TC_C + 8 * m + 2 * ti;
+            const float a0 = acc[m][2 * half], a1 = acc[m][2 * half + 1];
+            if (i < L) {
+                *reinterpret_cast<__nv_bfloat162 *>(out + (row * H + h) * VOUT + c) = __floats2bfloat162_rn(a0, a1);
+                if (dot) {
+                    const __nv_bfloat162 d2 = *reinterpret_cast<const __nv_bfloat162 *>(dx + (row * H + h) * VOUT + c);
+                    part += a0 * __bfloat162float(d2.x) + a1 * __bfloat162float(d2.y);
+                }
+            }
+        }
+        if (dot) {
+            part += __shfl_xor_sync(0xffffffffu, part, 1);
+            part += __shfl_xor_sync(0xffffffffu, part, 2);
+            if (ti == 0 && i < L) dot[(row * H + h) * (VOUT / TC_C) + vt] = part;
+        }
+    }
+}
+
+/* grid (B*H), 256 threads: SSD's dg[b,t,h] = sum_{u >= t} r_u with r_u = sum over the ntile tiles
+ * of dq_dot[u] minus dk_dot[u] (tc_bout_bf16's dots: q . dq, k . dk), plus dST . ST at every t
+ * when dST is given. Fixed order everywhere: each thread a contiguous run of steps from its end,
+ * the runs' totals suffix-summed by one thread. */
+__global__ void __launch_bounds__(256) tc_ssd_dg(const float *dq_dot, const float *dk_dot, int ntile, const float *dST,
+                                                 const float *ST, float *dg, int T, int H, int K, int V)
+{
+    __shared__ float red[256];
+    const int bh = (int)blockIdx.x, bb = bh / H, h = bh % H, tid = (int)threadIdx.x;
+    float ss = 0.f;
+    if (dST)
+        for (long long idx = tid; idx < (long long)K * V; idx += 256)
+            ss += dST[(long long)bh * K * V + idx] * ST[(long long)bh * K * V + idx];
+    red[tid] = ss;
+    __syncthreads();
+    for (int s = 128; s > 0; s >>= 1) {
+        if (tid < s) red[tid] += red[tid + s];
+        __syncthreads();
+    }
+    const float last = red[0];
+    __syncthreads();
+    const int per = (T + 255) / 256, lo = min(T, tid * per), hi = min(T, lo + per);
+    auto r_of = [&](int u) {
+        const long long at = ((long long)bb * T + u) * H + h;
+        float r = 0.f;
+        for (int t = 0; t < ntile; t++) r += dq_dot[at * ntile + t];
+        for (int t = 0; t < ntile; t++) r -= dk_dot[at * ntile + t];
+        return r;
+    };
+    float run = 0.f;
+    for (int u = hi - 1; u >= lo; u--) run += r_of(u);
+    red[tid] = run;
+    __syncthreads();
+    if (tid == 0) {
+        float carry = last;
+        for (int i = 255; i >= 0; i--) {
+            const float x = red[i];
+            red[i] = carry;
+            carry += x;
+        }
+    }
+    __syncthreads();
+    float s = red[tid];
+    for (int u = hi - 1; u >= lo; u--) {
+        s += r_of(u);
+        dg[((long long)bb * T + u) * H + h] = s;
+    }
+}
+
+#endif
