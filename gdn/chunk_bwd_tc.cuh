@@ -163,143 +163,21 @@ __global__ void __launch_bounds__(128)
     }
 }
 
-/* The chunk's inclusive gate cumsum into sG as tc_gate_cumsum, of the gates as the reversed rows
- * see them (REV: g'_0 = 0, g'_i = g_{L-i}, so that G'_i = G_{L-1} - G_{L-1-i}); raw: 64 floats of
- * scratch. Ends synchronised. */
-template <bool GATED, bool REV>
-__device__ void tc_gate_cumsum_rows(const float *g, long long at, int H, int L, float *sG, float *raw)
-{
-    if constexpr (!REV) {
-        tc_gate_cumsum<GATED>(g, at, H, L, sG);
-    } else {
-        const int tid = (int)threadIdx.x;
-        if (tid < TC_C) raw[tid] = (GATED && tid < L) ? g[at + (long long)tid * H] : 0.f;
-        __syncthreads();
-        if (tid == 0) {
-            float s = 0.f;
-            for (int i = 0; i < TC_C; i++) {
-                if (GATED && i > 0 && i < L) s += raw[L - i];
-                sG[i] = s;
-            }
-        }
-        __syncthreads();
-    }
-}
-
-/* Dynamic shared memory of tc_bout_bf16<KIN>: X, Y, S hi, S lo [64][KIN+8], Z^T [64][72] bf16; G
- * and the raw gates [64] fp32. */
-__host__ __device__ constexpr unsigned tc_bout_bf16_smem(int kin)
-{
-    return (unsigned)(4 * TC_C * (kin + 8) * 2 + TC_C * TC_TP * 2 + 2 * TC_C * 4);
-}
-
-/* grid (NT, VOUT/64, B*H), 128 threads: for the chunk's rows i (REV: its rows reversed, i = L-1-t
- * for step t0 + t)
- *   out_i = hscale exp(G_i) (S x_i) + scale sum_{j <= i} exp(G_i - G_j) (x_i . y_j) z_j
- * with x, y [B,T,H,KIN], z and out [B,T,H,VOUT] bf16, S the chunk's state planes [VOUT][KIN] (hi,
- * lo) at sp + (bh NT + n) 2 VOUT KIN. With dot, also dot[(step row) VOUT/64 + vt] = the row's
- * sum over this tile's columns of out (fp32, before rounding) times dx (bf16 [B,T,H,VOUT]). The
- * forward's tc_out_bf16 in every other respect (warp w: rows 16w .. 16w+15, causal P on tensor
- * cores, P and S as hi + lo). */
+/* grid (NT, VOUT/64, B*H), 128 threads: gdn/chunk_fwd_tc.cuh's tc_rows_out_bf16 (the forward's
+ * outputs kernel) with the backward's tensors and scales, the chunk's rows reversed with REV, and
+ * the dots of SSD's dg where dot is given. */
 template <int GATED, int KIN, bool REV>
 __global__ void __launch_bounds__(128)
     tc_bout_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z, const float *g,
                  const __nv_bfloat16 *sp, __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
                  int VOUT, int NT, float scale, float hscale)
 {
-    constexpr int LD = KIN + 8;
-    TC_DYNAMIC_SMEM(tc_smem);
-    __nv_bfloat16 *sX = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
-    __nv_bfloat16 *sY = sX + TC_C * LD;
-    __nv_bfloat16 *sS = sY + TC_C * LD, *sSL = sS + TC_C * LD; /* [vout][kin] */
-    __nv_bfloat16 *sZT = sSL + TC_C * LD;                      /* [vout][j] */
-    float *sG = reinterpret_cast<float *>(sZT + TC_C * TC_TP), *sRaw = sG + TC_C;
-    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int bb = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
-    const int t0 = n * TC_C, L = min(TC_C, T - t0);
-    const long long row0 = (long long)bb * T + t0;
-    /* tile row r is step t0 + r, or with REV step t0 + L - 1 - r: the first row and the stride */
-    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
-    const long long sx = (long long)H * KIN, sz = (long long)H * VOUT;
+    tc_rows_out_bf16<GATED, KIN, REV, false>(x, y, z, nullptr, g, sp, out, dx, dot, T, H, VOUT, NT, scale, hscale);
+}
 
-    tc_load_rows(x + (first * H + h) * KIN, dir * sx, L, KIN, sX, LD);
-    tc_load_rows(y + (first * H + h) * KIN, dir * sx, L, KIN, sY, LD);
-    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 0) * VOUT + vt * TC_C) * KIN, KIN, TC_C, KIN, sS, LD);
-    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 1) * VOUT + vt * TC_C) * KIN, KIN, TC_C, KIN, sSL, LD);
-    tc_load_transposed(z + (first * H + h) * VOUT + vt * TC_C, dir * sz, L, nullptr, sZT, nullptr);
-    tc_gate_cumsum_rows<GATED, REV>(g, row0 * H + h, H, L, sG, sRaw); /* synchronises: tiles loaded */
-
-    const int i0 = 16 * w + gi, i1 = i0 + 8;
-    float p[8][4];
-    tc_causal_xyt<KIN>(p, sX, sY, LD, w);
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = e < 2 ? i0 : i1, j = 8 * m + 2 * ti + (e & 1);
-            float v = 0.f;
-            if (j <= i) v = GATED ? p[m][e] * scale * expf(sG[i] - sG[j]) : p[m][e] * scale;
-            p[m][e] = v;
-        }
-    }
-    float acc[8][4];
-#pragma unroll
-    for (int m = 0; m < 8; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
-    for (int ks = 0; ks < KIN / 16; ks++) {
-        uint32_t fa[4];
-        tc_frag_a(fa, sX, LD, 16 * w, 16 * ks);
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sS, LD, 8 * m, 16 * ks);
-            tc_mma(acc[m], fa, b0, b1);
-            tc_frag_b(&b0, &b1, sSL, LD, 8 * m, 16 * ks);
-            tc_mma(acc[m], fa, b0, b1);
-        }
-    }
-    const float f0 = GATED ? hscale * expf(sG[i0]) : hscale, f1 = GATED ? hscale * expf(sG[i1]) : hscale;
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        acc[m][0] *= f0, acc[m][1] *= f0;
-        acc[m][2] *= f1, acc[m][3] *= f1;
-    }
-#pragma unroll
-    for (int s = 0; s < 4; s++) {
-        if (s > w) continue; /* warp-uniform */
-        uint32_t fa[4], fl[4];
-        tc_split(p[2 * s][0], p[2 * s][1], &fa[0], &fl[0]);
-        tc_split(p[2 * s][2], p[2 * s][3], &fa[1], &fl[1]);
-        tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &fa[2], &fl[2]);
-        tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &fa[3], &fl[3]);
-        tc_pv_block<false>(acc, fa, fl, sZT, nullptr, s);
-    }
-    /* rows i0, i1 (those < L) to their steps; with dot, each row's partial dot with dx */
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-        const int i = half ? i1 : i0;
-        const long long row = first + dir * i; /* valid only for i < L */
-        float part = 0.f;
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            const int c = vt * TC_C + 8 * m + 2 * ti;
-            const float a0 = acc[m][2 * half], a1 = acc[m][2 * half + 1];
-            if (i < L) {
-                *reinterpret_cast<__nv_bfloat162 *>(out + (row * H + h) * VOUT + c) = __floats2bfloat162_rn(a0, a1);
-                if (dot) {
-                    const __nv_bfloat162 d2 = *reinterpret_cast<const __nv_bfloat162 *>(dx + (row * H + h) * VOUT + c);
-                    part += a0 * __bfloat162float(d2.x) + a1 * __bfloat162float(d2.y);
-                }
-            }
-        }
-        if (dot) {
-            part += __shfl_xor_sync(0xffffffffu, part, 1);
-            part += __shfl_xor_sync(0xffffffffu, part, 2);
-            if (ti == 0 && i < L) dot[(row * H + h) * (VOUT / TC_C) + vt] = part;
-        }
-    }
+__host__ __device__ constexpr unsigned tc_bout_bf16_smem(int kin)
+{
+    return tc_out_bf16_smem(kin, false);
 }
 
 /* grid (B*H), 256 threads: SSD's dg[b,t,h] = sum_{u >= t} r_u with r_u = sum over the ntile tiles

@@ -435,98 +435,166 @@ __device__ __forceinline__ void tc_store_o(__nv_bfloat16 *o, const float acc[8][
 
 // ---- kernel 2, bf16: the outputs on tensor cores ------------------------------------------------
 
-/* Dynamic shared memory of tc_out_bf16<K, VLO>: Q, K [64][K+8], H^T hi, lo [64][K+8], V^T [64][72]
- * (and its lo plane with VLO), G [64]. */
-__host__ __device__ constexpr unsigned tc_out_bf16_smem(int K, bool vlo = false)
+/* The chunk's inclusive gate cumsum into sG as tc_gate_cumsum, of the gates as the rows see them:
+ * in order, or (REV) with the chunk's rows reversed, g'_0 = 0, g'_i = g_{L-i}, so that G'_i =
+ * G_{L-1} - G_{L-1-i} (gdn/chunk_bwd_tc.cuh's anti-causal passes); raw: 64 floats of scratch.
+ * Ends synchronised. */
+template <bool GATED, bool REV>
+__device__ void tc_gate_cumsum_rows(const float *g, long long at, int H, int L, float *sG, float *raw)
 {
-    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + TC_C * 4);
+    if constexpr (!REV) {
+        tc_gate_cumsum<GATED>(g, at, H, L, sG);
+    } else {
+        const int tid = (int)threadIdx.x;
+        if (tid < TC_C) raw[tid] = (GATED && tid < L) ? g[at + (long long)tid * H] : 0.f;
+        __syncthreads();
+        if (tid == 0) {
+            float s = 0.f;
+            for (int i = 0; i < TC_C; i++) {
+                if (GATED && i > 0 && i < L) s += raw[L - i];
+                sG[i] = s;
+            }
+        }
+        __syncthreads();
+    }
 }
 
-/* grid (NT, V/64, B*H), 128 threads. Warp w owns rows 16w .. 16w+15 of the chunk: P's columns
- * 0 .. 16w+15 (the rest is causally zero) and o's 64 columns of this V tile. H enters as its hi
- * and lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). With
- * VLO (GDN, gdn/chunk_fwd_gdn_tc.cuh) the values are not an input but the fp32 u_j of the delta
- * rule, given as bf16 v (hi) and v_lo planes of the same layout: P V adds P_hi V_lo. */
+/* Dynamic shared memory of tc_out_bf16<K, VLO> and tc_rows_out_bf16: X, Y, S hi, S lo [64][K+8],
+ * Z^T [64][72] (and its lo plane with VLO) bf16; G and the raw gates [64] fp32. */
+__host__ __device__ constexpr unsigned tc_out_bf16_smem(int K, bool vlo = false)
+{
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+}
+
+/* The body of the outputs kernels, for a CTA of 128 threads at (chunk n, 64-column tile vt of the
+ * VOUT output columns, bh): for the chunk's rows i (REV: its rows reversed, i = L-1-t for step
+ * t0 + t)
+ *   out_i = hscale exp(G_i) (S x_i) + scale sum_{j <= i} exp(G_i - G_j) (x_i . y_j) z_j
+ * with x, y [B,T,H,KIN], z and out [B,T,H,VOUT] bf16 and S the chunk's state planes [VOUT][KIN]
+ * (hi, lo) at sp + (bh NT + n) 2 VOUT KIN. Warp w owns rows 16w .. 16w+15: P's columns 0 ..
+ * 16w+15 (the rest is causally zero) and out's 64 columns of this tile; S enters as its hi and
+ * lo planes, P as hi + lo A fragments (one bf16 rounding of P costs SSD's o ~0.0007). With VLO
+ * (GDN, gdn/chunk_fwd_gdn_tc.cuh) z is not an input but the fp32 u_j of the delta rule, given as
+ * bf16 z (hi) and z_lo planes of the same layout: P Z adds P_hi Z_lo. With dot (the backward's
+ * dg), also dot[(step row) VOUT/64 + vt] = the row's sum over this tile's columns of out (fp32,
+ * before rounding) times dx (bf16 [B,T,H,VOUT]). */
+template <int GATED, int KIN, bool REV, bool VLO>
+__device__ __forceinline__ void tc_rows_out_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z,
+                                                 const __nv_bfloat16 *z_lo, const float *g, const __nv_bfloat16 *sp,
+                                                 __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
+                                                 int VOUT, int NT, float scale, float hscale)
+{
+    constexpr int LD = KIN + 8; /* (KIN + 8) / 2 words = 4 mod 32 for KIN in {64, 128, 256} */
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sX = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
+    __nv_bfloat16 *sY = sX + TC_C * LD;
+    __nv_bfloat16 *sS = sY + TC_C * LD, *sSL = sS + TC_C * LD; /* [vout][kin] */
+    __nv_bfloat16 *sZT = sSL + TC_C * LD;                      /* [vout][j] */
+    __nv_bfloat16 *sZL = sZT + TC_C * TC_TP;                   /* VLO only */
+    float *sG = reinterpret_cast<float *>(sZT + (VLO ? 2 : 1) * TC_C * TC_TP), *sRaw = sG + TC_C;
+    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int bb = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)bb * T + t0;
+    /* tile row r is step t0 + r, or with REV step t0 + L - 1 - r: the first row and the stride */
+    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
+    const long long sx = (long long)H * KIN, sz = (long long)H * VOUT;
+
+    tc_load_rows(x + (first * H + h) * KIN, dir * sx, L, KIN, sX, LD);
+    tc_load_rows(y + (first * H + h) * KIN, dir * sx, L, KIN, sY, LD);
+    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 0) * VOUT + vt * TC_C) * KIN, KIN, TC_C, KIN, sS, LD);
+    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 1) * VOUT + vt * TC_C) * KIN, KIN, TC_C, KIN, sSL, LD);
+    tc_load_transposed(z + (first * H + h) * VOUT + vt * TC_C, dir * sz, L, nullptr, sZT, nullptr);
+    if constexpr (VLO)
+        tc_load_transposed(z_lo + (first * H + h) * VOUT + vt * TC_C, dir * sz, L, nullptr, sZL, nullptr);
+    tc_gate_cumsum_rows<GATED, REV>(g, row0 * H + h, H, L, sG, sRaw); /* synchronises: tiles loaded */
+
+    const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
+    /* P = X Y^T over the column tiles 0 .. 2w+1 */
+    float p[8][4];
+    tc_causal_xyt<KIN>(p, sX, sY, LD, w);
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = e < 2 ? i0 : i1, j = 8 * m + 2 * ti + (e & 1);
+            float v = 0.f;
+            if (j <= i) v = GATED ? p[m][e] * scale * expf(sG[i] - sG[j]) : p[m][e] * scale;
+            p[m][e] = v;
+        }
+    }
+    /* out = hscale exp(G_i) (X S^T) */
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+    for (int ks = 0; ks < KIN / 16; ks++) {
+        uint32_t fa[4];
+        tc_frag_a(fa, sX, LD, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sS, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], fa, b0, b1);
+            tc_frag_b(&b0, &b1, sSL, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], fa, b0, b1);
+        }
+    }
+    const float f0 = GATED ? hscale * expf(sG[i0]) : hscale, f1 = GATED ? hscale * expf(sG[i1]) : hscale;
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        acc[m][0] *= f0, acc[m][1] *= f0;
+        acc[m][2] *= f1, acc[m][3] *= f1;
+    }
+/* out += P Z over the reduction blocks 0 .. w (P's accumulators are its A fragments) */
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        if (s > w) continue; /* warp-uniform */
+        uint32_t fa[4], fl[4];
+        tc_split(p[2 * s][0], p[2 * s][1], &fa[0], &fl[0]);
+        tc_split(p[2 * s][2], p[2 * s][3], &fa[1], &fl[1]);
+        tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &fa[2], &fl[2]);
+        tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &fa[3], &fl[3]);
+        tc_pv_block<VLO>(acc, fa, fl, sZT, sZL, s);
+    }
+    /* rows i0, i1 (those < L) to their steps; with dot, each row's partial dot with dx */
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int i = half ? i1 : i0;
+        const long long row = first + dir * i; /* valid only for i < L */
+        float part = 0.f;
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            const int c = vt * TC_C + 8 * m + 2 * ti;
+            const float a0 = acc[m][2 * half], a1 = acc[m][2 * half + 1];
+            if (i < L) {
+                *reinterpret_cast<__nv_bfloat162 *>(out + (row * H + h) * VOUT + c) = __floats2bfloat162_rn(a0, a1);
+                if (dot) {
+                    const __nv_bfloat162 d2 = *reinterpret_cast<const __nv_bfloat162 *>(dx + (row * H + h) * VOUT + c);
+                    part += a0 * __bfloat162float(d2.x) + a1 * __bfloat162float(d2.y);
+                }
+            }
+        }
+        if (dot) {
+            part += __shfl_xor_sync(0xffffffffu, part, 1);
+            part += __shfl_xor_sync(0xffffffffu, part, 2);
+            if (ti == 0 && i < L) dot[(row * H + h) * (VOUT / TC_C) + vt] = part;
+        }
+    }
+}
+
+/* grid (NT, V/64, B*H), 128 threads: o = scale exp(G_i) (Q H) + P V with P = Q K^T (causal,
+ * decayed, scaled), tc_rows_out_bf16 with (x, y, z, S) = (q, k, v, H^T: hs's planes [V][K]). With
+ * VLO (GDN) v is the delta rule's u as hi (v) and lo (v_lo) planes. */
 template <int GATED, int K, bool VLO = false>
 __global__ void __launch_bounds__(128)
     tc_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
                 const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
                 const __nv_bfloat16 *v_lo = nullptr)
 {
-    constexpr int LD = K + 8; /* (K + 8) / 2 words = 4 mod 32 for K in {64, 128, 256} */
-    TC_DYNAMIC_SMEM(tc_smem);
-    __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
-    __nv_bfloat16 *sK = sQ + TC_C * LD;
-    __nv_bfloat16 *sH = sK + TC_C * LD;  /* [v][kk], hi */
-    __nv_bfloat16 *sHL = sH + TC_C * LD; /* lo */
-    __nv_bfloat16 *sVT = sHL + TC_C * LD;
-    __nv_bfloat16 *sVL = sVT + TC_C * TC_TP; /* VLO only */
-    float *sG = reinterpret_cast<float *>(sVT + (VLO ? 2 : 1) * TC_C * TC_TP);
-    const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int b = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
-    const int t0 = n * TC_C, L = min(TC_C, T - t0);
-    const long long row0 = (long long)b * T + t0;
-
-    tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
-    tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
-    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
-    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
-    tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
-    if constexpr (VLO)
-        tc_load_transposed(v_lo + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVL, nullptr);
-    tc_gate_cumsum<GATED>(g, row0 * H + h, H, L, sG); /* synchronises: every tile loaded */
-
-    const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
-    /* P = Q K^T over the column tiles 0 .. 2w+1 */
-    float p[8][4];
-    tc_causal_xyt<K>(p, sQ, sK, LD, w);
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = e < 2 ? i0 : i1, j = 8 * m + 2 * ti + (e & 1);
-            float x = 0.f;
-            if (j <= i) x = GATED ? p[m][e] * scale * expf(sG[i] - sG[j]) : p[m][e] * scale;
-            p[m][e] = x;
-        }
-    }
-    /* o = scale exp(G_i) (Q H) */
-    float acc[8][4];
-#pragma unroll
-    for (int m = 0; m < 8; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
-    for (int ks = 0; ks < K / 16; ks++) {
-        uint32_t a[4];
-        tc_frag_a(a, sQ, LD, 16 * w, 16 * ks);
-#pragma unroll
-        for (int m = 0; m < 8; m++) {
-            uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sH, LD, 8 * m, 16 * ks);
-            tc_mma(acc[m], a, b0, b1);
-            tc_frag_b(&b0, &b1, sHL, LD, 8 * m, 16 * ks);
-            tc_mma(acc[m], a, b0, b1);
-        }
-    }
-    const float f0 = GATED ? scale * expf(sG[i0]) : scale, f1 = GATED ? scale * expf(sG[i1]) : scale;
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        acc[m][0] *= f0, acc[m][1] *= f0;
-        acc[m][2] *= f1, acc[m][3] *= f1;
-    }
-/* o += P V over the reduction blocks 0 .. w (P's accumulators are its A fragments) */
-#pragma unroll
-    for (int s = 0; s < 4; s++) {
-        if (s > w) continue; /* warp-uniform */
-        uint32_t a[4], al[4];
-        tc_split(p[2 * s][0], p[2 * s][1], &a[0], &al[0]);
-        tc_split(p[2 * s][2], p[2 * s][3], &a[1], &al[1]);
-        tc_split(p[2 * s + 1][0], p[2 * s + 1][1], &a[2], &al[2]);
-        tc_split(p[2 * s + 1][2], p[2 * s + 1][3], &a[3], &al[3]);
-        tc_pv_block<VLO>(acc, a, al, sVT, sVL, s);
-    }
-    tc_store_o(o, acc, row0, H, h, V, vt, i0, L);
+    tc_rows_out_bf16<GATED, K, false, VLO>(q, k, v, v_lo, g, hs, o, nullptr, nullptr, T, H, V, NT, scale, scale);
 }
 
 // ---- kernel 1, fp32: the state scan on CUDA cores ----------------------------------------------

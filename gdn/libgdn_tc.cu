@@ -201,6 +201,21 @@ template <int K, bool PC> static int tc_run_gdn(const tc_call &c, bool bf16)
 
 // ---- dispatch ---------------------------------------------------------------------------------
 
+/* A call's dims, scale (NAN: 1/sqrt(K)), inputs, workspace and stream. */
+static tc_call tc_call_of(const struct gdn_dims *d, double scale, const struct gdn_dev_in *in, bool gated, void *ws,
+                          void *stream)
+{
+    tc_call c = {};
+    c.B = (int)d->B, c.T = (int)d->T, c.H = (int)d->H, c.K = (int)d->K, c.V = (int)d->V;
+    c.NT = (int)((d->T + TC_C - 1) / TC_C);
+    c.scale = (float)(isnan(scale) ? 1.0 / sqrt((double)d->K) : scale);
+    c.q = in->q, c.k = in->k, c.v = in->v;
+    c.g = gated ? in->g : nullptr;
+    c.S0 = in->S0, c.ws = ws;
+    c.stream = (cudaStream_t)stream;
+    return c;
+}
+
 extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                                const struct gdn_dev_in *in, void *o, float *ST, void *ws, size_t ws_bytes, void *stream)
 {
@@ -216,15 +231,9 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
         return GDN_EINVAL;
     const size_t need = gdn_cuda_fwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
-    tc_call c = {};
-    c.B = (int)d->B, c.T = (int)d->T, c.H = (int)d->H, c.K = (int)d->K, c.V = (int)d->V;
-    c.NT = (int)((d->T + TC_C - 1) / TC_C);
-    c.scale = (float)(isnan(scale) ? 1.0 / sqrt((double)d->K) : scale);
-    c.q = in->q, c.k = in->k, c.v = in->v;
-    c.g = gated ? in->g : nullptr;
-    c.S0 = in->S0, c.o = o, c.ST = ST, c.ws = ws;
+    tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
+    c.o = o, c.ST = ST;
     c.beta = delta ? in->b : nullptr;
-    c.stream = (cudaStream_t)stream;
     if (c.NT == 0 && !ST) return GDN_OK;
     if (f == GDN_KDA) return c.K == 64 ? tc_run_gdn<64, true>(c, bf16) : tc_run_gdn<128, true>(c, bf16);
     if (delta) {
@@ -337,13 +346,6 @@ extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
         return GDN_EINVAL;
     const size_t need = gdn_cuda_bwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
-    tc_call c = {};
-    c.B = (int)d->B, c.T = (int)d->T, c.H = (int)d->H, c.K = (int)d->K, c.V = (int)d->V;
-    c.NT = (int)((d->T + TC_C - 1) / TC_C);
-    c.scale = (float)(isnan(scale) ? 1.0 / sqrt((double)d->K) : scale);
-    c.q = in->q, c.k = in->k, c.v = in->v;
-    c.g = gated ? in->g : nullptr;
-    c.S0 = in->S0, c.ws = ws;
-    c.stream = (cudaStream_t)stream;
+    tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
     return gated ? tc_run_bwd<TC_SCALAR>(c, dO, dST, out) : tc_run_bwd<TC_UNGATED>(c, dO, dST, out);
 }
