@@ -24,7 +24,11 @@
  *   6. (SSD) tc_ssd_dg: the rows' dots (written by passes 3 and 4 per 64-column tile, from the fp32
  *      accumulators) summed in a fixed order and reverse-cumsummed over t.
  * Deterministic: one writer per element, fixed orders, no atomics. Supported: K, V in {64, 128,
- * 256}; fp32 inputs are not here (gdn_cuda_bwd's CUDA-core kernels). */
+ * 256}. fp32 inputs of linear attention take the same passes on CUDA cores in exact fp32
+ * (tc_bscan_f32, tc_bout_f32), with the state planes in the layouts the fp32 kernels read: H as
+ * [V][K] for dq, dH as [V][K] for dk and [K][V] for dv. SSD in fp32 is not here: its dg, from
+ * the dots of tc_ssd_dg, reaches the fp32 bar at T = 1000 (see there); gdn_cuda_bwd's sequential
+ * kernels serve it. */
 #ifndef GDN_CHUNK_BWD_TC_CUH
 #define GDN_CHUNK_BWD_TC_CUH
 
@@ -45,10 +49,6 @@ __host__ __device__ inline tc_bwd_ws tc_bwd_layout(long long bh, long long T, in
     w.qdot = w.st + bh * K * V, w.kdot = w.qdot + (dots + 3) / 4 * 4, w.total = w.kdot + (dots + 3) / 4 * 4;
     return w;
 }
-
-/* Which state layouts tc_scan_bf16 writes: [V][K] per chunk (the transpose of the K x V state,
- * the forward's hs), [K][V] (the state itself); two bf16 planes (hi, lo) each. */
-enum { TC_PLANES_VK = 1, TC_PLANES_KV = 2 };
 
 /* A weights^T hi, lo, B^T, two staging planes per layout [64][72] bf16; G, weights [64] fp32. */
 __host__ __device__ constexpr unsigned tc_scan_bf16_smem()
@@ -180,52 +180,75 @@ __host__ __device__ constexpr unsigned tc_bout_bf16_smem(int kin)
     return tc_out_bf16_smem(kin, false);
 }
 
+/* The fp32 passes: the same five on CUDA cores in exact fp32 (gdn/chunk_fwd_tc.cuh's tc_scan_f32
+ * and tc_rows_out_f32), one state plane of fp32 per layout. grid (V/64, K/64, B*H), 256 threads. */
+template <int GATE, bool REV, int PLANES>
+__global__ void __launch_bounds__(256)
+    tc_bscan_f32(const float *a, const float *b_, const float *g, const float *init, float *kv, float *vk, float *fin,
+                 int T, int H, int K, int V, int NT, float wscale)
+{
+    tc_scan_f32<GATE, REV, PLANES>(a, b_, g, init, kv, vk, fin, T, H, K, V, NT, wscale);
+}
+
+/* grid (NT, VOUT/64, B*H), 256 threads; the state S [KIN][VOUT] per chunk. */
+template <int GATE, int KIN, bool REV>
+__global__ void __launch_bounds__(256)
+    tc_bout_f32(const float *x, const float *y, const float *z, const float *g, const float *sp, float *out,
+                const float *dx, float *dot, int T, int H, int VOUT, int NT, float scale, float hscale)
+{
+    tc_rows_out_f32<GATE, KIN, REV>(x, y, z, g, sp, out, dx, dot, T, H, VOUT, NT, scale, hscale);
+}
+
 /* grid (B*H), 256 threads: SSD's dg[b,t,h] = sum_{u >= t} r_u with r_u = sum over the ntile tiles
- * of dq_dot[u] minus dk_dot[u] (tc_bout_bf16's dots: q . dq, k . dk), plus dST . ST at every t
- * when dST is given. Fixed order everywhere: each thread a contiguous run of steps from its end,
- * the runs' totals suffix-summed by one thread. */
+ * of dq_dot[u] minus dk_dot[u] (the outputs kernels' dots: q . dq, k . dk), plus dST . ST at every
+ * t when dST is given. Summed in fp64 (a few flops a step): the sum runs over the whole sequence
+ * and r_u is a difference of two close sums. Fixed order everywhere: each thread a contiguous run
+ * of steps from its end, the runs' totals suffix-summed by one thread. What limits dg is the
+ * dots themselves: q . dq - k . dk cancels, so the outputs' own error (fp32: ~4e-7 relative)
+ * reaches dg amplified (fp32 at B2 T1000 H4: 1.0e-5 emulated, at the fp32 bar; bf16 2.2e-5 of
+ * its 3.3e-3), hence no fp32 path for SSD here. */
 __global__ void __launch_bounds__(256) tc_ssd_dg(const float *dq_dot, const float *dk_dot, int ntile, const float *dST,
                                                  const float *ST, float *dg, int T, int H, int K, int V)
 {
-    __shared__ float red[256];
+    __shared__ double red[256];
     const int bh = (int)blockIdx.x, bb = bh / H, h = bh % H, tid = (int)threadIdx.x;
-    float ss = 0.f;
+    double ss = 0;
     if (dST)
         for (long long idx = tid; idx < (long long)K * V; idx += 256)
-            ss += dST[(long long)bh * K * V + idx] * ST[(long long)bh * K * V + idx];
+            ss += (double)dST[(long long)bh * K * V + idx] * (double)ST[(long long)bh * K * V + idx];
     red[tid] = ss;
     __syncthreads();
     for (int s = 128; s > 0; s >>= 1) {
         if (tid < s) red[tid] += red[tid + s];
         __syncthreads();
     }
-    const float last = red[0];
+    const double last = red[0];
     __syncthreads();
     const int per = (T + 255) / 256, lo = min(T, tid * per), hi = min(T, lo + per);
     auto r_of = [&](int u) {
         const long long at = ((long long)bb * T + u) * H + h;
-        float r = 0.f;
-        for (int t = 0; t < ntile; t++) r += dq_dot[at * ntile + t];
-        for (int t = 0; t < ntile; t++) r -= dk_dot[at * ntile + t];
+        double r = 0;
+        for (int t = 0; t < ntile; t++) r += (double)dq_dot[at * ntile + t];
+        for (int t = 0; t < ntile; t++) r -= (double)dk_dot[at * ntile + t];
         return r;
     };
-    float run = 0.f;
+    double run = 0;
     for (int u = hi - 1; u >= lo; u--) run += r_of(u);
     red[tid] = run;
     __syncthreads();
     if (tid == 0) {
-        float carry = last;
+        double carry = last;
         for (int i = 255; i >= 0; i--) {
-            const float x = red[i];
+            const double x = red[i];
             red[i] = carry;
             carry += x;
         }
     }
     __syncthreads();
-    float s = red[tid];
+    double s = red[tid];
     for (int u = hi - 1; u >= lo; u--) {
         s += r_of(u);
-        dg[((long long)bb * T + u) * H + h] = s;
+        dg[((long long)bb * T + u) * H + h] = (float)s;
     }
 }
 

@@ -606,33 +606,53 @@ __host__ __device__ constexpr unsigned tc_state_f32_smem(int gate)
     return (unsigned)(4 * (TC_C * TC_F32P + TC_C * TC_C + (gate == TC_CHANNEL ? TC_C * TC_F32P : TC_C)));
 }
 
-/* grid (V/64, K/64, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns state rows
- * ty + 16r and columns tx + 16c (r, c < 4). hs [B*H][NT][K][V] fp32 receives H of every chunk. */
-template <int GATE>
-__global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float *v, const float *g, const float *S0,
-                                                    float *hs, float *ST, int T, int H, int K, int V, int NT)
+/* Which state layouts a scan writes: [V][K] per chunk (the transpose of the K x V state), [K][V]
+ * (the state itself); bf16: two planes (hi, lo) each (gdn/chunk_bwd_tc.cuh), fp32: one. */
+enum { TC_PLANES_VK = 1, TC_PLANES_KV = 2 };
+
+/* The body of the fp32 state scans, for a CTA of 256 threads at (vt, kt, bh); thread (tx, ty) =
+ * (tid % 16, tid / 16) owns state rows ty + 16r and columns tx + 16c (r, c < 4). Forward (REV
+ * false): a, b = k, v, the weights exp(G_{L-1} - G_j) (TC_CHANNEL: per key channel), init S0,
+ * fin ST. Reverse (the backward's, TC_UNGATED or TC_SCALAR): a, b = q, dO, the weights wscale
+ * exp(G_i), the chunks from the last, init dST, fin dS0. Every chunk's state entering its update
+ * goes to kv ([B*H][NT][K][V]) and/or vk ([B*H][NT][V][K]) as PLANES says. */
+template <int GATE, bool REV, int PLANES>
+__device__ __forceinline__ void tc_scan_f32(const float *a, const float *b, const float *g, const float *init,
+                                            float *kv, float *vk, float *fin, int T, int H, int K, int V, int NT,
+                                            float wscale)
 {
+    static_assert(!REV || GATE != TC_CHANNEL, "the reverse scan has one gate per step");
     TC_DYNAMIC_SMEM(tc_smem);
-    float *sK = reinterpret_cast<float *>(tc_smem); /* [j][kk]: k_j * w_j */
+    float *sK = reinterpret_cast<float *>(tc_smem); /* [j][kk]: a_j * w_j */
     float *sV = sK + TC_C * TC_F32P;                /* [j][v] */
     float *sG = sV + TC_C * TC_C;                   /* TC_CHANNEL: [j][kk] */
     const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int b = bh / H, h = bh % H;
+    const int bb = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     float S[4][4];
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int c = 0; c < 4; c++)
-            S[r][c] = S0 ? S0[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
-    for (int n = 0; n < NT; n++) {
+            S[r][c] = init ? init[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
+    for (int it = 0; it < NT; it++) {
+        const int n = REV ? NT - 1 - it : it;
         const int t0 = n * TC_C, L = min(TC_C, T - t0);
-        const long long row0 = (long long)b * T + t0;
-        float *dst = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V + vt * TC_C;
+        const long long row0 = (long long)bb * T + t0;
+        if constexpr ((PLANES & TC_PLANES_KV) != 0) {
+            float *dst = kv + (((long long)bh * NT + n) * K + kt * TC_C) * V + vt * TC_C;
 #pragma unroll
-        for (int r = 0; r < 4; r++)
+            for (int r = 0; r < 4; r++)
 #pragma unroll
-            for (int c = 0; c < 4; c++) dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
+                for (int c = 0; c < 4; c++) dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
+        }
+        if constexpr ((PLANES & TC_PLANES_VK) != 0) {
+            float *dst = vk + (((long long)bh * NT + n) * V + vt * TC_C) * K + kt * TC_C;
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) dst[(long long)(tx + 16 * c) * K + ty + 16 * r] = S[r][c];
+        }
         if constexpr (GATE == TC_CHANNEL)
             tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P);
         else
@@ -642,10 +662,14 @@ __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float 
             const int j = idx / TC_C, c = idx % TC_C;
             float kx = 0.f, vx = 0.f;
             if (j < L) {
-                kx = k[((row0 + j) * H + h) * K + kt * TC_C + c];
-                vx = v[((row0 + j) * H + h) * V + vt * TC_C + c];
-                if constexpr (GATE == TC_CHANNEL) kx *= expf(sG[(L - 1) * TC_F32P + c] - sG[j * TC_F32P + c]);
-                if constexpr (GATE == TC_SCALAR) kx *= expf(glast - sG[j]);
+                kx = a[((row0 + j) * H + h) * K + kt * TC_C + c];
+                vx = b[((row0 + j) * H + h) * V + vt * TC_C + c];
+                if constexpr (REV) {
+                    kx *= GATE == TC_SCALAR ? wscale * expf(sG[j]) : wscale;
+                } else {
+                    if constexpr (GATE == TC_CHANNEL) kx *= expf(sG[(L - 1) * TC_F32P + c] - sG[j * TC_F32P + c]);
+                    if constexpr (GATE == TC_SCALAR) kx *= expf(glast - sG[j]);
+                }
             }
             sK[j * TC_F32P + c] = kx;
             sV[j * TC_C + c] = vx;
@@ -666,107 +690,149 @@ __global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float 
         }
         __syncthreads();
     }
-    if (ST) {
+    if (fin) {
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
             for (int c = 0; c < 4; c++)
-                ST[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+                fin[((long long)bh * K + kt * TC_C + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
     }
+}
+
+/* grid (V/64, K/64, B*H), 256 threads: the forward's fp32 state scan (tc_scan_f32). hs
+ * [B*H][NT][K][V] fp32 receives H of every chunk. */
+template <int GATE>
+__global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float *v, const float *g, const float *S0,
+                                                    float *hs, float *ST, int T, int H, int K, int V, int NT)
+{
+    tc_scan_f32<GATE, false, TC_PLANES_KV>(k, v, g, S0, hs, nullptr, ST, T, H, K, V, NT, 1.f);
 }
 
 // ---- kernel 2, fp32: the outputs on CUDA cores -------------------------------------------------
 
-/* Dynamic shared memory of tc_out_f32<GATE, K>: Q [64][K+1], K [64][K+1] then H [K][64], V
- * [64][64], P [64][65], G [64] or (TC_CHANNEL) [64][K+1]. */
+/* Dynamic shared memory of tc_out_f32<GATE, K> and tc_rows_out_f32: Q [64][K+1], K [64][K+1] then
+ * the state [K][64], V [64][64], P [64][65], G [64] or (TC_CHANNEL) [64][K+1], the raw gates [64]. */
 __host__ __device__ constexpr unsigned tc_out_f32_smem(int K, int gate = TC_SCALAR)
 {
     return (unsigned)(4 * (2 * TC_C * (K + 1) + TC_C * TC_C + TC_C * TC_F32P +
-                           (gate == TC_CHANNEL ? TC_C * (K + 1) : TC_C)));
+                           (gate == TC_CHANNEL ? TC_C * (K + 1) : TC_C) + TC_C));
 }
 
-/* grid (NT, V/64, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r and columns tx + 16c of
- * P and of o's tile. TC_CHANNEL (GLA, KDA): P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) term by
- * term, and the inter-chunk part reads q * exp(G) (sQ scaled in place once P is done). */
-template <int GATE, int K>
-__global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k, const float *v, const float *g,
-                                                  const float *hs, float *o, int T, int H, int V, int NT, float scale)
+/* The body of the fp32 outputs kernels, for a CTA of 256 threads at (chunk n, 64-column tile vt
+ * of VOUT, bh); thread (tx, ty) owns rows ty + 16r and columns tx + 16c of P and of out's tile. For
+ * the chunk's rows i (REV: reversed, i = L-1-t for step t0 + t; TC_UNGATED or TC_SCALAR only)
+ *   out_i = hscale exp(G_i) (x_i S) + sum_{j <= i} P_ij z_j,  P_ij = scale exp(G_i - G_j) x_i . y_j
+ * with x, y [B,T,H,KIN], z, out [B,T,H,VOUT] fp32 and S the chunk's state [KIN][VOUT] at sp + (bh
+ * NT + n) KIN VOUT. TC_CHANNEL (GLA, KDA): P_ij = scale sum_c x_ic y_jc exp(G_ic - G_jc) term by
+ * term, and the inter-chunk part reads x * exp(G) (sQ scaled in place once P is done). With dot
+ * (the backward's dg), also dot[(step row) VOUT/64 + vt] = the row's sum over this tile's
+ * columns of out times dx ([B,T,H,VOUT]), summed in a fixed order. */
+template <int GATE, int KIN, bool REV>
+__device__ __forceinline__ void tc_rows_out_f32(const float *x, const float *y, const float *z, const float *g,
+                                                const float *sp, float *out, const float *dx, float *dot, int T, int H,
+                                                int VOUT, int NT, float scale, float hscale)
 {
-    constexpr int LD = K + 1;
+    static_assert(!REV || GATE != TC_CHANNEL, "the reversed rows have one gate per step");
+    constexpr int LD = KIN + 1;
     TC_DYNAMIC_SMEM(tc_smem);
     float *sQ = reinterpret_cast<float *>(tc_smem);
-    float *sX = sQ + TC_C * LD; /* K rows [j][kk], later H [kk][v] */
+    float *sX = sQ + TC_C * LD; /* y rows [j][kk], later S [kk][v] */
     float *sV = sX + TC_C * LD;
     float *sP = sV + TC_C * TC_C;
     float *sG = sP + TC_C * TC_F32P; /* TC_CHANNEL: [j][kk], stride LD */
+    float *sRaw = sG + (GATE == TC_CHANNEL ? TC_C * LD : TC_C);
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
-    const int b = bh / H, h = bh % H;
+    const int bb = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
-    const long long row0 = (long long)b * T + t0;
+    const long long row0 = (long long)bb * T + t0;
+    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1; /* tile row j: step first + dir j */
 
-    for (int idx = tid; idx < TC_C * K; idx += 256) {
-        const int j = idx / K, c = idx % K;
+    for (int idx = tid; idx < TC_C * KIN; idx += 256) {
+        const int j = idx / KIN, c = idx % KIN;
         const bool in = j < L;
-        sQ[j * LD + c] = in ? q[((row0 + j) * H + h) * K + c] : 0.f;
-        sX[j * LD + c] = in ? k[((row0 + j) * H + h) * K + c] : 0.f;
+        sQ[j * LD + c] = in ? x[((first + dir * j) * H + h) * KIN + c] : 0.f;
+        sX[j * LD + c] = in ? y[((first + dir * j) * H + h) * KIN + c] : 0.f;
     }
     for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
         const int j = idx / TC_C, c = idx % TC_C;
-        sV[j * TC_C + c] = j < L ? v[((row0 + j) * H + h) * V + vt * TC_C + c] : 0.f;
+        sV[j * TC_C + c] = j < L ? z[((first + dir * j) * H + h) * VOUT + vt * TC_C + c] : 0.f;
     }
     if constexpr (GATE == TC_CHANNEL)
-        tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises */
+        tc_gla_cumsum(g, row0 * H + h, H, KIN, 0, KIN, L, sG, LD); /* synchronises */
     else
-        tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG); /* synchronises */
+        tc_gate_cumsum_rows<GATE == TC_SCALAR, REV>(g, row0 * H + h, H, L, sG, sRaw); /* synchronises */
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int i = ty + 16 * r;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const int j = tx + 16 * c;
-            float x = 0.f;
+            float v = 0.f;
             if (j <= i) {
                 float d = 0.f;
                 if constexpr (GATE == TC_CHANNEL) {
-                    for (int kk = 0; kk < K; kk++)
+                    for (int kk = 0; kk < KIN; kk++)
                         d = fmaf(sQ[i * LD + kk] * sX[j * LD + kk], expf(sG[i * LD + kk] - sG[j * LD + kk]), d);
-                    x = d * scale;
+                    v = d * scale;
                 } else {
-                    for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[j * LD + kk], d);
-                    x = GATE ? d * scale * expf(sG[i] - sG[j]) : d * scale;
+                    for (int kk = 0; kk < KIN; kk++) d = fmaf(sQ[i * LD + kk], sX[j * LD + kk], d);
+                    v = GATE ? d * scale * expf(sG[i] - sG[j]) : d * scale;
                 }
             }
-            sP[i * TC_F32P + j] = x;
+            sP[i * TC_F32P + j] = v;
         }
     }
     __syncthreads(); /* sX is overwritten by H (and, TC_CHANNEL, sQ scaled by exp(G)) */
-    const float *src = hs + (((long long)bh * NT + n) * K) * V + vt * TC_C;
-    for (int idx = tid; idx < K * TC_C; idx += 256) {
+    const float *src = sp + (((long long)bh * NT + n) * KIN) * VOUT + vt * TC_C;
+    for (int idx = tid; idx < KIN * TC_C; idx += 256) {
         const int kk = idx / TC_C, c = idx % TC_C;
-        sX[kk * TC_C + c] = src[(long long)kk * V + c];
+        sX[kk * TC_C + c] = src[(long long)kk * VOUT + c];
     }
     if constexpr (GATE == TC_CHANNEL)
-        for (int idx = tid; idx < TC_C * K; idx += 256) {
-            const int i = idx / K, c = idx % K;
+        for (int idx = tid; idx < TC_C * KIN; idx += 256) {
+            const int i = idx / KIN, c = idx % KIN;
             sQ[i * LD + c] *= expf(sG[i * LD + c]);
         }
     __syncthreads();
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int i = ty + 16 * r;
         if (i >= L) continue;
-        const float f = GATE == TC_SCALAR ? scale * expf(sG[i]) : scale;
+        const float f = GATE == TC_SCALAR ? hscale * expf(sG[i]) : hscale;
+        const long long row = first + dir * i;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             const int vv = tx + 16 * c;
             float d = 0.f;
-            for (int kk = 0; kk < K; kk++) d = fmaf(sQ[i * LD + kk], sX[kk * TC_C + vv], d);
-            float x = d * f;
-            for (int j = 0; j <= i; j++) x = fmaf(sP[i * TC_F32P + j], sV[j * TC_C + vv], x);
-            o[((row0 + i) * H + h) * V + vt * TC_C + vv] = x;
+            for (int kk = 0; kk < KIN; kk++) d = fmaf(sQ[i * LD + kk], sX[kk * TC_C + vv], d);
+            float v = d * f;
+            for (int j = 0; j <= i; j++) v = fmaf(sP[i * TC_F32P + j], sV[j * TC_C + vv], v);
+            out[(row * H + h) * VOUT + vt * TC_C + vv] = v;
+            if (dot) part[r] = fmaf(v, dx[(row * H + h) * VOUT + vt * TC_C + vv], part[r]);
         }
     }
+    if (dot) { /* the 16 column groups of each row summed in order, through the free P tile */
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++) sP[(ty + 16 * r) * 16 + tx] = part[r];
+        __syncthreads();
+        if (tid < L) {
+            float s = 0.f;
+            for (int q = 0; q < 16; q++) s += sP[tid * 16 + q];
+            dot[((first + dir * tid) * H + h) * (VOUT / TC_C) + vt] = s;
+        }
+    }
+}
+
+/* grid (NT, V/64, B*H), 256 threads: the forward's fp32 outputs, tc_rows_out_f32 with (x, y, z,
+ * S) = (q, k, v, H: hs [K][V]). */
+template <int GATE, int K>
+__global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k, const float *v, const float *g,
+                                                  const float *hs, float *o, int T, int H, int V, int NT, float scale)
+{
+    tc_rows_out_f32<GATE, K, false>(q, k, v, g, hs, o, nullptr, nullptr, T, H, V, NT, scale, scale);
 }
 
 #endif

@@ -255,7 +255,8 @@ extern "C" int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, c
     int rc = gdn_cuda_fwd_tc_supported(f, d);
     if (rc) return rc;
     if (dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) return GDN_EINVAL;
-    if ((f != GDN_LINEAR && f != GDN_SSD) || dt != GDN_DTYPE_BF16) return GDN_EUNSUPPORTED;
+    /* SSD in fp32: its dg would reach the fp32 bar at long T (chunk_bwd_tc.cuh's tc_ssd_dg) */
+    if (f != GDN_LINEAR && (f != GDN_SSD || dt != GDN_DTYPE_BF16)) return GDN_EUNSUPPORTED;
     return GDN_OK;
 }
 
@@ -291,6 +292,65 @@ static int tc_bout_any(const tc_call &c, int kin, int vout, const void *x, const
     case 256: return tc_launch_bout<GATED, 256, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
     }
     return GDN_EUNSUPPORTED;
+}
+
+/* pass 3, 4 or 5 in fp32 at the input width KIN */
+template <int GATE, int KIN, bool REV>
+static int tc_launch_bout_f32(const tc_call &c, int vout, const void *x, const void *y, const void *z, const float *sp,
+                              void *out, const void *dx, float *dot, float hscale)
+{
+    const unsigned smem = tc_out_f32_smem(KIN, GATE);
+    GDN_CUDA_TRY(
+        cudaFuncSetAttribute(tc_bout_f32<GATE, KIN, REV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(vout / TC_C), (unsigned)(c.B * c.H));
+    tc_bout_f32<GATE, KIN, REV><<<grid, 256, smem, c.stream>>>((const float *)x, (const float *)y, (const float *)z,
+                                                               c.g, sp, (float *)out, (const float *)dx, dot, c.T, c.H,
+                                                               vout, c.NT, c.scale, hscale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <int GATE, bool REV>
+static int tc_bout_f32_any(const tc_call &c, int kin, int vout, const void *x, const void *y, const void *z,
+                           const float *sp, void *out, const void *dx, float *dot, float hscale)
+{
+    switch (kin) {
+    case 64: return tc_launch_bout_f32<GATE, 64, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
+    case 128: return tc_launch_bout_f32<GATE, 128, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
+    case 256: return tc_launch_bout_f32<GATE, 256, REV>(c, vout, x, y, z, sp, out, dx, dot, hscale);
+    }
+    return GDN_EUNSUPPORTED;
+}
+
+/* The fp32 passes of linear attention (chunk_bwd_tc.cuh's tc_bscan_f32, tc_bout_f32): H as [V][K],
+ * dH as [K][V] and [V][K], in the same workspace layout as bf16's (one fp32 plane where bf16 has
+ * two). No gate, so no dg and no dots. */
+static int tc_run_bwd_f32(const tc_call &c, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+{
+    constexpr int GATE = TC_UNGATED;
+    const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V);
+    float *ws = (float *)c.ws;
+    float *h_vk = ws + W.h_kv, *dh_kv = ws + W.dh_kv, *dh_vk = ws + W.dh_vk;
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    const unsigned ss = tc_state_f32_smem(GATE);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_bscan_f32<GATE, false, TC_PLANES_VK>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_bscan_f32<GATE, true, TC_PLANES_KV | TC_PLANES_VK>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    if (c.NT > 0) {
+        tc_bscan_f32<GATE, false, TC_PLANES_VK><<<grid, 256, ss, c.stream>>>((const float *)c.k, (const float *)c.v,
+                                                                             nullptr, c.S0, nullptr, h_vk, nullptr, c.T,
+                                                                             c.H, c.K, c.V, c.NT, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+    }
+    tc_bscan_f32<GATE, true, TC_PLANES_KV | TC_PLANES_VK><<<grid, 256, ss, c.stream>>>(
+        (const float *)c.q, (const float *)dO, c.g, dST, dh_kv, dh_vk, out->dS0, c.T, c.H, c.K, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    int rc = tc_bout_f32_any<GATE, false>(c, c.V, c.K, dO, c.v, c.k, h_vk, out->dq, nullptr, nullptr, c.scale);
+    if (!rc) rc = tc_bout_f32_any<GATE, true>(c, c.V, c.K, c.v, dO, c.q, dh_vk, out->dk, nullptr, nullptr, 1.f);
+    if (!rc) rc = tc_bout_f32_any<GATE, true>(c, c.K, c.V, c.k, c.q, dO, dh_kv, out->dv, nullptr, nullptr, 1.f);
+    return rc;
 }
 
 /* The five (SSD: six) passes of chunk_bwd_tc.cuh on the caller's stream. */
@@ -340,12 +400,14 @@ extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     if (!in || !out) return GDN_EINVAL;
     if (d->T > 0 && (!in->q || !in->k || !in->v || !dO || !out->dq || !out->dk || !out->dv || (gated && !in->g)))
         return GDN_EINVAL;
-    if (!aligned(in->q, 16) || !aligned(in->k, 16) || !aligned(in->v, 16) || !aligned(dO, 16) || !aligned(out->dq, 4) ||
+    const size_t va = dt == GDN_DTYPE_BF16 ? 16 : 4;
+    if (!aligned(in->q, va) || !aligned(in->k, va) || !aligned(in->v, va) || !aligned(dO, va) || !aligned(out->dq, 4) ||
         !aligned(out->dk, 4) || !aligned(out->dv, 4) || !aligned(in->S0, 8) || !aligned(dST, 8) ||
         !aligned(out->dS0, 8) || !aligned(ws, 16))
         return GDN_EINVAL;
     const size_t need = gdn_cuda_bwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
     tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
+    if (dt == GDN_DTYPE_F32) return tc_run_bwd_f32(c, dO, dST, out); /* linear attention only */
     return gated ? tc_run_bwd<TC_SCALAR>(c, dO, dST, out) : tc_run_bwd<TC_UNGATED>(c, dO, dST, out);
 }

@@ -528,6 +528,26 @@ static void emu_bout(int kin, const Cfg &c, int NT, int vout, const void *x, con
     if (kin == 256) go(std::integral_constant<int, 256>());
 }
 
+/* pass 3, 4 or 5 in fp32: tc_bout_f32 at the input width kin */
+template <int GATE, bool REV>
+static void emu_bout_f32(int kin, const Cfg &c, int NT, int vout, const void *x, const void *y, const void *z,
+                         const float *g, const float *sp, void *out, const void *dx, float *dot, float scale,
+                         float hscale)
+{
+    const dim3 grid((unsigned)NT, (unsigned)(vout / TC_C), (unsigned)(c.B * c.H));
+    auto go = [&](auto kk) {
+        constexpr int KIN = decltype(kk)::value;
+        tc_emu_launch(grid, dim3(256), tc_out_f32_smem(KIN, GATE), [&] {
+            tc_bout_f32<GATE, KIN, REV>((const float *)x, (const float *)y, (const float *)z, g, sp, (float *)out,
+                                        (const float *)dx, dot, c.T, c.H, vout, NT, scale, hscale);
+        });
+    };
+    if (kin == 64) go(std::integral_constant<int, 64>());
+    if (kin == 128) go(std::integral_constant<int, 128>());
+    if (kin == 256) go(std::integral_constant<int, 256>());
+}
+
+/* gdn/libgdn_tc.cu's tc_run_bwd (bf16) and tc_run_bwd_f32, on the emulation */
 template <int GATE>
 static void emu_bwd(const Cfg &c, float scale, const void *q, const void *k, const void *v, const float *g,
                     const float *S0, const void *dO, const float *dST, void *dq, void *dk, void *dv, float *dg,
@@ -536,23 +556,40 @@ static void emu_bwd(const Cfg &c, float scale, const void *q, const void *k, con
     typedef const __nv_bfloat16 *cb;
     const int NT = (c.T + TC_C - 1) / TC_C;
     const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V);
-    __nv_bfloat16 *hkv = (__nv_bfloat16 *)(ws + W.h_kv), *dhkv = (__nv_bfloat16 *)(ws + W.dh_kv),
-                  *dhvk = (__nv_bfloat16 *)(ws + W.dh_vk);
     float *st = ws + W.st, *qdot = ws + W.qdot, *kdot = ws + W.kdot;
     const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
     constexpr bool G = GATE == TC_SCALAR;
-    tc_emu_launch(grid, dim3(128), tc_scan_bf16_smem(), [&] {
-        tc_scan_bf16<GATE, false, TC_PLANES_KV>((cb)k, (cb)v, g, S0, nullptr, hkv, G ? st : nullptr, c.T, c.H, c.K, c.V,
-                                                NT, scale);
-    });
-    tc_emu_launch(grid, dim3(128), tc_scan_bf16_smem(), [&] {
-        tc_scan_bf16<GATE, true, TC_PLANES_KV | TC_PLANES_VK>((cb)q, (cb)dO, g, dST, dhvk, dhkv, dS0, c.T, c.H, c.K,
-                                                              c.V, NT, scale);
-    });
-    if (NT == 0) return;
-    emu_bout<G, false>(c.V, c, NT, c.K, dO, v, k, g, hkv, dq, q, G ? qdot : nullptr, scale, scale);
-    emu_bout<G, true>(c.V, c, NT, c.K, v, dO, q, g, dhkv, dk, k, G ? kdot : nullptr, scale, 1.f);
-    emu_bout<G, true>(c.K, c, NT, c.V, k, q, dO, g, dhvk, dv, nullptr, nullptr, scale, 1.f);
+    if (!c.bf16) {
+        float *h_vk = ws + W.h_kv, *dh_kv = ws + W.dh_kv, *dh_vk = ws + W.dh_vk;
+        tc_emu_launch(grid, dim3(256), tc_state_f32_smem(GATE), [&] {
+            tc_bscan_f32<GATE, false, TC_PLANES_VK>((const float *)k, (const float *)v, g, S0, nullptr, h_vk,
+                                                    G ? st : nullptr, c.T, c.H, c.K, c.V, NT, scale);
+        });
+        tc_emu_launch(grid, dim3(256), tc_state_f32_smem(GATE), [&] {
+            tc_bscan_f32<GATE, true, TC_PLANES_KV | TC_PLANES_VK>((const float *)q, (const float *)dO, g, dST, dh_kv,
+                                                                  dh_vk, dS0, c.T, c.H, c.K, c.V, NT, scale);
+        });
+        if (NT == 0) return;
+        emu_bout_f32<GATE, false>(c.V, c, NT, c.K, dO, v, k, g, h_vk, dq, nullptr, nullptr, scale, scale);
+        emu_bout_f32<GATE, true>(c.V, c, NT, c.K, v, dO, q, g, dh_vk, dk, nullptr, nullptr, scale, 1.f);
+        emu_bout_f32<GATE, true>(c.K, c, NT, c.V, k, q, dO, g, dh_kv, dv, nullptr, nullptr, scale, 1.f);
+        return; /* linear attention only: no dg */
+    } else {
+        __nv_bfloat16 *hkv = (__nv_bfloat16 *)(ws + W.h_kv), *dhkv = (__nv_bfloat16 *)(ws + W.dh_kv),
+                      *dhvk = (__nv_bfloat16 *)(ws + W.dh_vk);
+        tc_emu_launch(grid, dim3(128), tc_scan_bf16_smem(), [&] {
+            tc_scan_bf16<GATE, false, TC_PLANES_KV>((cb)k, (cb)v, g, S0, nullptr, hkv, G ? st : nullptr, c.T, c.H, c.K,
+                                                    c.V, NT, scale);
+        });
+        tc_emu_launch(grid, dim3(128), tc_scan_bf16_smem(), [&] {
+            tc_scan_bf16<GATE, true, TC_PLANES_KV | TC_PLANES_VK>((cb)q, (cb)dO, g, dST, dhvk, dhkv, dS0, c.T, c.H, c.K,
+                                                                  c.V, NT, scale);
+        });
+        if (NT == 0) return;
+        emu_bout<G, false>(c.V, c, NT, c.K, dO, v, k, g, hkv, dq, q, G ? qdot : nullptr, scale, scale);
+        emu_bout<G, true>(c.V, c, NT, c.K, v, dO, q, g, dhkv, dk, k, G ? kdot : nullptr, scale, 1.f);
+        emu_bout<G, true>(c.K, c, NT, c.V, k, q, dO, g, dhvk, dv, nullptr, nullptr, scale, 1.f);
+    }
     if (G)
         tc_emu_launch(dim3((unsigned)(c.B * c.H)), dim3(256), 0,
                       [&] { tc_ssd_dg(qdot, kdot, c.K / TC_C, dST, st, dg, c.T, c.H, c.K, c.V); });
@@ -564,23 +601,24 @@ static void emu_bwd(const Cfg &c, float scale, const void *q, const void *k, con
 static void run_bwd_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool gated = c.f == GDN_SSD;
+    const bool gated = c.f == GDN_SSD, bf = c.bf16;
+    const size_t es = bf ? 2 : 4;
     const size_t rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
     uint64_t s = 0x5b0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V;
     Buf q, k, v, g, S0, dO, dST;
-    q.init(rows * c.K, 2, 0xff, 0), k.init(rows * c.K, 2, 0xff, 0), v.init(rows * c.V, 2, 0xff, 0);
-    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), dO.init(rows * c.V, 2, 0xff, 0), dST.init(nS, 4, 0xff, 0);
+    q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
+    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), dO.init(rows * c.V, es, 0xff, 0), dST.init(nS, 4, 0xff, 0);
     std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS), dOd(rows * c.V), dSTd(nS);
-    for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), true);
+    for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
     for (size_t r = 0; r < rows; r++) {
         double n2 = 0, x[256];
         for (int i = 0; i < c.K; i++) x[i] = rng_normal(&s), n2 += x[i] * x[i];
-        for (int i = 0; i < c.K; i++) kd[r * c.K + i] = put(k, r * c.K + i, x[i] / sqrt(n2), true);
+        for (int i = 0; i < c.K; i++) kd[r * c.K + i] = put(k, r * c.K + i, x[i] / sqrt(n2), bf);
     }
-    for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), true);
+    for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), bf);
     for (size_t i = 0; i < gd.size(); i++) gd[i] = put(g, i, -0.7 + 0.69 * rng_unif(&s), false);
     for (size_t i = 0; i < nS; i++) S0d[i] = put(S0, i, 0.3 * rng_normal(&s), false);
-    for (size_t i = 0; i < dOd.size(); i++) dOd[i] = put(dO, i, rng_normal(&s), true);
+    for (size_t i = 0; i < dOd.size(); i++) dOd[i] = put(dO, i, rng_normal(&s), bf);
     for (size_t i = 0; i < nS; i++) dSTd[i] = put(dST, i, 0.3 * rng_normal(&s), false);
 
     gdn_dims d = {c.B, c.T, c.H, c.K, c.V};
@@ -595,8 +633,8 @@ static void run_bwd_cfg(const Cfg &c)
     Buf dq[2], dk[2], dv[2], dg[2], dS0[2], ws[2];
     bool guards = true;
     for (int r = 0; r < 2; r++) {
-        dq[r].init(rows * c.K, 2, 0xa5, 0xff), dk[r].init(rows * c.K, 2, 0xa5, 0xff);
-        dv[r].init(rows * c.V, 2, 0xa5, 0xff), dg[r].init(rows, 4, 0xa5, 0xff), dS0[r].init(nS, 4, 0xa5, 0xff);
+        dq[r].init(rows * c.K, es, 0xa5, 0xff), dk[r].init(rows * c.K, es, 0xa5, 0xff);
+        dv[r].init(rows * c.V, es, 0xa5, 0xff), dg[r].init(rows, 4, 0xa5, 0xff), dS0[r].init(nS, 4, 0xa5, 0xff);
         ws[r].init((size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V).total, 4, 0xa5, 0xff);
         tc_emu_reverse = r == 1;
         const float *gp = gated ? (const float *)g.p() : nullptr, *S0p = c.state ? (const float *)S0.p() : nullptr;
@@ -619,16 +657,16 @@ static void run_bwd_cfg(const Cfg &c)
         det = det && a[i]->b == b[i]->b;
     }
     const bool t0 = c.T == 0;
-    const double eq = t0 ? 0 : relrms(dq64, get(dq[0], true)), ek = t0 ? 0 : relrms(dk64, get(dk[0], true));
-    const double ev = t0 ? 0 : relrms(dv64, get(dv[0], true)), es0 = relrms(dS064, get(dS0[0], false));
+    const double eq = t0 ? 0 : relrms(dq64, get(dq[0], bf)), ek = t0 ? 0 : relrms(dk64, get(dk[0], bf));
+    const double ev = t0 ? 0 : relrms(dv64, get(dv[0], bf)), es0 = relrms(dS064, get(dS0[0], false));
     const double eg = (!gated || t0) ? 0 : relrms(dg64, get(dg[0], false));
     const double worst = fmax(fmax(eq, ek), fmax(fmax(ev, es0), eg));
-    const bool ok = det && guards && worst <= BAR_BF16;
+    const bool ok = det && guards && worst <= (bf ? BAR_BF16 : BAR_F32);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    printf("bwd %-6s bf16 B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s "
+    printf("bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s "
            "guards %s | %5.2fs %s\n",
-           gdn_family_name(c.f), c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es0, det ? "ok" : "NO!",
-           guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
+           gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es0,
+           det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
     fflush(stdout);
     g_fail += !ok;
 }
@@ -753,18 +791,21 @@ int main(int argc, char **argv)
         cfgs.push_back({GDN_KDA, (bool)bf, 1, 130, 1, 128, 256, true});
     }
     for (const Cfg &c : cfgs) run_cfg(c);
-    /* the backward: linear attention and SSD, bf16; T in {0, 1, 63, 64, 65, 130}, K != V both ways */
+    /* the backward: linear attention and SSD, bf16 and fp32; T in {0, 1, 63, 64, 65, 130}, K != V both ways */
     std::vector<Cfg> bw;
-    for (gdn_family f : {GDN_LINEAR, GDN_SSD}) {
-        if (big) bw.push_back({f, true, 2, 1000, 4, 128, 128, true});
-        bw.push_back({f, true, 2, 65, 2, 64, 64, true});
-        bw.push_back({f, true, 1, 0, 1, 64, 128, true});
-        bw.push_back({f, true, 1, 130, 1, 128, 64, false});
-        if (quick || big) continue;
-        for (int T : {1, 63, 64}) bw.push_back({f, true, 1, T, 1, 64, 128, T != 63});
-        bw.push_back({f, true, 1, 130, 1, 128, 128, true});
-        bw.push_back({f, true, 1, 65, 1, 256, 128, true});
-    }
+    for (gdn_family f : {GDN_LINEAR, GDN_SSD})
+        for (int b = 1; b >= 0; b--) {
+            const bool bf = b;
+            if (!bf && f == GDN_SSD) continue; /* libgdn_tc.cu: SSD's backward is bf16 only */
+            if (big) bw.push_back({f, bf, 2, 1000, 4, 128, 128, true});
+            bw.push_back({f, bf, 2, 65, 2, 64, 64, true});
+            bw.push_back({f, bf, 1, 0, 1, 64, 128, true});
+            bw.push_back({f, bf, 1, 130, 1, 128, 64, false});
+            if (quick || big) continue;
+            for (int T : {1, 63, 64}) bw.push_back({f, bf, 1, T, 1, 64, 128, T != 63});
+            bw.push_back({f, bf, 1, 130, 1, 128, 128, true});
+            bw.push_back({f, bf, 1, 65, 1, 256, 128, true});
+        }
     for (const Cfg &c : bw) run_bwd_cfg(c);
     for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
         for (int bf = 1; bf >= 0; bf--)

@@ -3,8 +3,8 @@
  * relative RMS errors (bf16 inputs <= 0.0033, fp32 <= 1e-5) at B=2 T=1000 H=4 K=V=128, at odd T
  * (0, 1, 63, 65, 130) and K, V in {64, 128, 256}; every output written (outputs poisoned with NaN
  * bytes before each run); bitwise equal over two runs; and the API's refusals. Then the
- * chunk-parallel backward gdn_cuda_bwd_tc (gdn/chunk_bwd_tc.cuh: linear attention and SSD, bf16):
- * dq, dk, dv, dg, dS0 against gdn_oracle_bwd at the same bar and sizes. Exits 77 (SKIP)
+ * chunk-parallel backward gdn_cuda_bwd_tc (gdn/chunk_bwd_tc.cuh: linear attention in bf16 and
+ * fp32, SSD in bf16): dq, dk, dv, dg, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
  * without an sm_90 GPU. Built by gdn/local.mk; run: tests/gpu/test_gdn_tc. */
 #include <cuda_runtime.h>
 
@@ -183,18 +183,21 @@ static int run_cfg(const Cfg &c)
     return !ok;
 }
 
-/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD; bf16) of one configuration
- * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD), dS0 at the bf16
- * bar; two runs bitwise equal, outputs and workspace poisoned before each. 0 when it passes. */
+/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD) of one configuration
+ * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD), dS0 at the
+ * dtype's bar; two runs bitwise equal, outputs and workspace poisoned before each. 0 when it
+ * passes. */
 static int run_bwd_cfg(const Cfg &c)
 {
     Inputs in;
     make_inputs(c, &in);
     const size_t rows = (size_t)c.B * c.T * c.H, nS = in.S0.size();
-    const bool gated = c.f == GDN_SSD;
+    const bool gated = c.f == GDN_SSD, bf = c.bf16;
+    const gdn_dtype dt = bf ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
+    const size_t es = bf ? 2 : 4;
     uint64_t s = 0xbd0000u + (uint64_t)c.T * 11 + (uint64_t)c.K + (uint64_t)c.f;
     std::vector<double> dO(rows * c.V), dST(nS);
-    for (auto &x : dO) x = to_dtype(rng_normal(&s), true);
+    for (auto &x : dO) x = to_dtype(rng_normal(&s), bf);
     for (auto &x : dST) x = to_dtype(0.3 * rng_normal(&s), false);
     std::vector<double> dq(rows * c.K), dk(rows * c.K), dv(rows * c.V), dg(rows), dS0(nS);
     gdn_in gi = {
@@ -204,10 +207,10 @@ static int run_bwd_cfg(const Cfg &c)
         fprintf(stderr, "%s:%d: oracle backward failed\n", __FILE__, __LINE__);
         return 1;
     }
-    void *q = upload(in.q, true), *k = upload(in.k, true), *v = upload(in.v, true), *ddO = upload(dO, true);
+    void *q = upload(in.q, bf), *k = upload(in.k, bf), *v = upload(in.v, bf), *ddO = upload(dO, bf);
     float *g = (float *)upload(in.g, false), *S0 = (float *)upload(in.S0, false), *ddST = (float *)upload(dST, false);
-    const size_t qb = in.q.size() * 2, vb = in.v.size() * 2, gb = rows * 4, sb = nS * 4;
-    const size_t wsb = gdn_cuda_bwd_tc_workspace(c.f, GDN_DTYPE_BF16, &in.d);
+    const size_t qb = in.q.size() * es, vb = in.v.size() * es, gb = rows * 4, sb = nS * 4;
+    const size_t wsb = gdn_cuda_bwd_tc_workspace(c.f, dt, &in.d);
     void *gq = NULL, *gk = NULL, *gv = NULL, *ws = NULL;
     float *gg = NULL, *gs = NULL;
     CUDA_CHECK(cudaMalloc(&gq, qb + 16));
@@ -224,8 +227,7 @@ static int run_bwd_cfg(const Cfg &c)
     for (int r = 0; r < 2; r++) {
         for (int i = 0; i < 5; i++) CUDA_CHECK(cudaMemset(dev[i], 0xff, bytes[i] + 16));
         CUDA_CHECK(cudaMemset(ws, 0xff, wsb + 16));
-        GDN_CHECK(
-            gdn_cuda_bwd_tc(c.f, GDN_DTYPE_BF16, &in.d, NAN, &din, ddO, c.state ? ddST : NULL, &dout, ws, wsb, NULL));
+        GDN_CHECK(gdn_cuda_bwd_tc(c.f, dt, &in.d, NAN, &din, ddO, c.state ? ddST : NULL, &dout, ws, wsb, NULL));
         CUDA_CHECK(cudaDeviceSynchronize());
         for (int i = 0; i < 5; i++) {
             h[r][i].resize(bytes[i] + 16);
@@ -239,15 +241,16 @@ static int run_bwd_cfg(const Cfg &c)
         h[0][i].resize(bytes[i]);
     }
     const bool t0 = c.T == 0;
-    const double eq = t0 ? 0 : relrms(dq, decode(h[0][0], true)), ek = t0 ? 0 : relrms(dk, decode(h[0][1], true));
-    const double ev = t0 ? 0 : relrms(dv, decode(h[0][2], true));
-    const double eg = (!gated || t0) ? 0 : relrms(dg, decode(h[0][3], false)), es = relrms(dS0, decode(h[0][4], false));
-    const double worst = fmax(fmax(eq, ek), fmax(fmax(ev, eg), es));
-    const bool ok = det && !past && worst <= BAR_BF16;
-    printf("bwd %-6s bf16 B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s%s | "
+    const double eq = t0 ? 0 : relrms(dq, decode(h[0][0], bf)), ek = t0 ? 0 : relrms(dk, decode(h[0][1], bf));
+    const double ev = t0 ? 0 : relrms(dv, decode(h[0][2], bf));
+    const double eg = (!gated || t0) ? 0 : relrms(dg, decode(h[0][3], false));
+    const double es0 = relrms(dS0, decode(h[0][4], false));
+    const double worst = fmax(fmax(eq, ek), fmax(fmax(ev, eg), es0));
+    const bool ok = det && !past && worst <= (bf ? BAR_BF16 : BAR_F32);
+    printf("bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s%s | "
            "%s\n",
-           gdn_family_name(c.f), c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es, det ? "ok " : "NO!",
-           past ? " WRITE PAST END" : "", ok ? "ok" : "FAIL");
+           gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es0,
+           det ? "ok " : "NO!", past ? " WRITE PAST END" : "", ok ? "ok" : "FAIL");
     void *all[] = {q, k, v, ddO, g, S0, ddST, gq, gk, gv, gg, gs, ws};
     for (void *p : all) CUDA_CHECK(cudaFree(p));
     return !ok;
@@ -273,8 +276,10 @@ static int refusal_check(void)
     if (gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d) != (size_t)(64 * 64 + 64 * 64 + 64 * 64 + 10 * 64) * 4)
         bad++, printf("GDN workspace size %zu: FAIL\n", gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d));
     if (gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_BF16, &d) != GDN_EUNSUPPORTED ||
+        gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_F32, &d) != GDN_EUNSUPPORTED ||
         gdn_cuda_bwd_tc_supported(GDN_SSD, GDN_DTYPE_F32, &d) != GDN_EUNSUPPORTED ||
-        gdn_cuda_bwd_tc_supported(GDN_SSD, GDN_DTYPE_BF16, &d) != 0)
+        gdn_cuda_bwd_tc_supported(GDN_LINEAR, GDN_DTYPE_F32, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_LINEAR, GDN_DTYPE_BF16, &d) != 0)
         bad++, printf("gdn_cuda_bwd_tc's members and dtypes: FAIL\n");
     rc = gdn_cuda_fwd_tc(GDN_GDN, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
     if (rc != GDN_EINVAL) bad++, printf("GDN without beta not refused (%d): FAIL\n", rc);
@@ -321,15 +326,18 @@ int main(void)
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
-    /* the backward: linear attention and SSD, bf16 */
+    /* the backward: linear attention and SSD, bf16 and fp32 */
     std::vector<Cfg> bw;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD}) {
-        for (int st = 1; st >= 0; st--) bw.push_back({f, true, 2, 1000, 4, 128, 128, (bool)st});
-        for (int T : {0, 1, 63, 65, 130}) bw.push_back({f, true, 1, T, 2, 128, 128, true});
-        bw.push_back({f, true, 2, 77, 3, 64, 64, true});
-        bw.push_back({f, true, 1, 130, 2, 64, 256, true});
-        bw.push_back({f, true, 1, 130, 2, 256, 128, false});
-    }
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD})
+        for (int b = 1; b >= 0; b--) {
+            const bool bf = b;
+            if (!bf && f == GDN_SSD) continue; /* SSD's backward is bf16 only (gdn/libgdn_tc.cu) */
+            for (int st = 1; st >= 0; st--) bw.push_back({f, bf, 2, 1000, 4, 128, 128, (bool)st});
+            for (int T : {0, 1, 63, 65, 130}) bw.push_back({f, bf, 1, T, 2, 128, 128, true});
+            bw.push_back({f, bf, 2, 77, 3, 64, 64, true});
+            bw.push_back({f, bf, 1, 130, 2, 64, 256, true});
+            bw.push_back({f, bf, 1, 130, 2, 256, 128, false});
+        }
     for (const Cfg &c : bw) fails += run_bwd_cfg(c);
     int ref = refusal_check();
     printf("API refusals (GLA and KDA K = 256, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
