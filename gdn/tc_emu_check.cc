@@ -110,6 +110,16 @@ static double put(Buf &B, size_t i, double x, bool bf16)
     return f;
 }
 
+/* rows unit-norm rows of K normal draws into B (as put stores them) and kd (the values held). */
+static void put_unit_rows(Buf &B, std::vector<double> &kd, size_t rows, int K, uint64_t *s, bool bf16)
+{
+    for (size_t r = 0; r < rows; r++) {
+        double n2 = 0, x[256];
+        for (int i = 0; i < K; i++) x[i] = rng_normal(s), n2 += x[i] * x[i];
+        for (int i = 0; i < K; i++) kd[r * K + i] = put(B, r * K + i, x[i] / sqrt(n2), bf16);
+    }
+}
+
 static std::vector<double> get(Buf &B, bool bf16)
 {
     std::vector<double> x(B.bytes / (bf16 ? 2 : 4));
@@ -458,11 +468,7 @@ static void run_cfg(const Cfg &c)
     g.init(ng, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), bt.init(rows, es, 0xff, 0);
     std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(ng), S0d(nS), bd(rows);
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
-    for (size_t r = 0; r < rows; r++) {
-        double n2 = 0, x[256];
-        for (int i = 0; i < c.K; i++) x[i] = rng_normal(&s), n2 += x[i] * x[i];
-        for (int i = 0; i < c.K; i++) kd[r * c.K + i] = put(k, r * c.K + i, x[i] / sqrt(n2), bf);
-    }
+    put_unit_rows(k, kd, rows, c.K, &s, bf);
     for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), bf);
     for (size_t i = 0; i < gd.size(); i++) gd[i] = put(g, i, -0.7 + 0.69 * rng_unif(&s), false);
     for (size_t i = 0; i < nS; i++) S0d[i] = put(S0, i, 0.3 * rng_normal(&s), false);
@@ -610,11 +616,7 @@ static void run_bwd_cfg(const Cfg &c)
     g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), dO.init(rows * c.V, es, 0xff, 0), dST.init(nS, 4, 0xff, 0);
     std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS), dOd(rows * c.V), dSTd(nS);
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
-    for (size_t r = 0; r < rows; r++) {
-        double n2 = 0, x[256];
-        for (int i = 0; i < c.K; i++) x[i] = rng_normal(&s), n2 += x[i] * x[i];
-        for (int i = 0; i < c.K; i++) kd[r * c.K + i] = put(k, r * c.K + i, x[i] / sqrt(n2), bf);
-    }
+    put_unit_rows(k, kd, rows, c.K, &s, bf);
     for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), bf);
     for (size_t i = 0; i < gd.size(); i++) gd[i] = put(g, i, -0.7 + 0.69 * rng_unif(&s), false);
     for (size_t i = 0; i < nS; i++) S0d[i] = put(S0, i, 0.3 * rng_normal(&s), false);
