@@ -96,8 +96,8 @@ plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles 
 plant kda_no_sync chunk_fwd_gdn_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
 # KDA: the state rows r0 and r0 + 8 take each other's per-channel decay
 plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
-# the backward: the chunk's reversed gates taken one step off (dk, dv, dg of SSD wrong)
-plant bwd_rev_gate chunk_bwd_tc.cuh 's/s += raw\[L - i\];/s += raw[L - 1 - i];/'
+# the backward: the chunk's reversed gates (chunk_fwd_tc.cuh's tc_gate_cumsum_rows) one step off (dk, dv, dg of SSD wrong)
+plant bwd_rev_gate chunk_fwd_tc.cuh 's/s += raw\[L - i\];/s += raw[L - 1 - i];/'
 # the backward's scans: the update multiplies the tiles before every thread has loaded them
 plant bwd_scan_no_sync chunk_bwd_tc.cuh '/__syncthreads(); \/\* the update reads the tiles every thread loaded \*\//d'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
