@@ -200,6 +200,17 @@ static void note_fault(struct kg_session *s, const struct kg_case *k, int status
     kg_case_id(k, f->case_id, sizeof f->case_id);
 }
 
+/* One run request to the candidate's worker, counted and timed in the session; its seconds. */
+static double timed_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)
+{
+    double t0 = kg_now();
+    kg_session_call(s, cl, rq, rp);
+    double secs = kg_now() - t0;
+    s->t_run += secs;
+    s->nruns++;
+    return secs;
+}
+
 int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
             struct kg_exec *x)
 {
@@ -227,10 +238,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
         cl = kg_session_client(s, k->dtype, &rp);
     }
     if (!cl) return fail(x, rp.status, rp.msg);
-    double t0 = kg_now();
-    kg_session_call(s, cl, &rq, &rp);
-    s->t_run += kg_now() - t0;
-    s->nruns++;
+    timed_call(s, cl, &rq, &rp);
     if (rp.status == KG_WS_TIMEOUT && !kg_session_interrupted(s) && !kg_session_no_gpu(s)) {
         /* A GPU is shared with whatever else runs on the host (other checks, other users, a
          * context torn down after another hang), and a run can wait on it for longer than the
@@ -241,16 +249,13 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
         if (lay_out(s, k, in, o, &rq.u.run, x)) goto oom;
         cl = kg_session_client(s, k->dtype, &rp);
         if (!cl) return fail(x, rp.status, rp.msg);
-        double t1 = kg_now();
-        kg_session_call(s, cl, &rq, &rp);
-        s->t_run += kg_now() - t1;
-        s->nruns++;
+        const double secs = timed_call(s, cl, &rq, &rp);
         if (rp.status == KG_WS_TIMEOUT) {
             size_t n = strlen(rp.msg);
             snprintf(rp.msg + n, sizeof rp.msg - n, "%s", " (twice: the second time in a fresh worker)");
         } else if (rp.status == KG_WS_OK) {
             s->nstalls++;
-            s->stall_seconds = kg_now() - t1;
+            s->stall_seconds = secs;
             kg_case_id(k, s->stall_case, sizeof s->stall_case);
         }
     }
