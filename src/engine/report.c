@@ -188,6 +188,11 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
         }
     fprintf(f, ") in %.2f s [compile %.2f s, inputs %.2f s, oracle %.2f s, runs %.2f s (%d), compare %.2f s]\n",
             s->t_total, s->t_compile, s->t_inputs, s->t_oracle, s->t_run, s->nruns, kg_compare_seconds() - s->compare0);
+    if (s->nstalls) { /* a pass that waited: said even where the gate's details are not shown */
+        char words[400];
+        kg_session_stall_words(s, s->nstalls, words, sizeof words);
+        fprintf(f, "note: %s\n", words);
+    }
     if (b && b->asked)
         fprintf(f, "standard test (%s, atol=rtol=%g): %s: %s\n", b->name, b->tol,
                 b->result == 1   ? "pass"

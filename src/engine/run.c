@@ -5,6 +5,14 @@
 #include "engine/backend.h"
 #include "engine/session.h"
 
+void kg_session_stall_words(const struct kg_session *s, int n, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "%d run%s gave no answer within the time limit (%.3g s), then finished in a fresh worker (the last at "
+             "%s, in %.2f s): taken as a wait for a shared GPU, not a hang",
+             n, n > 1 ? "s" : "", s->o.timeout, s->stall_case, s->stall_seconds);
+}
+
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)
 {
     kg_verdict_init(v, g);
@@ -30,12 +38,11 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_set(v, KG_ERROR, "interrupted: no verdict (the gate was stopped; run %s again)", g->id);
         v->wstatus = KG_WS_INTERRUPTED;
     }
-    if (s->nstalls > stalls0)
-        kg_verdict_detail(v,
-                          "%d run%s gave no answer within the time limit (%.3g s), then finished in a fresh worker "
-                          "(the last at %s, in %.2f s): taken as a wait for a shared GPU, not a hang",
-                          s->nstalls - stalls0, s->nstalls - stalls0 > 1 ? "s" : "", s->o.timeout, s->stall_case,
-                          s->stall_seconds);
+    if (s->nstalls > stalls0) {
+        char words[400];
+        kg_session_stall_words(s, s->nstalls - stalls0, words, sizeof words);
+        kg_verdict_detail(v, "%s", words);
+    }
     if ((v->status == KG_FAIL || v->status == KG_ERROR) && v->cause > KG_CAUSE_GATE && v->cause < KG_NCAUSES)
         s->causes_seen |= 1u << v->cause;
     v->seconds = kg_now() - t0;
