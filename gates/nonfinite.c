@@ -48,8 +48,7 @@ static int expect_replaced(struct kg_session *s, const struct kg_case *k, const 
     for (int i = 0; i < KG_MAX_ARGS; i++) {
         const struct kg_tensor *t = &in->t[i];
         if (!t->data) continue;
-        if (kg_tensor_alloc(&r.t[i], t->dtype, t->rank, t->dims)) goto out;
-        memcpy(r.t[i].data, t->data, kg_tensor_bytes(t));
+        if (kg_tensor_copy(&r.t[i], t)) goto out;
     }
     for (int q = 0; q < in->nspecial; q++) {
         double val = in->special[q].value;

@@ -23,6 +23,11 @@ struct kg_tensor {
 
 /* Sets dims/numel and allocates zeroed data; -1 on overflow or allocation failure. */
 int kg_tensor_alloc(struct kg_tensor *t, enum kg_dtype dtype, int rank, const int64_t *dims);
+/* dst as a new copy of src (its dtype, shape and data); -1 as kg_tensor_alloc. */
+int kg_tensor_copy(struct kg_tensor *dst, const struct kg_tensor *src);
+/* dst allocated with this dtype and shape, its data copied from src. */
+int kg_tensor_copy_from(struct kg_tensor *dst, enum kg_dtype dtype, int rank, const int64_t *dims, const void *src);
+/* Frees t's data (large blocks are kept for the next allocations of about their size). */
 void kg_tensor_free(struct kg_tensor *t);
 size_t kg_tensor_bytes(const struct kg_tensor *t);
 /* Row-major strides in elements. */

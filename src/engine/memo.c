@@ -11,9 +11,7 @@ static int copy_tensor_full(struct kg_tensor *dst, const struct kg_tensor *src)
 {
     memset(dst, 0, sizeof *dst);
     if (!src->data) return 0;
-    if (kg_tensor_alloc(dst, src->dtype, src->rank, src->dims)) return -1;
-    memcpy(dst->data, src->data, kg_tensor_bytes(src));
-    return 0;
+    return kg_tensor_copy(dst, src);
 }
 
 static void memo_clear(struct kg_case_memo *m)

@@ -274,8 +274,7 @@ void kg_record_run(struct kg_session *s, int r, const struct kg_exec *x)
         if (!kg_arg_is_output(&k->c->args[i])) continue;
         struct kg_tensor *t = &s->rec[r].out[j++];
         kg_tensor_free(t);
-        if (kg_tensor_alloc(t, x->after[i].dtype, x->after[i].rank, x->after[i].dims) == 0)
-            memcpy(t->data, x->after[i].data, kg_tensor_bytes(t));
+        if (kg_tensor_copy(t, &x->after[i])) t->data = NULL;
     }
     if (r + 1 > s->nrec) s->nrec = r + 1;
 }

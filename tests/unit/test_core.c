@@ -16,6 +16,7 @@
 #include "base/dtype.h"
 #include "kgate.h"
 #include "base/rng.h"
+#include "base/tensor.h"
 
 static void test_rng_is_a_pure_function_of_seed_stream_index(void **state)
 {
@@ -225,10 +226,49 @@ static void test_gross_failure_bar(void **state)
     assert_non_null(strstr(why, "unwritten"));
 }
 
+/* A freed large block comes back for the next allocation of its size: zeroed when asked for by
+ * kg_tensor_alloc, holding the source's bytes after kg_tensor_copy; a small one is not kept. */
+static void test_tensor_pool_reuses_large_blocks(void **state)
+{
+    (void)state;
+    int64_t big[2] = {1024, 2048}, small[1] = {16};
+    struct kg_tensor a, b, c;
+    assert_int_equal(kg_tensor_alloc(&a, KG_F32, 2, big), 0);
+    memset(a.data, 0x5A, kg_tensor_bytes(&a));
+    void *p = a.data;
+    kg_tensor_free(&a);
+    assert_null(a.data);
+    assert_int_equal(kg_tensor_alloc(&b, KG_F32, 2, big), 0);
+    assert_ptr_equal(b.data, p); /* the pool's block, not a fresh mapping */
+    const uint8_t *bytes = b.data;
+    size_t nonzero = 0;
+    for (size_t i = 0; i < kg_tensor_bytes(&b); i++) nonzero += bytes[i] != 0;
+    assert_int_equal(nonzero, 0);
+    ((float *)b.data)[12345] = 3.5f;
+    assert_int_equal(kg_tensor_copy(&c, &b), 0);
+    assert_ptr_not_equal(c.data, b.data);
+    assert_int_equal(c.numel, b.numel);
+    assert_int_equal(memcmp(c.data, b.data, kg_tensor_bytes(&b)), 0);
+    kg_tensor_free(&b);
+    kg_tensor_free(&c);
+    /* a block twice the size is not handed out for half of it */
+    int64_t half[2] = {512, 2048};
+    struct kg_tensor d;
+    assert_int_equal(kg_tensor_alloc(&d, KG_F64, 2, big), 0);
+    void *q = d.data;
+    kg_tensor_free(&d);
+    assert_int_equal(kg_tensor_alloc(&d, KG_F32, 2, half), 0);
+    assert_ptr_not_equal(d.data, q);
+    kg_tensor_free(&d);
+    assert_int_equal(kg_tensor_alloc(&a, KG_F32, 1, small), 0);
+    kg_tensor_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rng_is_a_pure_function_of_seed_stream_index),
+        cmocka_unit_test(test_tensor_pool_reuses_large_blocks),
         cmocka_unit_test(test_rng_moments),
         cmocka_unit_test(test_f16_and_bf16_round_to_nearest_even),
         cmocka_unit_test(test_compare_fails_on_nan_and_nonfinite_mismatch),
