@@ -170,6 +170,7 @@ void kg_session_close(struct kg_session *s)
     kg_worker_stop(&s->zyg);
     kg_record_reset(s, &s->rec_case);
     kg_memo_free(s);
+    for (int i = 0; i < KG_MAX_ARGS; i++) kg_tensor_free(&s->garbage[i].t);
     if (s->be && s->be->close) s->be->close(s);
     if (s->shm.mem) munmap(s->shm.mem, s->shm.size);
     if (s->shm.fd >= 0) close(s->shm.fd);

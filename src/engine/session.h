@@ -125,6 +125,12 @@ struct kg_session {
     struct kg_worker zyg; /* this session's own fork server, when it started one */
     struct kg_fault fault[KG_MAX_FAULTS];
     int nfault;
+    /* each output's last garbage prefill (kg_exec), kept: the same bytes for the same case,
+     * where drawing them again costs a normal draw per element per run */
+    struct kg_garbage {
+        uint64_t seed;
+        struct kg_tensor t;
+    } garbage[KG_MAX_ARGS];
 };
 
 /* A new session with no contract and no workers yet (NULL when out of memory). */
