@@ -116,10 +116,10 @@ static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case
     return victim;
 }
 
-int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
+/* m's inputs, made by the backend unless m holds them already. */
+static int memo_inputs(struct kg_session *s, const struct kg_case *k, struct kg_case_memo *m, struct kg_err *e)
 {
     if (kg_session_interrupted(s)) return kg_errf(e, "interrupted: the inputs were not made");
-    struct kg_case_memo *m = memo_slot(s, k);
     if (!m->has_in) {
         double t0 = kg_now();
         if (s->be->inputs(s, k, &m->in, e)) return -1;
@@ -130,6 +130,13 @@ int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_i
     } else {
         memo_event(s, m->id, false, true, 0);
     }
+    return 0;
+}
+
+int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
+{
+    struct kg_case_memo *m = memo_slot(s, k);
+    if (memo_inputs(s, k, m, e)) return -1;
     memset(in, 0, sizeof *in);
     in->nspecial = m->in.nspecial;
     memcpy(in->special, m->in.special, sizeof in->special);
@@ -143,25 +150,21 @@ int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_i
 
 int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e)
 {
-    struct kg_inputs in;
-    if (kg_session_inputs(s, k, &in, e)) return -1;
-    if (kg_session_interrupted(s)) {
-        kg_inputs_free(&in);
-        return kg_errf(e, "interrupted: the oracle was not run");
-    }
     struct kg_case_memo *m = memo_slot(s, k);
-    int rc = 0;
     if (!m->has_ex) {
+        /* the oracle reads the memo's own inputs (kg_expect_eval takes them const): no copy of
+         * them is made for it, and none at all when its values are held already */
+        if (memo_inputs(s, k, m, e)) return -1;
+        if (kg_session_interrupted(s)) return kg_errf(e, "interrupted: the oracle was not run");
         double t0 = kg_now();
-        rc = kg_expect_eval(s, k, &in, &m->ex, e);
+        int rc = kg_expect_eval(s, k, &m->in, &m->ex, e);
         m->has_ex = rc == 0;
         if (m->has_ex) memo_fit(s, m);
         memo_event(s, m->id, true, false, kg_now() - t0);
+        if (rc) return -1;
     } else {
         memo_event(s, m->id, true, true, 0);
     }
-    kg_inputs_free(&in);
-    if (rc) return -1;
     *x = m->ex;
     for (int j = 0; j < KG_OP_MAX_IO; j++)
         if (copy_tensor_full(&x->exact[j], &m->ex.exact[j]) || copy_tensor_full(&x->ref[j], &m->ex.ref[j]) ||
