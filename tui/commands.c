@@ -74,6 +74,7 @@ int kg_insp_load(struct kg_insp *in, const char *path, FILE *out)
     o.interrupted = stop_asked;
     o.interrupted_ud = in;
     o.open_unrunnable = true; /* a .cu without a GPU still shows its contract and cases */
+    o.keep_runs = true;       /* `replay N M` diffs the determinism gate's runs */
     struct kg_session *s;
     if (kg_session_open(&s, real, &o, &e) != KG_EXIT_OK) goto fail;
     kg_insp_drop_kernel(in);

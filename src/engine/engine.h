@@ -55,6 +55,10 @@ struct kg_session_opts {
      * session anyway, the kernel compiled if its compiler is there; kg_session_cannot_run says
      * why and every gate skips with that reason. Off, such an open is KG_EXIT_UNAVAILABLE. */
     bool open_unrunnable;
+    /* The inspector's `replay`: the determinism gate's outputs kept, run by run (kg_records).
+     * Off in kgate check and audit, where nothing reads them: at KernelBench's real sizes they
+     * were six copies of every output (12.8 GB for a 5.4e8-element max pool). */
+    bool keep_runs;
 };
 
 void kg_session_opts_default(struct kg_session_opts *o);
@@ -251,7 +255,7 @@ int kg_reduce_symbol(const struct kg_session *s);
 
 /* Forgets the recorded runs; the next ones are of case k. */
 void kg_record_reset(struct kg_session *s, const struct kg_case *k);
-/* Keeps the outputs of run r (0-based) of the recorded case. */
+/* Keeps the outputs of run r (0-based) of the recorded case (only with opts.keep_runs). */
 void kg_record_run(struct kg_session *s, int r, const struct kg_exec *x);
 /* How many runs are recorded, and of which case (*k may be NULL); output j of run r (1-based). */
 int kg_records(const struct kg_session *s, const struct kg_case **k);

@@ -268,7 +268,7 @@ void kg_record_reset(struct kg_session *s, const struct kg_case *k)
 void kg_record_run(struct kg_session *s, int r, const struct kg_exec *x)
 {
     const struct kg_case *k = &s->rec_case;
-    if (r >= KG_MAX_RECORDS) return;
+    if (r >= KG_MAX_RECORDS || !s->o.keep_runs) return;
     int j = 0;
     for (int i = 0; i < k->c->nargs && j < KG_OP_MAX_IO; i++) {
         if (!kg_arg_is_output(&k->c->args[i])) continue;
