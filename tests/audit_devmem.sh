@@ -6,7 +6,9 @@
 #   - a device almost full (what one check holds leaves 1 GiB of 80): one check at a time, and
 #     the summary says the checks waited;
 #   - --gpus 2 with one device full: the checks go to the one with room, the full one still
-#     takes a check whenever it is idle.
+#     takes a check whenever it is idle;
+#   - the host's memory the same way (KGATE_FAKE_HOSTMEM: its free and total MiB): a host with
+#     room takes all 4 at once, an almost full one one check at a time, saying so.
 # Four tiny CPU KernelBench pairs (Debian's python3-torch).
 set -u
 t=${TMPDIR:-/tmp}/kgate-devmem-$$
@@ -49,5 +51,24 @@ check test $? -eq 0
 grep "memory\|per GPU" "$t/c.err"
 check grep -q "device 3 memory: .* 1 check at once at most" "$t/c.err"
 check grep -q "device 7 memory: .* [23] checks at once at most" "$t/c.err"
+# the host's memory: room for all (and the summary's line), then almost none (1 GiB free of 78:
+# less than the 1/64 of the host a check is given at least)
+echo "0 79000 80000" > "$t/mem"
+echo "79000 80000" > "$t/host"
+KGATE_FAKE_HOSTMEM=$t/host CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/h.jsonl" --jobs 4 --compile-jobs 0 \
+    --python "$py" "$@" 2> "$t/h.err"
+check test $? -eq 0
+grep "host memory" "$t/h.err"
+check grep -q "host memory: at most 0.0 of 78.1 GiB in use by the checks, .* 4 checks at once at most" "$t/h.err"
+check test "$(grep -c "waited for host memory" "$t/h.err")" -eq 0
+echo "1024 80000" > "$t/host"
+KGATE_FAKE_HOSTMEM=$t/host CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/i.jsonl" --jobs 4 --compile-jobs 0 \
+    --python "$py" "$@" 2> "$t/i.err"
+check test $? -eq 0
+check test "$(wc -l < "$t/i.jsonl")" -eq 4
+grep "host memory\|waited" "$t/i.err"
+check grep -q "host memory: .* 1 check at once at most" "$t/i.err"
+check grep -q "kgate audit: [1-9][0-9]* times\? a check waited for host memory to start" "$t/i.err"
+check test "$(grep -c "waited for device memory" "$t/i.err")" -eq 0
 echo "$fails failed"
 test $fails -eq 0

@@ -219,7 +219,16 @@ struct audit_run {
     double *dev_per_check;
     uint64_t *dev_peak, *dev_total;
     int *dev_most;
+    /* host memory, the same way for all checks at once: in use beyond what was in use before
+     * the first check started (host_base), per check running; a real-size check's judge holds
+     * its tensors in float64 (tens of GB for a 5e8-element problem), so two of those must not
+     * start into a host that holds one (host_room) */
+    bool host_known;
+    uint64_t host_base, host_peak, host_total;
+    double host_per_check;
+    int host_most;
     int mem_waits;      /* check starts that waited for room (counted once per wait) */
+    int host_waits;     /* ... of them, for the host's memory */
     bool mem_held;      /* the last pass held a start back */
     int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
     struct kg_err fail; /* ... naming the store and the record */
@@ -408,6 +417,40 @@ static void sample_devices(struct audit_run *a)
     }
 }
 
+/* The host's memory in use by checks (beyond host_base), per check running. */
+static void sample_host(struct audit_run *a)
+{
+    uint64_t fr, tot;
+    if (!a->host_known || a->running <= 0 || kg_hostmem(&fr, &tot)) return;
+    uint64_t used = tot > fr ? tot - fr : 0, mine = used > a->host_base ? used - a->host_base : 0;
+    if ((double)mine / a->running > a->host_per_check) a->host_per_check = (double)mine / a->running;
+    if (mine > a->host_peak) a->host_peak = mine;
+    a->host_total = tot;
+    if (a->running > a->host_most) a->host_most = a->running;
+}
+
+/* Whether the host has room for one more check: always with none running or where its memory
+ * is not known; else while what it can still allocate, less what this pass has given out
+ * (*left, -1 before the first query), holds 1.25x the largest per-check share seen, and 1/64 of
+ * the host at least. */
+static double host_need(const struct audit_run *a)
+{
+    double need = 1.25 * a->host_per_check;
+    return need < (double)a->host_total / 64 ? (double)a->host_total / 64 : need;
+}
+
+static bool host_room(struct audit_run *a, double *left)
+{
+    if (!a->host_known || a->running == 0) return true;
+    uint64_t fr, tot;
+    if (*left < 0) {
+        if (kg_hostmem(&fr, &tot)) return true;
+        *left = (double)fr;
+        a->host_total = tot;
+    }
+    return *left >= host_need(a);
+}
+
 /* Whether one more check may start on device g: always on an idle device or one whose memory
  * is not known; else while its free memory, less what this pass has already given out (*left,
  * -1 before the first query), holds 1.25x the largest per-check share seen, and 1/32 of the
@@ -484,6 +527,9 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     int rc = gpu_names(a, e);
     if (!rc) rc = dev_names(a, e);
     if (rc) return rc;
+    uint64_t fr, tot;
+    a->host_known = kg_hostmem(&fr, &tot) == 0;
+    if (a->host_known) a->host_base = tot > fr ? tot - fr : 0;
     ssize_t el = readlink("/proc/self/exe", a->exe, sizeof a->exe - 1);
     a->exe[el > 0 ? el : 0] = 0;
     remove_stale_tmpdirs(cache);
@@ -535,21 +581,28 @@ static int next_row(const struct audit_run *a, bool check_slot)
 static void start_jobs(struct audit_run *a)
 {
     const struct audit_opts *o = a->o;
-    double left[64];
+    double left[64], host_left = -1;
     for (int g = 0; g < 64; g++) left[g] = -1;
-    bool held = false;
+    bool held = false, host_held = false;
     for (int sl = 0; sl < a->nslots; sl++) {
         struct job *j = &a->jobs[sl];
         if (j->pid > 0) continue;
         bool check_slot = sl < o->jobs;
         int row = next_row(a, check_slot);
         if (row < 0) continue;
+        if (check_slot && !host_room(a, &host_left)) {
+            held = host_held = true;
+            continue;
+        }
         int g = check_slot ? device_with_room(a, left) : -1;
         if (check_slot && g == -2) {
             held = true;
             continue;
         }
-        if (check_slot) take_room(a, g, left);
+        if (check_slot) {
+            take_room(a, g, left);
+            if (host_left >= 0) host_left -= host_need(a);
+        }
         j->row = row;
         j->compile_only = !check_slot;
         j->start = kg_now();
@@ -570,6 +623,7 @@ static void start_jobs(struct audit_run *a)
         }
     }
     if (held && !a->mem_held) a->mem_waits++;
+    if (host_held && !a->mem_held) a->host_waits++;
     a->mem_held = held;
 }
 
@@ -732,6 +786,7 @@ static int schedule(struct audit_run *a, struct kg_err *e)
         }
         enforce_limit(a);
         sample_devices(a);
+        sample_host(a);
         usleep(50000);
     }
     int stopped = stop_children(a);
@@ -760,9 +815,18 @@ static void summary(const struct audit_run *a)
                     "%d check%s at once at most\n",
                     a->dev[g], a->dev_peak[g] / 1073741824.0, a->dev_total[g] / 1073741824.0,
                     a->dev_per_check[g] / 1073741824.0, a->dev_most[g], a->dev_most[g] == 1 ? "" : "s");
-    if (a->mem_waits)
-        fprintf(stderr, "kgate audit: %d time%s a check waited for device memory to start\n", a->mem_waits,
-                a->mem_waits == 1 ? "" : "s");
+    if (a->host_total)
+        fprintf(stderr,
+                "kgate audit: host memory: at most %.1f of %.1f GiB in use by the checks, %.1f GiB per check at most, "
+                "%d check%s at once at most\n",
+                a->host_peak / 1073741824.0, a->host_total / 1073741824.0, a->host_per_check / 1073741824.0,
+                a->host_most, a->host_most == 1 ? "" : "s");
+    if (a->mem_waits > a->host_waits)
+        fprintf(stderr, "kgate audit: %d time%s a check waited for device memory to start\n",
+                a->mem_waits - a->host_waits, a->mem_waits - a->host_waits == 1 ? "" : "s");
+    if (a->host_waits)
+        fprintf(stderr, "kgate audit: %d time%s a check waited for host memory to start\n", a->host_waits,
+                a->host_waits == 1 ? "" : "s");
     if (a->o->gpus > 0) {
         fprintf(stderr, "kgate audit: checks per GPU:");
         for (int g = 0; g < a->o->gpus; g++)

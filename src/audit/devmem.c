@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
+
+#include "base/util.h"
 
 /* NVML's own declarations, of the few calls used (nvml.h is not needed to build kgate) */
 typedef void *nvml_device;
@@ -64,5 +67,26 @@ int kg_devmem(const char *name, uint64_t *free_b, uint64_t *total_b)
     if (rc || nv.memory(d, &m)) return -1;
     *free_b = m.free;
     *total_b = m.total;
+    return 0;
+}
+
+int kg_hostmem(uint64_t *free_b, uint64_t *total_b)
+{
+    const char *path = getenv("KGATE_FAKE_HOSTMEM");
+    if (path && *path) {
+        FILE *f = fopen(path, "r");
+        unsigned long long fr, tot;
+        int ok = f && fscanf(f, "%llu %llu", &fr, &tot) == 2;
+        if (f) fclose(f);
+        if (!ok) return -1;
+        *free_b = (uint64_t)fr << 20;
+        *total_b = (uint64_t)tot << 20;
+        return 0;
+    }
+    struct sysinfo si;
+    uint64_t avail = kg_mem_available();
+    if (sysinfo(&si) || avail == UINT64_MAX) return -1;
+    *total_b = (uint64_t)si.totalram * si.mem_unit;
+    *free_b = avail < *total_b ? avail : *total_b;
     return 0;
 }

@@ -1,6 +1,6 @@
 /* devmem.h: a GPU's memory in use, as the driver reports it (NVML, dlopen'd: the same kgate runs
- * without a GPU), for the audit's admission of checks: a check starts on a device only while the
- * device has room for one more check of the size already seen there. */
+ * without a GPU), and the host's, for the audit's admission of checks: a check starts on a device
+ * only while the device, and the host, have room for one more check of the size already seen. */
 #ifndef KG_AUDIT_DEVMEM_H
 #define KG_AUDIT_DEVMEM_H
 
@@ -12,5 +12,10 @@
  * on a host of one GPU model). KGATE_FAKE_DEVMEM=FILE (tests): the lines "NAME FREE_MIB
  * TOTAL_MIB" of FILE instead, read again on every call. */
 int kg_devmem(const char *name, uint64_t *free_b, uint64_t *total_b);
+
+/* The host's memory the same way: what a new process could still allocate (kg_mem_available:
+ * MemAvailable, a cgroup's limit) and the total; 0, or -1 where not known. KGATE_FAKE_HOSTMEM=
+ * FILE (tests): its line "FREE_MIB TOTAL_MIB" instead, read again on every call. */
+int kg_hostmem(uint64_t *free_b, uint64_t *total_b);
 
 #endif
