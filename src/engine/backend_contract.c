@@ -121,7 +121,7 @@ static int custom_oracle(struct kg_session *s, const struct kg_case *k, const st
                                          .data_dtype = KG_F64};
     for (int j = 0; j < nout; j++) odt[j] = KG_F64;
     struct kg_err we;
-    if (kg_oracle_worker_call(s, k, working, false, args, nin, out, odt, nout, NULL, &we))
+    if (kg_oracle_worker_call(s, k, working, false, false, args, nin, out, odt, nout, NULL, &we))
         return kg_errf(e, "%s:%d: oracle %s: %s", k->c->path, k->c->line_op, k->c->oracle_func, we.msg);
     return 0;
 }

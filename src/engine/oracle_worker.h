@@ -28,8 +28,10 @@ struct kg_oracle_arg {
 
 /* Evaluates the loaded oracle on case k's symbols with `working` (kg_req_oracle's modes): the
  * nout float64 tensors out[j] (allocated by the caller; out_dtype[j] their own dtypes). Returns
- * 0 with *code the reply's code, or -1 with e holding the worker's message. */
-int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw,
+ * 0 with *code the reply's code, or -1 with e holding the worker's message. again (raw only):
+ * the inputs are the previous call's, for the same case; they lie in the worker's shared memory
+ * still (the torch worker copies them out and never writes there) and are not copied in again. */
+int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw, bool again,
                           const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
                           const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e);
 
