@@ -133,6 +133,12 @@ static int memo_inputs(struct kg_session *s, const struct kg_case *k, struct kg_
     return 0;
 }
 
+const struct kg_inputs *kg_session_inputs_held(struct kg_session *s, const struct kg_case *k, struct kg_err *e)
+{
+    struct kg_case_memo *m = memo_slot(s, k);
+    return memo_inputs(s, k, m, e) ? NULL : &m->in;
+}
+
 int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
 {
     struct kg_case_memo *m = memo_slot(s, k);

@@ -148,6 +148,12 @@ void kg_session_restart(struct kg_session *s, struct kg_client *cl);
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
 int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e);
 
+/* The memo's own inputs of case k, not a copy: read only, and valid only until the memo is asked
+ * for another case (kg_session_inputs, kg_session_expect or this, of any other case) or freed.
+ * kg_check_case runs and judges one case on them, where a copy cost a full pass over every
+ * input at real sizes. */
+const struct kg_inputs *kg_session_inputs_held(struct kg_session *s, const struct kg_case *k, struct kg_err *e);
+
 /* The oracle's values of case k on inputs in: kg_expect_compute without counting it as a direct
  * evaluation (the memo's own). */
 int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
