@@ -298,11 +298,11 @@ static int inputs(struct kg_session *s, const struct kg_case *k, struct kg_input
         const struct kg_arg *a = &k->c->args[i];
         if (!kg_arg_is_input(a) && a->kind == KG_ARG_TENSOR) continue;
         if (a->kind == KG_ARG_TENSOR) {
-            if (kg_tensor_alloc(&in->t[i], k->adtype[i], k->shape[i].rank, k->shape[i].dims)) {
+            if (kg_tensor_copy_from(&in->t[i], k->adtype[i], k->shape[i].rank, k->shape[i].dims,
+                                    s->oshm.mem + p->off[n])) {
                 kg_inputs_free(in);
                 return kg_errf(e, "out of memory for input %s", a->name);
             }
-            memcpy(in->t[i].data, s->oshm.mem + p->off[n], p->bytes[n]);
         }
         n++;
     }
