@@ -51,9 +51,11 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
         kg_strlcpy(o->sym_names[i], k->c->sym[i], KG_NAME_MAX);
         o->sym_values[i] = k->sym[i];
     }
-    int fd0 = s->oshm.fd;
+    /* a region that grew is a new memfd (likely with the old descriptor's number: its size says
+     * it), where nothing is placed yet */
+    const uint64_t size0 = s->oshm.size;
     if (kg_session_oshm(s, o->shm_size, e)) return -1;
-    bool placed = again && raw && fd0 >= 0 && s->oshm.fd == fd0; /* a grown region is a new one */
+    bool placed = again && raw && size0 && s->oshm.size == size0;
     for (int j = 0; j < nin && !placed; j++) {
         if (in[j].kind != KG_ARG_TENSOR) continue;
         double *d = (double *)(s->oshm.mem + o->in[j].off);
