@@ -41,6 +41,11 @@ check "a missing file exits 2" test $? -eq 2
 check "  and says so" grep -q "cannot open" "$t/err"
 "$KGATE" check "$td/ok/relu.c" --shape Q=3 > /dev/null 2> "$t/err"
 check "--shape with an unknown symbol exits 2" test $? -eq 2
+# a pinned shape: the shapes gate judges that one case (it once freed oracle values it never
+# asked for, and kgate crashed: builtin:gla_bwd.c at this shape did every time)
+"$KGATE" check builtin:gla_bwd.c --shape B=1,T=130,H=2,K=64,V=64 --no-color > "$t/out" 2>&1
+check "a check with --shape ends with its verdict (exit 0)" test $? -eq 0
+check "  and the shapes gate judged the pinned case" grep -q '^  shapes  *pass' "$t/out"
 # k is bounded as in a contract's tolerance: (an infinite k passes every kernel)
 for k in inf nan 1e308 1000001 0.5 ""; do
     "$KGATE" check "$td/ok/relu.c" --gates accuracy --tolerance "$k" > /dev/null 2> "$t/err"
