@@ -45,6 +45,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             if (!kg_arg_is_output(&k.c->args[i])) continue;
             size_t es = kg_dtype_size(k.adtype[i]);
             const uint8_t *a = first.after[i].data, *b = x.after[i].data;
+            if (!k.numel[i] || !memcmp(a, b, (size_t)k.numel[i] * es)) continue; /* the usual case, at memory speed */
             for (int64_t q = 0; q < k.numel[i]; q++) {
                 if (!memcmp(a + q * es, b + q * es, es)) continue;
                 count++;

@@ -108,11 +108,14 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         if (first < 0) continue;
         int axis = kg_op_reduce_axis(&c->op, &k.shape[first]);
         if (axis < 0) continue;
-        if (kg_nominal_case(s, dts[d], 1, KG_DIST_NORMAL, &k, &e) || kg_session_inputs(s, &k, &in, &e)) {
+        struct kg_inputs lent;
+        if (kg_nominal_case(s, dts[d], 1, KG_DIST_NORMAL, &k, &e) || kg_session_inputs(s, &k, &lent, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             return;
         }
-        if (sort_axis(&in.t[first], axis)) {
+        int copied = kg_inputs_copy(&in, &lent); /* sorted in place: a copy of the memo's */
+        kg_inputs_free(&lent);
+        if (copied || sort_axis(&in.t[first], axis)) {
             kg_verdict_set(v, KG_ERROR, "out of memory sorting the reduction axis");
             kg_inputs_free(&in);
             return;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -85,6 +86,21 @@ static void pool_put(void *p)
 
 /* ---- tensors --------------------------------------------------------------------------------- */
 
+/* Fresh memory of a large tensor in transparent huge pages where the kernel gives them on
+ * request (THP "madvise"): its first touch then faults once per 2 MiB, not once per 4 KiB (at
+ * real sizes, hundreds of thousands of faults per check were a quarter of the judge's time). */
+static void huge_pages(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 static int alloc(struct kg_tensor *t, enum kg_dtype dtype, int rank, const int64_t *dims, bool zeroed)
 {
     if (rank < 0 || rank > KG_MAX_RANK) return -1;
@@ -102,7 +118,10 @@ static int alloc(struct kg_tensor *t, enum kg_dtype dtype, int rank, const int64
     size_t n = (t->numel ? (size_t)t->numel : 1) * sz;
     t->data = pool_take(n);
     if (t->data && zeroed) memset(t->data, 0, n);
-    if (!t->data) t->data = zeroed ? calloc(n / sz, sz) : malloc(n);
+    if (!t->data) {
+        t->data = zeroed ? calloc(n / sz, sz) : malloc(n);
+        if (t->data && n >= POOL_MIN) huge_pages(t->data, n);
+    }
     return t->data ? 0 : -1;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "base/rng.h"
 
 static double draw(const struct kg_case *k, const struct kg_arg *a, enum kg_dtype t, uint64_t stream, int64_t i)
@@ -51,6 +52,21 @@ static double subnormal(enum kg_dtype t)
     }
 }
 
+/* Elements [lo, hi) of one input, each drawn from its own counter (kg_parallel_for). */
+struct fill_job {
+    const struct kg_case *k;
+    const struct kg_arg *a;
+    enum kg_dtype t;
+    uint64_t stream;
+    void *data;
+};
+
+static void fill_range(void *ctx, int64_t lo, int64_t hi)
+{
+    const struct fill_job *job = ctx;
+    for (int64_t j = lo; j < hi; j++) kg_store(job->t, job->data, j, draw(job->k, job->a, job->t, job->stream, j));
+}
+
 void kg_inputs_fill(const struct kg_case *k, int i, void *data, struct kg_inputs *in)
 {
     const struct kg_arg *a = &k->c->args[i];
@@ -69,7 +85,8 @@ void kg_inputs_fill(const struct kg_case *k, int i, void *data, struct kg_inputs
             for (int64_t j = 0; j < row; j++) kg_store(t, data, r0 + j, draw(k, a, t, stream, r0 + j) * inv);
         }
     } else {
-        for (int64_t j = 0; j < n; j++) kg_store(t, data, j, draw(k, a, t, stream, j));
+        struct fill_job job = {k, a, t, stream, data};
+        kg_parallel_for(n, KG_PARALLEL_GRAIN, fill_range, &job);
     }
     if (k->dist == KG_DIST_SPECIAL) kg_inputs_inject(k, i, data, in);
 }
@@ -117,7 +134,25 @@ int kg_inputs_generate(const struct kg_case *k, struct kg_inputs *in, struct kg_
 
 void kg_inputs_free(struct kg_inputs *in)
 {
+    if (in->holds) {
+        (*in->holds)--;
+        memset(in, 0, sizeof *in);
+        return;
+    }
     for (int i = 0; i < KG_MAX_ARGS; i++) kg_tensor_free(&in->t[i]);
+}
+
+int kg_inputs_copy(struct kg_inputs *dst, const struct kg_inputs *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->nspecial = src->nspecial;
+    memcpy(dst->special, src->special, sizeof dst->special);
+    for (int i = 0; i < KG_MAX_ARGS; i++)
+        if (src->t[i].data && kg_tensor_copy(&dst->t[i], &src->t[i])) {
+            kg_inputs_free(dst);
+            return -1;
+        }
+    return 0;
 }
 
 int kg_inputs_to_f64(const struct kg_case *k, const struct kg_inputs *in, struct kg_tensor *out, int *n,

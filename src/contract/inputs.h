@@ -19,11 +19,16 @@ struct kg_inputs {
     struct kg_tensor t[KG_MAX_ARGS]; /* input tensors (in, inout), dtype storage; others empty */
     int nspecial;
     struct kg_special special[KG_MAX_SPECIAL];
+    /* set when the tensors are another's (the session memo's): read only, and kg_inputs_free
+     * gives them back (counts *holds down) instead of freeing them */
+    int *holds;
 };
 
 /* Allocates and fills every input tensor of the case. */
 int kg_inputs_generate(const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
 void kg_inputs_free(struct kg_inputs *in);
+/* dst as a copy of src that dst owns (the special values' list too); -1 out of memory. */
+int kg_inputs_copy(struct kg_inputs *dst, const struct kg_inputs *src);
 
 /* Fills one tensor (arg i of the case) into data, which holds numel elements of its dtype.
  * Records special values into in (may be NULL). */

@@ -33,9 +33,12 @@ struct kg_backend {
     int (*inputs)(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
     /* The oracle on inputs in: x->exact and x->ref (the working-precision reference, not yet
      * rounded to the dtype) of every output, already allocated as float64 by the caller, and
-     * x->alt / x->int_out where the op has them. */
+     * x->alt / x->int_out where the op has them. With oracle_lends, the caller allocates
+     * nothing (the tensors have their shapes, no data): the oracle makes them views of a
+     * segment of its own, x->seg. */
     int (*oracle)(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                   struct kg_err *e);
+    bool oracle_lends;
     /* The field's standard test (kg_session_baseline). */
     int (*baseline)(struct kg_session *s, double tol, char *why, size_t n);
     /* KG_CAP_SAMPLE_HUGE (kg_session_sample); NULL without it. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "base/rng.h"
 #include "contract/pair.h"
 #include "engine/backend.h"
@@ -237,25 +238,41 @@ static const char *no_gpu(const struct kg_session *s)
 
 /* ---- inputs ------------------------------------------------------------------------------------ */
 
-/* The gate's distribution, as a transformation of the problem's own inputs. */
+/* The gate's distribution, as a transformation of the problem's own inputs: elements [lo, hi)
+ * of one tensor (kg_parallel_for). */
+struct transform_job {
+    const struct kg_case *k;
+    struct kg_tensor *t;
+    int i;
+};
+
+static void transform_range(void *ctx, int64_t lo, int64_t hi)
+{
+    const struct transform_job *job = ctx;
+    const struct kg_case *k = job->k;
+    struct kg_tensor *t = job->t;
+    for (int64_t j = lo; j < hi; j++) {
+        double v = kg_load(t->dtype, t->data, j);
+        switch (k->dist) {
+        case KG_DIST_LARGE_MEAN: v += 1000.0; break;
+        case KG_DIST_MIXED:
+            v *= pow(10.0, 8.0 * kg_rng_uniform(k->seed, 2000 + (uint64_t)job->i, (uint64_t)j) - 4.0);
+            break;
+        default: v = v > 0; break; /* KG_DIST_BINARY */
+        }
+        kg_store(t->dtype, t->data, j, v);
+    }
+}
+
 static void transform(const struct kg_case *k, struct kg_inputs *in)
 {
-    for (int i = 0; i < k->c->nargs; i++) {
+    bool elementwise = k->dist == KG_DIST_LARGE_MEAN || k->dist == KG_DIST_MIXED || k->dist == KG_DIST_BINARY;
+    for (int i = 0; i < k->c->nargs && elementwise; i++) {
         const struct kg_arg *a = &k->c->args[i];
         struct kg_tensor *t = &in->t[i];
         if (!kg_arg_is_input(a) || !t->data || !kg_dtype_is_float(t->dtype)) continue;
-        for (int64_t j = 0; j < t->numel; j++) {
-            double v = kg_load(t->dtype, t->data, j);
-            switch (k->dist) {
-            case KG_DIST_LARGE_MEAN: v += 1000.0; break;
-            case KG_DIST_MIXED:
-                v *= pow(10.0, 8.0 * kg_rng_uniform(k->seed, 2000 + (uint64_t)i, (uint64_t)j) - 4.0);
-                break;
-            case KG_DIST_BINARY: v = v > 0; break;
-            default: continue;
-            }
-            kg_store(t->dtype, t->data, j, v);
-        }
+        struct transform_job job = {k, t, i};
+        kg_parallel_for(t->numel, KG_PARALLEL_GRAIN, transform_range, &job);
     }
     if (k->dist == KG_DIST_SPECIAL) {
         /* the same injections as for contract kernels, over the problem's own values */
@@ -313,11 +330,12 @@ static int inputs(struct kg_session *s, const struct kg_case *k, struct kg_input
 /* ---- the oracle ---------------------------------------------------------------------------------- */
 
 /* The reference Model on the inputs (sent as stored; the worker casts them on its device to
- * float64 or keeps the problem's dtype): working 0 in float64, 1 in the
- * problem's dtype with TF32 off, 4 likewise with sequential fp32 sums and products. For 4,
- * *unchanged (when not NULL) says that no op was replaced: the result is also working 1's. */
-static int model(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, bool again,
-                 struct kg_tensor *const *out, int nout, int working, int *unchanged, struct kg_err *e)
+ * float64 or keeps the problem's dtype): working 0 in float64, 1 in the problem's dtype with
+ * TF32 off, 4 likewise with sequential fp32 sums and products, as evaluation `set` of the case
+ * in its segment g (kg_oracle_worker_lend: the outputs become views of it). For 4, *unchanged
+ * (when not NULL) says that no op was replaced: the result is also working 1's. */
+static int model(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_oracle_case *g,
+                 int set, struct kg_tensor *const *out, int nout, int working, int *unchanged, struct kg_err *e)
 {
     struct kg_oracle_arg args[KG_OP_MAX_IO];
     enum kg_dtype odt[KG_OP_MAX_IO];
@@ -342,7 +360,7 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
     }
     int code = 0;
     struct kg_err we;
-    if (kg_oracle_worker_call(s, k, working, true, again, args, nin, out, odt, nout, &code, &we))
+    if (kg_oracle_worker_lend(s, k, working, g, set, args, nin, out, odt, nout, &code, &we))
         return kg_errf(e, "%s: the reference Model failed: %s", k->c->problem_path, we.msg);
     if (unchanged) *unchanged = working == 4 && code == 1;
     return 0;
@@ -351,40 +369,42 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
 /* PyTorch's own reductions are pairwise or blocked: the reference is taken with sequential fp32
  * accumulation too, and the worse of the two legitimate evaluations per element. When the
  * sequential mode changed no op (no reduction in the model), it is the plain fp32 reference
- * already, and that call is saved. */
+ * already, and that call is saved. The evaluations share the case's segment (the inputs placed
+ * once), and x->exact and x->ref are read where the worker wrote them (x->seg). */
 static int oracle(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                   struct kg_err *e)
 {
-    struct kg_tensor *ex[KG_OP_MAX_IO], *rf[KG_OP_MAX_IO];
+    struct kg_tensor *ex[KG_OP_MAX_IO], *rf[KG_OP_MAX_IO], plain[KG_OP_MAX_IO], *pl[KG_OP_MAX_IO];
     for (int j = 0; j < x->nout; j++) {
         ex[j] = &x->exact[j];
         rf[j] = &x->ref[j];
+        plain[j] = x->ref[j]; /* the shape; its data a view of the third evaluation */
+        pl[j] = &plain[j];
     }
-    if (model(s, k, in, false, ex, x->nout, 0, NULL, e)) return -1;
-    struct kg_tensor seq[KG_OP_MAX_IO], *sq[KG_OP_MAX_IO];
-    memset(seq, 0, sizeof seq);
-    int ok = 1, unchanged = 0, rc = 0;
-    for (int j = 0; j < x->nout && ok; j++) {
-        ok = !kg_tensor_alloc(&seq[j], KG_F64, k->shape[x->arg[j]].rank, k->shape[x->arg[j]].dims);
-        sq[j] = &seq[j];
-    }
-    /* the later calls on the same inputs: left where the first put them */
-    bool have_seq = ok && !model(s, k, in, true, sq, x->nout, 4, &unchanged, e);
-    if (have_seq && unchanged) {
-        for (int j = 0; j < x->nout; j++) memcpy(x->ref[j].data, seq[j].data, (size_t)x->ref[j].numel * 8);
-    } else if (model(s, k, in, true, rf, x->nout, 1, NULL, e)) {
-        rc = -1;
-    } else if (have_seq) {
+    struct kg_oracle_case g = {0};
+    int rc = model(s, k, in, &g, 0, ex, x->nout, 0, NULL, e);
+    int unchanged = 0;
+    struct kg_err se; /* where the sequential mode cannot evaluate the model, the plain reference alone */
+    bool have_seq = !rc && !model(s, k, in, &g, 1, rf, x->nout, 4, &unchanged, &se);
+    if (!rc && !have_seq) {
+        rc = model(s, k, in, &g, 1, rf, x->nout, 1, NULL, e);
+    } else if (!rc && !unchanged && !(rc = model(s, k, in, &g, 2, pl, x->nout, 1, NULL, e))) {
         for (int j = 0; j < x->nout; j++) {
-            const double *xe = x->exact[j].data, *b = seq[j].data;
-            double *a = x->ref[j].data;
+            /* the sequential evaluation where it is strictly worse, else the plain one */
+            const double *xe = x->exact[j].data, *p = plain[j].data;
+            double *r = x->ref[j].data;
             for (int64_t i = 0; i < x->ref[j].numel; i++)
-                if (fabs(b[i] - xe[i]) > fabs(a[i] - xe[i])) a[i] = b[i];
+                if (!(fabs(r[i] - xe[i]) > fabs(p[i] - xe[i]))) r[i] = p[i];
         }
     }
-    for (int j = 0; j < KG_OP_MAX_IO; j++) kg_tensor_free(&seq[j]);
-    if (!rc && !ok) rc = kg_errf(e, "out of memory for the sequential reference");
-    return rc;
+    if (rc) { /* no views of a segment given back */
+        for (int j = 0; j < x->nout; j++) x->exact[j].data = x->ref[j].data = NULL;
+        kg_seg_put(g.g);
+        return -1;
+    }
+    kg_oracle_worker_settle(&g, 2); /* exact and ref stay; the inputs' copy and the plain evaluation go */
+    x->seg = g.g;
+    return 0;
 }
 
 /* ---- the standard test, sampling, decoys -------------------------------------------------------- */
@@ -493,6 +513,7 @@ const struct kg_backend kg_backend_torch = {
     .no_gpu = no_gpu,
     .inputs = inputs,
     .oracle = oracle,
+    .oracle_lends = true,
     .baseline = standard,
     .sample = sample,
     .decoy = decoy,

@@ -8,16 +8,15 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
                   struct kg_expect *ex_out, struct kg_exec *x_out, struct kg_verdict *v)
 {
     struct kg_err e;
-    /* the memo's inputs themselves: the run and the oracle below are of this one case, and
-     * neither asks the memo for another (kg_session_inputs_held) */
-    const struct kg_inputs *in = kg_session_inputs_held(s, k, &e);
-    if (!in) {
+    struct kg_inputs in; /* the memo's, lent */
+    if (kg_session_inputs(s, k, &in, &e)) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         return -1;
     }
     struct kg_exec x;
     struct kg_exec_opts def = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
-    kg_exec(s, k, in, o ? o : &def, &x);
+    kg_exec(s, k, &in, o ? o : &def, &x);
+    kg_inputs_free(&in);
     if (x.status == KG_WS_OK && kg_case_outputs_empty(k)) { /* it ran (no crash), but there is nothing to judge */
         kg_verdict_empty(v, k);
         kg_replay(s, v->gate, k, v->replay, sizeof v->replay);

@@ -2,8 +2,10 @@
 #include "engine/compare.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "base/util.h"
 
 static double compare_seconds;
@@ -13,6 +15,13 @@ double kg_compare_seconds(void)
     return compare_seconds;
 }
 
+/* A comparison of a real-size tensor goes in blocks of this many elements, each block's result
+ * combined in block order: the same values whatever the number of threads (kg_parallel_for);
+ * the worst element, the counts and the first indices are those of one pass. */
+#define BLOCK ((int64_t)1 << 20)
+
+/* The sum of squares stays one sequential pass: its order fixes the scale, and with it every
+ * element's error, to the last bit. */
 double kg_scale_of(const struct kg_tensor *exp64)
 {
     const double *x = exp64->data;
@@ -60,13 +69,16 @@ static inline __attribute__((always_inline)) double load(enum kg_dtype t, const 
     }
 }
 
-/* The body of compare() for one dtype of got (inlined into one copy per dtype below). */
+/* The body of compare() for one dtype of got over elements [lo, hi), into out (its counters
+ * started by the caller) and the finite pairs' sums num and den (inlined into one copy per
+ * dtype below). */
 static inline __attribute__((always_inline)) void compare_as(enum kg_dtype t, const struct kg_tensor *got,
-                                                             const double *x, const double *r, double scale,
-                                                             struct kg_cmp *out)
+                                                             const double *x, const double *r, double scale, int64_t lo,
+                                                             int64_t hi, struct kg_cmp *out, double *num_out,
+                                                             double *den_out)
 {
     double num = 0, den = 0;
-    for (int64_t i = 0; i < got->numel; i++) {
+    for (int64_t i = lo; i < hi; i++) {
         double g = load(t, got->data, i);
         if (r && !isfinite(g) && kind(g) == kind(r[i]) && kind(g) != kind(x[i])) {
             if (out->first_excused < 0) out->first_excused = i;
@@ -90,7 +102,54 @@ static inline __attribute__((always_inline)) void compare_as(enum kg_dtype t, co
             den += x[i] * x[i];
         }
     }
-    out->rms_rel = den > 0 ? sqrt(num / den) : (num > 0 ? INFINITY : 0);
+    *num_out = num;
+    *den_out = den;
+}
+
+struct cmp_job {
+    const struct kg_tensor *got;
+    const double *x, *r;
+    double scale;
+    struct kg_cmp *part; /* one per block */
+    double *num, *den;
+};
+
+static void compare_blocks(void *ctx, int64_t lo, int64_t hi)
+{
+    const struct cmp_job *job = ctx;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t s = b * BLOCK, e = s + BLOCK < job->got->numel ? s + BLOCK : job->got->numel;
+        struct kg_cmp *p = &job->part[b];
+        *p = (struct kg_cmp){.worst = -1, .first_nonfinite_mismatch = -1, .first_excused = -1};
+        switch (job->got->dtype) {
+        case KG_F32:
+            compare_as(KG_F32, job->got, job->x, job->r, job->scale, s, e, p, &job->num[b], &job->den[b]);
+            break;
+        case KG_F64:
+            compare_as(KG_F64, job->got, job->x, job->r, job->scale, s, e, p, &job->num[b], &job->den[b]);
+            break;
+        default:
+            compare_as(job->got->dtype, job->got, job->x, job->r, job->scale, s, e, p, &job->num[b], &job->den[b]);
+            break;
+        }
+    }
+}
+
+/* Block b's result into out, blocks taken in order: the first worst element and the first
+ * non-finite mismatch and excused element of the whole tensor, as one pass finds them. */
+static void combine(struct kg_cmp *out, const struct kg_cmp *p)
+{
+    out->mismatches += p->mismatches;
+    out->nonfinite_mismatch += p->nonfinite_mismatch;
+    out->excused += p->excused;
+    if (out->first_nonfinite_mismatch < 0) out->first_nonfinite_mismatch = p->first_nonfinite_mismatch;
+    if (out->first_excused < 0) out->first_excused = p->first_excused;
+    if (p->worst >= 0 && (out->worst < 0 || p->max_err > out->max_err)) {
+        out->max_err = p->max_err;
+        out->worst = p->worst;
+        out->got = p->got;
+        out->exp = p->exp;
+    }
 }
 
 static void compare(const struct kg_tensor *got, const struct kg_tensor *exp64, const struct kg_tensor *ref64,
@@ -101,11 +160,28 @@ static void compare(const struct kg_tensor *got, const struct kg_tensor *exp64, 
     const double *r = ref64 && ref64->data && ref64->numel == got->numel ? ref64->data : NULL;
     *out = (struct kg_cmp){
         .n = got->numel, .scale = scale, .worst = -1, .first_nonfinite_mismatch = -1, .first_excused = -1};
-    switch (got->dtype) {
-    case KG_F32: compare_as(KG_F32, got, x, r, scale, out); break;
-    case KG_F64: compare_as(KG_F64, got, x, r, scale, out); break;
-    default: compare_as(got->dtype, got, x, r, scale, out); break;
+    int64_t nb = (got->numel + BLOCK - 1) / BLOCK;
+    struct kg_cmp one, *part = nb > 1 ? malloc((size_t)nb * sizeof *part) : &one;
+    double one_num, one_den, *num = nb > 1 ? malloc((size_t)nb * sizeof *num) : &one_num,
+                             *den = nb > 1 ? malloc((size_t)nb * sizeof *den) : &one_den;
+    double tn = 0, td = 0;
+    if (part && num && den) {
+        struct cmp_job job = {got, x, r, scale, part, num, den};
+        kg_parallel_for(nb, 1, compare_blocks, &job);
+        for (int64_t b = 0; b < nb; b++) {
+            combine(out, &part[b]);
+            tn += num[b];
+            td += den[b];
+        }
+    } else { /* no memory for the blocks' results: one pass here */
+        compare_as(got->dtype, got, x, r, scale, 0, got->numel, out, &tn, &td);
     }
+    if (nb > 1) {
+        free(part);
+        free(num);
+        free(den);
+    }
+    out->rms_rel = td > 0 ? sqrt(tn / td) : (tn > 0 ? INFINITY : 0);
     if (out->first_nonfinite_mismatch >= 0) {
         int64_t i = out->first_nonfinite_mismatch;
         out->worst = i;

@@ -168,8 +168,10 @@ void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_ca
 
 /* ---- inputs, runs and the oracle -------------------------------------------------------------- */
 
-/* The seeded inputs of case k, and the oracle's values for them, as caller-owned copies of
- * memoised values (free with kg_inputs_free / kg_expect_free). */
+/* The seeded inputs of case k, and the oracle's values for them: the memo's own, lent (no copy:
+ * at real sizes a copy per call was a good part of a check), read only, given back with
+ * kg_inputs_free / kg_expect_free; a caller that changes inputs copies them first
+ * (kg_inputs_copy). A lent case stays in the memo until given back. */
 int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
 int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e);
 

@@ -1,6 +1,7 @@
-/* exec.c: one run of the kernel in its worker (kg_exec). The judge lays out every tensor in
- * shared memory as [guard | data | guard] so the bounds gate sees any byte written outside,
- * and keeps a copy of what it sent so the aliasing gate sees inputs that changed. */
+/* exec.c: one run of the kernel in its worker (kg_exec). The judge lays out every tensor in a
+ * shared memory segment of the run's own as [guard | data | guard] so the bounds gate sees any
+ * byte written outside; the run's values are read in that segment, and what it sent is kept
+ * where it differs from them, so the aliasing gate sees inputs that changed. */
 #include <stdio.h>
 #include <string.h>
 
@@ -131,7 +132,8 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
     return off;
 }
 
-/* Writes guards, inputs and prefills into shared memory; keeps what was sent in x->before. */
+/* Writes guards, inputs and prefills into the run's segment; keeps a copy of each prefill in
+ * x->before (the inputs as sent are in, until read_back). */
 static int lay_out(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                    const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
 {
@@ -141,21 +143,37 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
         for (int i = 0; i < c->nargs; i++) {
             const struct kg_req_arg *a = &r->args[i];
             if (a->kind != KG_ARG_TENSOR || a->alias >= 0) continue;
-            uint8_t *region = s->shm.mem + (set ? a->off2 : a->off);
+            uint8_t *region = x->seg->mem + (set ? a->off2 : a->off);
             memset(region, o->guard_byte, a->guard);
             memset(region + a->guard + a->bytes, o->guard_byte, a->guard);
-            if (kg_arg_is_input(&c->args[i]))
-                memcpy(region + a->guard, src->t[i].data, a->bytes);
-            else
-                prefill(s, k, i, o->fill, region + a->guard, a->bytes);
-            if (set == 0 && copy_tensor(&x->before[i], k, i, region + a->guard)) return -1;
+            if (kg_arg_is_input(&c->args[i])) {
+                if (a->bytes) memcpy(region + a->guard, src->t[i].data, a->bytes);
+                continue;
+            }
+            prefill(s, k, i, o->fill, region + a->guard, a->bytes);
+            if (set == 0) {
+                kg_tensor_free(&x->before[i]); /* a rerun lays out again */
+                if (copy_tensor(&x->before[i], k, i, region + a->guard)) return -1;
+            }
         }
     }
     return 0;
 }
 
-/* Copies every tensor back out of shared memory and checks the guards around it. */
-static int read_back(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o,
+/* A tensor of case k's arg i whose data is at p (a view: freed with the run's segment). */
+static void view_tensor(struct kg_tensor *t, const struct kg_case *k, int i, uint8_t *p)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = k->adtype[i];
+    t->rank = k->shape[i].rank;
+    memcpy(t->dims, k->shape[i].dims, sizeof t->dims[0] * (size_t)t->rank);
+    t->numel = k->numel[i];
+    t->data = p;
+}
+
+/* Every tensor after the call, read where the worker left it, and the guards around it checked;
+ * an input is its own before when the call left it as sent (a copy of what was sent otherwise). */
+static int read_back(const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
                      const struct kg_req_run *r, struct kg_exec *x)
 {
     const struct kg_contract *c = k->c;
@@ -165,9 +183,17 @@ static int read_back(struct kg_session *s, const struct kg_case *k, const struct
             if (a->kind != KG_ARG_TENSOR) continue;
             int src = a->alias >= 0 ? a->alias : i;
             const struct kg_req_arg *sa = &r->args[src];
-            uint8_t *region = s->shm.mem + (set ? sa->off2 : sa->off);
-            if (copy_tensor(set ? &x->after2[i] : &x->after[i], k, i, region + sa->guard)) return -1;
-            if (set == 0 && a->alias < 0) check_guards(region, sa->guard, sa->bytes, o->guard_byte, x, i);
+            uint8_t *region = x->seg->mem + (set ? sa->off2 : sa->off);
+            view_tensor(set ? &x->after2[i] : &x->after[i], k, i, region + sa->guard);
+            if (set || a->alias >= 0) continue;
+            check_guards(region, sa->guard, sa->bytes, o->guard_byte, x, i);
+            if (!kg_arg_is_input(&c->args[i])) continue;
+            if (!a->bytes || !memcmp(region + a->guard, in->t[i].data, a->bytes)) {
+                view_tensor(&x->before[i], k, i, region + a->guard);
+                x->views |= 1u << i;
+            } else if (copy_tensor(&x->before[i], k, i, in->t[i].data)) {
+                return -1;
+            }
         }
     return 0;
 }
@@ -212,10 +238,10 @@ static void note_fault(struct kg_session *s, const struct kg_case *k, int status
 }
 
 /* One run request to the candidate's worker, counted and timed in the session; its seconds. */
-static double timed_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)
+static double timed_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp)
 {
     double t0 = kg_now();
-    kg_session_call(s, cl, rq, rp);
+    kg_session_call_fd(s, cl, rq, fd, rp);
     double secs = kg_now() - t0;
     s->t_run += secs;
     s->nruns++;
@@ -240,7 +266,8 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     static struct kg_req rq;
     uint64_t need = run_request(s, k, o, &rq);
     struct kg_err e;
-    if (kg_session_shm(s, need ? need : 1, &e)) return fail(x, KG_WS_UNAVAILABLE, e.msg);
+    x->seg = kg_seg_get(KG_SEG_RUN, need, &e);
+    if (!x->seg) return fail(x, KG_WS_UNAVAILABLE, e.msg);
     if (lay_out(s, k, in, o, &rq.u.run, x)) goto oom;
     struct kg_reply rp;
     struct kg_client *cl = kg_session_client(s, k->dtype, &rp);
@@ -249,7 +276,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
         cl = kg_session_client(s, k->dtype, &rp);
     }
     if (!cl) return fail(x, rp.status, rp.msg);
-    timed_call(s, cl, &rq, &rp);
+    timed_call(s, cl, &rq, x->seg->fd, &rp);
     if (rp.status == KG_WS_TIMEOUT && !kg_session_interrupted(s) && !kg_session_no_gpu(s)) {
         /* A GPU is shared with whatever else runs on the host (other checks, other users, a
          * context torn down after another hang), and a run can wait on it for longer than the
@@ -260,7 +287,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
         if (lay_out(s, k, in, o, &rq.u.run, x)) goto oom;
         cl = kg_session_client(s, k->dtype, &rp);
         if (!cl) return fail(x, rp.status, rp.msg);
-        const double secs = timed_call(s, cl, &rq, &rp);
+        const double secs = timed_call(s, cl, &rq, x->seg->fd, &rp);
         if (rp.status == KG_WS_TIMEOUT) {
             size_t n = strlen(rp.msg);
             snprintf(rp.msg + n, sizeof rp.msg - n, "%s", " (twice: the second time in a fresh worker)");
@@ -283,7 +310,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
         note_fault(s, k, rp.status);
     if (rp.status != KG_WS_OK && rp.status != KG_WS_REFUSED) return x->status;
     if (rp.status == KG_WS_OK) x->found = (uint32_t)rp.code & s->be->found;
-    if (read_back(s, k, o, &rq.u.run, x)) goto oom;
+    if (read_back(k, in, o, &rq.u.run, x)) goto oom;
     return x->status;
 oom:
     kg_exec_free(x);

@@ -5,8 +5,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "engine/backend.h"
 #include "engine/session.h"
+
+/* A float64 output of the oracle: allocated here, or only shaped where the backend's oracle
+ * lends its own (oracle_lends). */
+static int output_tensor(const struct kg_session *s, struct kg_tensor *t, int rank, const int64_t *dims)
+{
+    if (!s->be->oracle_lends) return kg_tensor_alloc(t, KG_F64, rank, dims);
+    memset(t, 0, sizeof *t);
+    t->dtype = KG_F64;
+    t->rank = rank;
+    t->numel = 1;
+    for (int i = 0; i < rank; i++) {
+        t->dims[i] = dims[i];
+        t->numel *= dims[i];
+    }
+    return 0;
+}
 
 /* --allow tf32 / `allow: tf32`: the working-precision reference on inputs cut to TF32, as a
  * TF32 matmul or convolution computes, rounded or truncated (tensor cores that read an operand
@@ -22,8 +39,8 @@ static int tf32_reference_cut(struct kg_session *s, const struct kg_case *k, con
     t.nout = x->nout;
     for (int j = 0; j < x->nout; j++) {
         t.arg[j] = x->arg[j];
-        if (kg_tensor_alloc(&t.exact[j], KG_F64, x->exact[j].rank, x->exact[j].dims) ||
-            kg_tensor_alloc(&t.ref[j], KG_F64, x->ref[j].rank, x->ref[j].dims))
+        if (output_tensor(s, &t.exact[j], x->exact[j].rank, x->exact[j].dims) ||
+            output_tensor(s, &t.ref[j], x->ref[j].rank, x->ref[j].dims))
             goto oom;
     }
     if (s->be->oracle(s, k, &r, &t, e)) goto done;
@@ -50,6 +67,18 @@ static int tf32_reference(struct kg_session *s, const struct kg_case *k, const s
     return tf32_reference_cut(s, k, in, x, false, err, e) || tf32_reference_cut(s, k, in, x, true, err, e) ? -1 : 0;
 }
 
+/* The reference rounded to the output's dtype, elements [lo, hi) (kg_parallel_for). */
+struct round_job {
+    enum kg_dtype t;
+    double *r;
+};
+
+static void round_range(void *ctx, int64_t lo, int64_t hi)
+{
+    const struct round_job *job = ctx;
+    for (int64_t i = lo; i < hi; i++) job->r[i] = kg_round(job->t, job->r[i]);
+}
+
 int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                    struct kg_err *e)
 {
@@ -61,8 +90,8 @@ int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct k
         if (!kg_arg_is_output(&c->args[i])) continue;
         int j = x->nout++;
         x->arg[j] = i;
-        if (kg_tensor_alloc(&x->exact[j], KG_F64, k->shape[i].rank, k->shape[i].dims) ||
-            kg_tensor_alloc(&x->ref[j], KG_F64, k->shape[i].rank, k->shape[i].dims)) {
+        if (output_tensor(s, &x->exact[j], k->shape[i].rank, k->shape[i].dims) ||
+            output_tensor(s, &x->ref[j], k->shape[i].rank, k->shape[i].dims)) {
             kg_errf(e, "out of memory for the oracle's %s", c->args[i].name);
             goto out;
         }
@@ -72,8 +101,8 @@ int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct k
     if ((s->o.allow_tf32 || c->allow_tf32) && tf32_reference(s, k, in, x, tf32_err, e)) goto out;
     for (int j = 0; j < x->nout; j++) {
         enum kg_dtype t = k->adtype[x->arg[j]];
-        double *r = x->ref[j].data;
-        for (int64_t i = 0; i < x->ref[j].numel; i++) r[i] = kg_round(t, r[i]);
+        struct round_job job = {t, x->ref[j].data};
+        kg_parallel_for(x->ref[j].numel, KG_PARALLEL_GRAIN, round_range, &job);
         x->scale[j] = kg_scale_of(&x->exact[j]);
         struct kg_cmp cmp;
         /* where the reference itself overflows, kg_judge excuses the same non-finite value

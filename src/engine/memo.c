@@ -1,18 +1,12 @@
 /* memo.c: inputs and oracle values of recent cases, computed once per check. Gates ask for the
  * same nominal case many times; on large tensors generating inputs and evaluating the oracle
- * cost more than the runs. Callers get copies, so a gate may change what it was given. */
+ * cost more than the runs. Callers are lent the memo's own tensors (read only), and a case that
+ * is lent out is neither evicted nor replaced until every loan is given back. */
 #include <stdio.h>
 #include <string.h>
 
 #include "engine/backend.h"
 #include "engine/session.h"
-
-static int copy_tensor_full(struct kg_tensor *dst, const struct kg_tensor *src)
-{
-    memset(dst, 0, sizeof *dst);
-    if (!src->data) return 0;
-    return kg_tensor_copy(dst, src);
-}
 
 static void memo_clear(struct kg_case_memo *m)
 {
@@ -55,7 +49,7 @@ static uint64_t memo_bytes(const struct kg_case_memo *m)
 {
     uint64_t b = 0;
     for (int i = 0; i < KG_MAX_ARGS; i++) b += m->in.t[i].data ? (uint64_t)kg_tensor_bytes(&m->in.t[i]) : 0;
-    for (int j = 0; j < KG_OP_MAX_IO; j++) {
+    for (int j = 0; j < KG_OP_MAX_IO; j++) { /* views of an oracle's segment too: it keeps only their pages */
         const struct kg_tensor *t[] = {&m->ex.exact[j], &m->ex.ref[j], &m->ex.alt[j]};
         for (int q = 0; q < 3; q++) b += t[q]->data ? (uint64_t)kg_tensor_bytes(t[q]) : 0;
     }
@@ -79,7 +73,8 @@ static void memo_fit(struct kg_session *s, struct kg_case_memo *m)
         for (int i = 0; i < KG_CASE_CACHE; i++) {
             struct kg_case_memo *o = &s->memo[i];
             total += o->bytes;
-            if (o != m && (o->has_in || o->has_ex) && o->rank <= m->rank && (!victim || evict_before(o, victim)))
+            if (o != m && !o->holds && (o->has_in || o->has_ex) && o->rank <= m->rank &&
+                (!victim || evict_before(o, victim)))
                 victim = o;
         }
         if (total <= s->memo_budget || !victim) return;
@@ -91,6 +86,8 @@ static void memo_fit(struct kg_session *s, struct kg_case_memo *m)
     }
 }
 
+/* The memo entry of case k, a free or the least valuable one otherwise (its values dropped);
+ * NULL when every entry is lent out. */
 static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case *k)
 {
     char id[KG_CASE_ID_MAX];
@@ -99,16 +96,17 @@ static struct kg_case_memo *memo_slot(struct kg_session *s, const struct kg_case
     for (int i = 0; i < KG_CASE_CACHE; i++) {
         struct kg_case_memo *m = &s->memo[i];
         if (!m->has_in && !m->has_ex) {
-            if (!empty) empty = m;
+            if (!empty && !m->holds) empty = m;
             continue;
         }
         if (!strcmp(m->id, id)) {
             m->used = ++s->memo_clock;
             return m;
         }
-        if (!victim || evict_before(m, victim)) victim = m;
+        if (!m->holds && (!victim || evict_before(m, victim))) victim = m;
     }
     if (empty) victim = empty;
+    if (!victim) return NULL;
     memo_clear(victim);
     kg_strlcpy(victim->id, id, sizeof victim->id);
     victim->used = ++s->memo_clock;
@@ -133,33 +131,36 @@ static int memo_inputs(struct kg_session *s, const struct kg_case *k, struct kg_
     return 0;
 }
 
-const struct kg_inputs *kg_session_inputs_held(struct kg_session *s, const struct kg_case *k, struct kg_err *e)
-{
-    struct kg_case_memo *m = memo_slot(s, k);
-    return memo_inputs(s, k, m, e) ? NULL : &m->in;
-}
-
 int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e)
 {
+    memset(in, 0, sizeof *in); /* freeing it is harmless whatever happens below */
     struct kg_case_memo *m = memo_slot(s, k);
+    if (!m) { /* every entry lent out: inputs of the caller's own */
+        double t0 = kg_now();
+        int rc = s->be->inputs(s, k, in, e);
+        s->t_inputs += kg_now() - t0;
+        return rc;
+    }
     if (memo_inputs(s, k, m, e)) return -1;
-    memset(in, 0, sizeof *in);
-    in->nspecial = m->in.nspecial;
-    memcpy(in->special, m->in.special, sizeof in->special);
-    for (int i = 0; i < KG_MAX_ARGS; i++)
-        if (copy_tensor_full(&in->t[i], &m->in.t[i])) {
-            kg_inputs_free(in);
-            return kg_errf(e, "out of memory copying inputs");
-        }
+    *in = m->in;
+    in->holds = &m->holds;
+    m->holds++;
     return 0;
 }
 
 int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e)
 {
+    memset(x, 0, sizeof *x); /* freeing it is harmless whatever happens below */
     struct kg_case_memo *m = memo_slot(s, k);
+    if (!m) { /* every entry lent out: the caller's own inputs and values, made for it */
+        struct kg_inputs in;
+        if (s->be->inputs(s, k, &in, e)) return -1;
+        int rc = kg_expect_eval(s, k, &in, x, e);
+        kg_inputs_free(&in);
+        return rc;
+    }
     if (!m->has_ex) {
-        /* the oracle reads the memo's own inputs (kg_expect_eval takes them const): no copy of
-         * them is made for it, and none at all when its values are held already */
+        /* the oracle reads the memo's own inputs (kg_expect_eval takes them const) */
         if (memo_inputs(s, k, m, e)) return -1;
         if (kg_session_interrupted(s)) return kg_errf(e, "interrupted: the oracle was not run");
         double t0 = kg_now();
@@ -172,15 +173,7 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
         memo_event(s, m->id, true, true, 0);
     }
     *x = m->ex;
-    for (int j = 0; j < KG_OP_MAX_IO; j++)
-        if (copy_tensor_full(&x->exact[j], &m->ex.exact[j]) || copy_tensor_full(&x->ref[j], &m->ex.ref[j]) ||
-            copy_tensor_full(&x->alt[j], &m->ex.alt[j])) {
-            for (int q = 0; q <= j; q++) {
-                kg_tensor_free(&x->exact[q]);
-                kg_tensor_free(&x->ref[q]);
-                kg_tensor_free(&x->alt[q]);
-            }
-            return kg_errf(e, "out of memory copying oracle values");
-        }
+    x->holds = &m->holds;
+    m->holds++;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* oracle_worker.c: the ORACLE request (oracle_worker.h), laid out once for every oracle that
  * runs in a worker: inputs then outputs as float64 at 64-byte-padded offsets of the oracle
- * worker's shared memory, outputs zeroed before the call. */
+ * worker's shared memory (outputs zeroed before the call), or of a case's own segment whose
+ * outputs the judge reads in place. */
 #include "engine/oracle_worker.h"
 
 #include <stdio.h>
@@ -8,15 +9,17 @@
 
 #include "engine/session.h"
 
-int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw, bool again,
-                          const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
-                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e)
+/* The ORACLE request of case k: inputs at 64-byte-padded offsets, then the outputs of
+ * evaluation `set` (after `set` sets of outputs); returns the bytes of one set of outputs in
+ * *set_bytes, the inputs' in *in_bytes. */
+static int oracle_request(const struct kg_case *k, int working, bool raw, const struct kg_oracle_arg *in, int nin,
+                          struct kg_tensor *const *out, const enum kg_dtype *out_dtype, int nout, int set,
+                          struct kg_req *rq, uint64_t *in_bytes, uint64_t *set_bytes, struct kg_err *e)
 {
-    static struct kg_req rq;
-    memset(&rq, 0, sizeof rq);
-    rq.magic = KG_PROTO_MAGIC;
-    rq.cmd = KG_CMD_ORACLE;
-    struct kg_req_oracle *o = &rq.u.oracle;
+    memset(rq, 0, sizeof *rq);
+    rq->magic = KG_PROTO_MAGIC;
+    rq->cmd = KG_CMD_ORACLE;
+    struct kg_req_oracle *o = &rq->u.oracle;
     if (nin > KG_OP_MAX_IO || nout > KG_OP_MAX_IO) return kg_errf(e, "more than %d inputs or outputs", KG_OP_MAX_IO);
     o->working = working;
     o->n_in = nin;
@@ -36,6 +39,11 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
         t->off = off;
         off += ((uint64_t)in[j].numel * kg_dtype_size(t->data_dtype) + 63) / 64 * 64 + 64;
     }
+    *in_bytes = off;
+    uint64_t each = 0;
+    for (int j = 0; j < nout; j++) each += (uint64_t)out[j]->numel * 8 + 64;
+    *set_bytes = each;
+    off += (uint64_t)set * each;
     for (int j = 0; j < nout; j++) {
         struct kg_req_tensor *t = &o->out[j];
         t->kind = KG_ARG_TENSOR;
@@ -51,19 +59,36 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
         kg_strlcpy(o->sym_names[i], k->c->sym[i], KG_NAME_MAX);
         o->sym_values[i] = k->sym[i];
     }
-    /* a region that grew is a new memfd (likely with the old descriptor's number: its size says
-     * it), where nothing is placed yet */
-    const uint64_t size0 = s->oshm.size;
-    if (kg_session_oshm(s, o->shm_size, e)) return -1;
-    bool placed = again && raw && size0 && s->oshm.size == size0;
-    for (int j = 0; j < nin && !placed; j++) {
+    return 0;
+}
+
+/* The inputs into mem at the request's offsets (float64 unless they go as stored). */
+static void place_inputs(uint8_t *mem, const struct kg_req_oracle *o, const struct kg_oracle_arg *in, int nin)
+{
+    for (int j = 0; j < nin; j++) {
         if (in[j].kind != KG_ARG_TENSOR) continue;
-        double *d = (double *)(s->oshm.mem + o->in[j].off);
+        double *d = (double *)(mem + o->in[j].off);
         if (in[j].data_dtype == (enum kg_dtype)o->in[j].data_dtype)
             memcpy(d, in[j].data, (size_t)in[j].numel * kg_dtype_size(in[j].data_dtype));
         else
             for (int64_t x = 0; x < in[j].numel; x++) d[x] = kg_load(in[j].data_dtype, in[j].data, x);
     }
+}
+
+int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw, bool again,
+                          const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
+                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e)
+{
+    static struct kg_req rq;
+    uint64_t in_bytes, set_bytes;
+    if (oracle_request(k, working, raw, in, nin, out, out_dtype, nout, 0, &rq, &in_bytes, &set_bytes, e)) return -1;
+    const struct kg_req_oracle *o = &rq.u.oracle;
+    /* a region that grew is a new memfd (likely with the old descriptor's number: its size says
+     * it), where nothing is placed yet */
+    const uint64_t size0 = s->oshm.size;
+    if (kg_session_oshm(s, o->shm_size, e)) return -1;
+    bool placed = again && raw && size0 && s->oshm.size == size0;
+    if (!placed) place_inputs(s->oshm.mem, o, in, nin);
     /* the torch worker writes every output whole or fails the request (at real sizes this was
      * GBs of zeros per call); a contract's oracle finds zeros where it writes nothing */
     for (int j = 0; j < nout && !raw; j++) memset(s->oshm.mem + o->out[j].off, 0, (size_t)out[j]->numel * 8);
@@ -72,4 +97,35 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
     for (int j = 0; j < nout; j++) memcpy(out[j]->data, s->oshm.mem + o->out[j].off, (size_t)out[j]->numel * 8);
     if (code) *code = rp.code;
     return 0;
+}
+
+int kg_oracle_worker_lend(struct kg_session *s, const struct kg_case *k, int working, struct kg_oracle_case *oc,
+                          int set, const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
+                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e)
+{
+    static struct kg_req rq;
+    if (set < 0 || set >= KG_ORACLE_SETS) return kg_errf(e, "evaluation %d of a case: at most %d", set, KG_ORACLE_SETS);
+    if (oracle_request(k, working, true, in, nin, out, out_dtype, nout, set, &rq, &oc->in_bytes, &oc->set_bytes, e))
+        return -1;
+    const struct kg_req_oracle *o = &rq.u.oracle;
+    if (!oc->g) {
+        oc->g = kg_seg_get(KG_SEG_ORACLE, oc->in_bytes + KG_ORACLE_SETS * oc->set_bytes + 8, e);
+        if (!oc->g) return -1;
+        place_inputs(oc->g->mem, o, in, nin);
+    }
+    struct kg_reply rp;
+    if (kg_session_call_fd(s, &s->oracle, &rq, oc->g->fd, &rp) || rp.status != KG_WS_OK)
+        return kg_errf(e, "%s", rp.msg);
+    for (int j = 0; j < nout; j++) out[j]->data = oc->g->mem + o->out[j].off;
+    if (nout) kg_seg_map_in(oc->g, o->out[0].off, oc->set_bytes);
+    if (code) *code = rp.code;
+    return 0;
+}
+
+void kg_oracle_worker_settle(struct kg_oracle_case *oc, int keep)
+{
+    if (!oc->g) return;
+    kg_seg_discard(oc->g, 0, oc->in_bytes);
+    uint64_t from = oc->in_bytes + (uint64_t)keep * oc->set_bytes;
+    if (from < oc->g->size) kg_seg_discard(oc->g, from, oc->g->size - from);
 }

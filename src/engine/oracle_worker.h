@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "base/segment.h"
 #include "contract/case.h"
 #include "worker/proto.h"
 
@@ -34,5 +35,22 @@ struct kg_oracle_arg {
 int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int working, bool raw, bool again,
                           const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
                           const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e);
+
+/* The evaluations of one case in a segment of their own (raw only), read where the worker wrote
+ * them: the inputs are placed once (*g NULL: the first call makes the segment, with room for
+ * KG_ORACLE_SETS evaluations), and evaluation `set` writes its float64 outputs into its own part;
+ * out[j] (shape set by the caller, no data) become views of that part, valid until the segment
+ * is given back (kg_seg_put). Otherwise as kg_oracle_worker_call. */
+#define KG_ORACLE_SETS 3
+struct kg_oracle_case {
+    struct kg_seg *g;
+    uint64_t in_bytes, set_bytes; /* the inputs' part, and each evaluation's */
+};
+int kg_oracle_worker_lend(struct kg_session *s, const struct kg_case *k, int working, struct kg_oracle_case *oc,
+                          int set, const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
+                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e);
+/* The case's evaluations done: the memory of its inputs' part and of every evaluation after the
+ * first keep ones is given back to the system (the segment keeps its size, those pages go). */
+void kg_oracle_worker_settle(struct kg_oracle_case *oc, int keep);
 
 #endif

@@ -124,14 +124,18 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
     return &s->cand[i];
 }
 
-int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)
+int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp)
 {
     if (kg_client_start(s, cl, rp)) return -1;
     /* --timeout limits the kernel under test; the oracle worker runs only trusted code (the
      * reference, the inputs), which on a loaded GPU host can take longer than a short limit */
     double timeout = rq->cmd == KG_CMD_ORACLE || cl == &s->oracle ? 600 : s->o.timeout;
-    return kg_worker_call_until(&cl->w, rq, cl == &s->oracle ? s->oshm.fd : s->shm.fd, rp, timeout, s->o.interrupted,
-                                s->o.interrupted_ud);
+    return kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
+}
+
+int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)
+{
+    return kg_session_call_fd(s, cl, rq, cl == &s->oracle ? s->oshm.fd : s->shm.fd, rp);
 }
 
 /* ---- shared memory ------------------------------------------------------------------------- */

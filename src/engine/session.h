@@ -43,6 +43,7 @@ struct kg_case_memo {
     int rank;       /* 2: nominal N(0,1) at the base seed, 1: at another seed, 0: other cases */
     uint64_t bytes; /* held by in and ex */
     bool has_in, has_ex;
+    int holds; /* inputs and values lent out (kg_session_inputs, kg_session_expect) and not yet given back */
     struct kg_inputs in;
     struct kg_expect ex;
 };
@@ -142,17 +143,13 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o);
 struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, struct kg_reply *rp);
 int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp);
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
+/* The same with the shared memory fd (a run's own segment; kg_session_call: the session's). */
+int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp);
 void kg_session_restart(struct kg_session *s, struct kg_client *cl);
 
 /* Grows the candidate's / the oracle worker's shared memory to at least size bytes. */
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
 int kg_session_oshm(struct kg_session *s, uint64_t size, struct kg_err *e);
-
-/* The memo's own inputs of case k, not a copy: read only, and valid only until the memo is asked
- * for another case (kg_session_inputs, kg_session_expect or this, of any other case) or freed.
- * kg_check_case runs and judges one case on them, where a copy cost a full pass over every
- * input at real sizes. */
-const struct kg_inputs *kg_session_inputs_held(struct kg_session *s, const struct kg_case *k, struct kg_err *e);
 
 /* The oracle's values of case k on inputs in: kg_expect_compute without counting it as a direct
  * evaluation (the memo's own). */

@@ -1,20 +1,43 @@
 /* values.c: releasing what runs and the oracle filled in (values.h). */
 #include "engine/values.h"
 
+#include <string.h>
+
 void kg_exec_free(struct kg_exec *x)
 {
     for (int i = 0; i < KG_MAX_ARGS; i++) {
-        kg_tensor_free(&x->before[i]);
+        if (x->views & (1u << i))
+            x->before[i].data = NULL;
+        else
+            kg_tensor_free(&x->before[i]);
+        if (x->seg) { /* views into the segment */
+            x->after[i].data = x->after2[i].data = NULL;
+            continue;
+        }
         kg_tensor_free(&x->after[i]);
         kg_tensor_free(&x->after2[i]);
     }
+    x->views = 0;
+    kg_seg_put(x->seg);
+    x->seg = NULL;
 }
 
 void kg_expect_free(struct kg_expect *x)
 {
+    if (x->holds) {
+        (*x->holds)--;
+        memset(x, 0, sizeof *x);
+        return;
+    }
     for (int j = 0; j < KG_OP_MAX_IO; j++) {
-        kg_tensor_free(&x->exact[j]);
-        kg_tensor_free(&x->ref[j]);
+        if (x->seg) {
+            x->exact[j].data = x->ref[j].data = NULL;
+        } else {
+            kg_tensor_free(&x->exact[j]);
+            kg_tensor_free(&x->ref[j]);
+        }
         kg_tensor_free(&x->alt[j]);
     }
+    kg_seg_put(x->seg);
+    x->seg = NULL;
 }

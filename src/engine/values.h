@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/segment.h"
 #include "contract/inputs.h"
 #include "engine/compare.h"
 #include "worker/proto.h"
@@ -39,8 +40,13 @@ struct kg_exec {
     struct kg_tensor before[KG_MAX_ARGS]; /* every tensor as sent (inputs and prefill) */
     struct kg_tensor after[KG_MAX_ARGS];  /* every tensor after the call */
     struct kg_tensor after2[KG_MAX_ARGS]; /* KG_RUN_PAIR: the second launch's */
-    int64_t guard_bad[KG_MAX_ARGS];       /* guard bytes changed (0: intact) */
-    int64_t guard_first[KG_MAX_ARGS];     /* byte offset from the data start of the first one */
+    /* The run's shared memory, held until kg_exec_free: after and after2 are read where the
+     * worker wrote them, and so is before of an input the call left unchanged (bit i of
+     * views: before[i] is such a view, not a copy of its own). */
+    struct kg_seg *seg;
+    uint32_t views;
+    int64_t guard_bad[KG_MAX_ARGS];   /* guard bytes changed (0: intact) */
+    int64_t guard_first[KG_MAX_ARGS]; /* byte offset from the data start of the first one */
     int64_t guard_last[KG_MAX_ARGS];
     /* the first KG_GUARD_SHOWN changed guard bytes of each tensor: offset from the data start, value */
     int64_t guard_off[KG_MAX_ARGS][KG_GUARD_SHOWN];
@@ -70,6 +76,12 @@ struct kg_expect {
     double threshold[KG_OP_MAX_IO]; /* k * ref_err + floor(dtype) */
     double floor[KG_OP_MAX_IO];     /* floor(dtype), 0 for exact-match outputs */
     bool int_out;
+    /* set when the tensors are the session memo's (kg_session_expect): read only, and
+     * kg_expect_free gives them back (counts *holds down) instead of freeing them */
+    int *holds;
+    /* set when exact and ref are views of the oracle's own segment of the case (a backend
+     * whose oracle lends them, KG_CAP_ORACLE_LENDS), given back with them */
+    struct kg_seg *seg;
 };
 
 void kg_expect_free(struct kg_expect *x);

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -17,6 +19,8 @@
 #include "kgate.h"
 #include "base/rng.h"
 #include "base/tensor.h"
+#include "base/segment.h"
+#include "base/parallel.h"
 
 static void test_rng_is_a_pure_function_of_seed_stream_index(void **state)
 {
@@ -264,11 +268,78 @@ static void test_tensor_pool_reuses_large_blocks(void **state)
     kg_tensor_free(&a);
 }
 
+/* A freed run segment comes back, its bytes in place, for a later run of about its size (not
+ * for one more than twice smaller); the memfd behind it is the one mapped. */
+static void test_segment_pool_reuses_segments(void **state)
+{
+    (void)state;
+    struct kg_err e;
+    struct kg_seg *a = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, &e);
+    assert_non_null(a);
+    assert_true(a->size >= (uint64_t)3 << 20);
+    memset(a->mem, 0x5A, a->size);
+    uint8_t probe = 0;
+    assert_int_equal(pread(a->fd, &probe, 1, 4096), 1);
+    assert_int_equal(probe, 0x5A); /* the mapping is the memfd's: what a worker sees */
+    struct kg_seg *b = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, &e);
+    assert_non_null(b);
+    assert_ptr_not_equal(a, b); /* a held segment is never handed out twice */
+    uint8_t *mem = a->mem;
+    kg_seg_put(a);
+    struct kg_seg *c = kg_seg_get(KG_SEG_RUN, (uint64_t)2 << 20, &e);
+    assert_ptr_equal(c->mem, mem);
+    assert_int_equal(c->mem[12345], 0x5A); /* pages kept: no fault, no zeroing */
+    kg_seg_put(c);
+    struct kg_seg *d = kg_seg_get(KG_SEG_RUN, (uint64_t)1 << 20, &e); /* under half: a new one */
+    assert_ptr_not_equal(d->mem, mem);
+    kg_seg_put(d);
+    kg_seg_put(b);
+    kg_seg_put(NULL);
+    /* a segment an oracle wrote into never goes to a candidate's run */
+    struct kg_seg *o = kg_seg_get(KG_SEG_ORACLE, (uint64_t)3 << 20, &e);
+    assert_non_null(o);
+    uint8_t *omem = o->mem;
+    kg_seg_put(o);
+    struct kg_seg *r = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, &e);
+    assert_ptr_not_equal(r->mem, omem);
+    kg_seg_put(r);
+    o = kg_seg_get(KG_SEG_ORACLE, (uint64_t)3 << 20, &e);
+    assert_ptr_equal(o->mem, omem);
+    kg_seg_put(o);
+}
+
+static void square_range(void *ctx, int64_t lo, int64_t hi)
+{
+    int64_t *v = ctx;
+    for (int64_t i = lo; i < hi; i++) v[i] = i * i + 1;
+}
+
+/* The parallel loop covers every index exactly once, above and below its split size. */
+static void test_parallel_for_covers_each_index_once(void **state)
+{
+    (void)state;
+    const int64_t sizes[] = {0, 1, 1000, (1 << 20) * 3 + 7};
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        int64_t n = sizes[t];
+        int64_t *v = calloc((size_t)n + 1, sizeof *v);
+        assert_non_null(v);
+        v[n] = -5;
+        kg_parallel_for(n, KG_PARALLEL_GRAIN, square_range, v);
+        for (int64_t i = 0; i < n; i++)
+            if (v[i] != i * i + 1) fail_msg("index %lld of %lld", (long long)i, (long long)n);
+        assert_int_equal(v[n], -5);
+        free(v);
+    }
+    assert_true(kg_parallel_threads() >= 1 && kg_parallel_threads() <= 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rng_is_a_pure_function_of_seed_stream_index),
         cmocka_unit_test(test_tensor_pool_reuses_large_blocks),
+        cmocka_unit_test(test_segment_pool_reuses_segments),
+        cmocka_unit_test(test_parallel_for_covers_each_index_once),
         cmocka_unit_test(test_rng_moments),
         cmocka_unit_test(test_f16_and_bf16_round_to_nearest_even),
         cmocka_unit_test(test_compare_fails_on_nan_and_nonfinite_mismatch),

@@ -1,0 +1,131 @@
+/* segment.c: memfd segments for the workers' runs and a pool of freed ones (segment.h). A new
+ * segment costs a page fault and a page zeroing per page on first touch, on the judge's side and
+ * again in the worker that maps it: at real sizes (hundreds of MB per run, dozens of runs per
+ * check) that was a good part of a check's time. */
+#include "base/segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SEG_SLOTS 16
+#define SEG_MIN   ((uint64_t)1 << 20)
+
+static struct kg_seg *kept[KG_SEG_POOLS][SEG_SLOTS];
+static int nkept[KG_SEG_POOLS];
+static uint64_t kept_bytes; /* over both pools */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What the pool may keep: 1/16 of physical memory, at most 8 GiB (a gate holds up to six runs
+ * at once and the next gate wants as many again); KGATE_SEG_POOL=MiB to measure. */
+static uint64_t kept_cap(void)
+{
+    static uint64_t cap = UINT64_MAX;
+    if (cap == UINT64_MAX) {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (uint64_t)8 << 30;
+        const char *env = getenv("KGATE_SEG_POOL");
+        cap = env ? strtoull(env, NULL, 10) << 20 : phys / 16 < (uint64_t)8 << 30 ? phys / 16 : (uint64_t)8 << 30;
+    }
+    return cap;
+}
+
+static void destroy(struct kg_seg *g)
+{
+    if (g->mem) munmap(g->mem, g->size);
+    if (g->fd >= 0) close(g->fd);
+    free(g);
+}
+
+static void drop(int p, int i)
+{
+    kept_bytes -= kept[p][i]->size;
+    memmove(&kept[p][i], &kept[p][i + 1], (size_t)(nkept[p] - i - 1) * sizeof kept[p][0]);
+    nkept[p]--;
+}
+
+struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, struct kg_err *e)
+{
+    if (size < SEG_MIN) size = SEG_MIN;
+    const int p = pool;
+    pthread_mutex_lock(&kept_lock);
+    int best = -1;
+    for (int i = 0; i < nkept[p]; i++) {
+        const struct kg_seg *c = kept[p][i];
+        if (c->size >= size && c->size / 2 <= size && (best < 0 || c->size < kept[p][best]->size)) best = i;
+    }
+    struct kg_seg *g = best >= 0 ? kept[p][best] : NULL;
+    if (g) drop(p, best);
+    pthread_mutex_unlock(&kept_lock);
+    if (g) return g;
+    size = (size + SEG_MIN - 1) / SEG_MIN * SEG_MIN;
+    g = calloc(1, sizeof *g);
+    if (!g) {
+        kg_errf(e, "out of memory");
+        return NULL;
+    }
+    g->fd = memfd_create("kgate-run", MFD_CLOEXEC);
+    if (g->fd < 0) {
+        kg_errf(e, "memfd_create: %s", strerror(errno));
+        free(g);
+        return NULL;
+    }
+    void *m = MAP_FAILED;
+    if (ftruncate(g->fd, (off_t)size) == 0) m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+    if (m == MAP_FAILED) {
+        kg_errf(e, "cannot make %llu bytes of shared memory: %s", (unsigned long long)size, strerror(errno));
+        destroy(g);
+        return NULL;
+    }
+    g->mem = m;
+    g->size = size;
+    g->pool = pool;
+    return g;
+}
+
+void kg_seg_discard(struct kg_seg *g, uint64_t off, uint64_t len)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t lo = (off + page - 1) / page * page, hi = (off + len) / page * page;
+    if (hi > g->size) hi = g->size / page * page;
+    if (hi > lo) (void)fallocate(g->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)(hi - lo));
+}
+
+void kg_seg_map_in(struct kg_seg *g, uint64_t off, uint64_t len)
+{
+#ifdef MADV_POPULATE_READ
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t lo = off / page * page, hi = off + len < g->size ? off + len : g->size;
+    if (hi > lo) (void)madvise(g->mem + lo, hi - lo, MADV_POPULATE_READ);
+#else
+    (void)g;
+    (void)off;
+    (void)len;
+#endif
+}
+
+void kg_seg_put(struct kg_seg *g)
+{
+    if (!g) return;
+    if (g->size > kept_cap()) {
+        destroy(g);
+        return;
+    }
+    const int p = g->pool;
+    pthread_mutex_lock(&kept_lock);
+    for (;;) { /* room: this pool's oldest first, then the other's */
+        int q = nkept[p] == SEG_SLOTS || (nkept[p] && kept_bytes + g->size > kept_cap()) ? p : -1;
+        for (int o = 0; q < 0 && o < KG_SEG_POOLS; o++)
+            if (nkept[o] && kept_bytes + g->size > kept_cap()) q = o;
+        if (q < 0) break;
+        destroy(kept[q][0]);
+        drop(q, 0);
+    }
+    kept[p][nkept[p]++] = g;
+    kept_bytes += g->size;
+    pthread_mutex_unlock(&kept_lock);
+}
