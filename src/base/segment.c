@@ -25,12 +25,7 @@ static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t kept_cap(void)
 {
     static uint64_t cap = UINT64_MAX;
-    if (cap == UINT64_MAX) {
-        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (uint64_t)8 << 30;
-        const char *env = getenv("KGATE_SEG_POOL");
-        cap = env ? strtoull(env, NULL, 10) << 20 : phys / 16 < (uint64_t)8 << 30 ? phys / 16 : (uint64_t)8 << 30;
-    }
+    if (cap == UINT64_MAX) cap = kg_cache_cap("KGATE_SEG_POOL", 16, (uint64_t)8 << 30);
     return cap;
 }
 

@@ -35,12 +35,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t pool_cap(void)
 {
     static size_t cap = SIZE_MAX;
-    if (cap == SIZE_MAX) {
-        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        size_t phys = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : (size_t)8 << 30;
-        const char *env = getenv("KGATE_TENSOR_POOL"); /* MiB, for measurements */
-        cap = env ? (size_t)strtoull(env, NULL, 10) << 20 : phys / 32 < (size_t)4 << 30 ? phys / 32 : (size_t)4 << 30;
-    }
+    if (cap == SIZE_MAX) cap = (size_t)kg_cache_cap("KGATE_TENSOR_POOL", 32, (uint64_t)4 << 30);
     return cap;
 }
 

@@ -226,6 +226,15 @@ uint64_t kg_mem_available(void)
     return left;
 }
 
+uint64_t kg_cache_cap(const char *env, unsigned divisor, uint64_t max)
+{
+    const char *v = getenv(env);
+    if (v) return strtoull(v, NULL, 10) << 20;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (uint64_t)8 << 30;
+    return phys / divisor < max ? phys / divisor : max;
+}
+
 void kg_tmp_name(char *buf, size_t n, const char *path)
 {
     uint64_t r = 0;

@@ -62,5 +62,8 @@ int kg_ncpu(void);
  * (MemAvailable), what its cgroup's memory.max leaves and what the address-space limit
  * (ulimit -v) leaves; UINT64_MAX when none of them is known. */
 uint64_t kg_mem_available(void);
+/* What a cache of freed memory may keep: $env MiB when set (for measurements), else the host's
+ * physical memory / divisor, at most max bytes (8 GiB of physical memory assumed when unknown). */
+uint64_t kg_cache_cap(const char *env, unsigned divisor, uint64_t max);
 
 #endif
