@@ -43,13 +43,8 @@ static int expect_replaced(struct kg_session *s, const struct kg_case *k, const 
                            int keep, struct kg_expect *ex)
 {
     struct kg_inputs r;
-    memset(&r, 0, sizeof r);
     int rc = -1;
-    for (int i = 0; i < KG_MAX_ARGS; i++) {
-        const struct kg_tensor *t = &in->t[i];
-        if (!t->data) continue;
-        if (kg_tensor_copy(&r.t[i], t)) goto out;
-    }
+    if (kg_inputs_copy(&r, in)) goto out;
     for (int q = 0; q < in->nspecial; q++) {
         double val = in->special[q].value;
         if (q == keep || isfinite(val) || (nan_only && !isnan(val))) continue;

@@ -161,6 +161,13 @@ int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case 
     return kg_case_init(k, c, sym, dtype, (uint64_t)seed, dist, e);
 }
 
+struct kg_tensor kg_case_tensor(const struct kg_case *k, int i, enum kg_dtype dtype, void *data)
+{
+    struct kg_tensor t = {.dtype = dtype, .rank = k->shape[i].rank, .numel = k->numel[i], .data = data};
+    memcpy(t.dims, k->shape[i].dims, sizeof t.dims);
+    return t;
+}
+
 bool kg_case_outputs_empty(const struct kg_case *k)
 {
     bool any = false;

@@ -56,6 +56,10 @@ int kg_case_from_id(const struct kg_contract *c, const char *id, struct kg_case 
  * A judgement of such a case would be "exact" with nothing compared; it is refused instead. */
 bool kg_case_outputs_empty(const struct kg_case *k);
 
+/* Tensor arg i of the case as a header: its shape, the given dtype, data pointing at data (not
+ * owned: a view, or NULL for a header alone). */
+struct kg_tensor kg_case_tensor(const struct kg_case *k, int i, enum kg_dtype dtype, void *data);
+
 /* Total bytes of all tensors (for sizing shared memory and refusing absurd cases). */
 int64_t kg_case_bytes(const struct kg_case *k);
 

@@ -160,17 +160,6 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
     return 0;
 }
 
-/* A tensor of case k's arg i whose data is at p (a view: freed with the run's segment). */
-static void view_tensor(struct kg_tensor *t, const struct kg_case *k, int i, uint8_t *p)
-{
-    memset(t, 0, sizeof *t);
-    t->dtype = k->adtype[i];
-    t->rank = k->shape[i].rank;
-    memcpy(t->dims, k->shape[i].dims, sizeof t->dims[0] * (size_t)t->rank);
-    t->numel = k->numel[i];
-    t->data = p;
-}
-
 /* Every tensor after the call, read where the worker left it, and the guards around it checked;
  * an input is its own before when the call left it as sent (a copy of what was sent otherwise). */
 static int read_back(const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
@@ -184,12 +173,12 @@ static int read_back(const struct kg_case *k, const struct kg_inputs *in, const 
             int src = a->alias >= 0 ? a->alias : i;
             const struct kg_req_arg *sa = &r->args[src];
             uint8_t *region = x->seg->mem + (set ? sa->off2 : sa->off);
-            view_tensor(set ? &x->after2[i] : &x->after[i], k, i, region + sa->guard);
+            *(set ? &x->after2[i] : &x->after[i]) = kg_case_tensor(k, i, k->adtype[i], region + sa->guard);
             if (set || a->alias >= 0) continue;
             check_guards(region, sa->guard, sa->bytes, o->guard_byte, x, i);
             if (!kg_arg_is_input(&c->args[i])) continue;
             if (!a->bytes || !memcmp(region + a->guard, in->t[i].data, a->bytes)) {
-                view_tensor(&x->before[i], k, i, region + a->guard);
+                x->before[i] = kg_case_tensor(k, i, k->adtype[i], region + a->guard);
                 x->views |= 1u << i;
             } else if (copy_tensor(&x->before[i], k, i, in->t[i].data)) {
                 return -1;

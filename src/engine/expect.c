@@ -9,19 +9,12 @@
 #include "engine/backend.h"
 #include "engine/session.h"
 
-/* A float64 output of the oracle: allocated here, or only shaped where the backend's oracle
- * lends its own (oracle_lends). */
-static int output_tensor(const struct kg_session *s, struct kg_tensor *t, int rank, const int64_t *dims)
+/* The float64 oracle output of case k's arg i: allocated here, or a header alone where the
+ * backend's oracle lends its own (oracle_lends). */
+static int output_tensor(const struct kg_session *s, const struct kg_case *k, int i, struct kg_tensor *t)
 {
-    if (!s->be->oracle_lends) return kg_tensor_alloc(t, KG_F64, rank, dims);
-    memset(t, 0, sizeof *t);
-    t->dtype = KG_F64;
-    t->rank = rank;
-    t->numel = 1;
-    for (int i = 0; i < rank; i++) {
-        t->dims[i] = dims[i];
-        t->numel *= dims[i];
-    }
+    if (!s->be->oracle_lends) return kg_tensor_alloc(t, KG_F64, k->shape[i].rank, k->shape[i].dims);
+    *t = kg_case_tensor(k, i, KG_F64, NULL);
     return 0;
 }
 
@@ -39,9 +32,7 @@ static int tf32_reference_cut(struct kg_session *s, const struct kg_case *k, con
     t.nout = x->nout;
     for (int j = 0; j < x->nout; j++) {
         t.arg[j] = x->arg[j];
-        if (output_tensor(s, &t.exact[j], x->exact[j].rank, x->exact[j].dims) ||
-            output_tensor(s, &t.ref[j], x->ref[j].rank, x->ref[j].dims))
-            goto oom;
+        if (output_tensor(s, k, x->arg[j], &t.exact[j]) || output_tensor(s, k, x->arg[j], &t.ref[j])) goto oom;
     }
     if (s->be->oracle(s, k, &r, &t, e)) goto done;
     for (int j = 0; j < x->nout; j++) {
@@ -90,8 +81,7 @@ int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct k
         if (!kg_arg_is_output(&c->args[i])) continue;
         int j = x->nout++;
         x->arg[j] = i;
-        if (output_tensor(s, &x->exact[j], k->shape[i].rank, k->shape[i].dims) ||
-            output_tensor(s, &x->ref[j], k->shape[i].rank, k->shape[i].dims)) {
+        if (output_tensor(s, k, i, &x->exact[j]) || output_tensor(s, k, i, &x->ref[j])) {
             kg_errf(e, "out of memory for the oracle's %s", c->args[i].name);
             goto out;
         }

@@ -49,14 +49,6 @@ void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, con
     }
 }
 
-/* Output o's shape as a tensor header (no data), for index strings. */
-static struct kg_tensor shape_of(const struct kg_case *k, int arg)
-{
-    struct kg_tensor shape = {.rank = k->shape[arg].rank, .numel = k->numel[arg]};
-    memcpy(shape.dims, k->shape[arg].dims, sizeof shape.dims);
-    return shape;
-}
-
 void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const struct kg_expect *ex,
                            const struct kg_judgement *j, struct kg_verdict *v)
 {
@@ -66,7 +58,7 @@ void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const 
     memset(ev, 0, sizeof *ev);
     ev->valid = c->worst >= 0;
     kg_strlcpy(ev->output, k->c->args[arg].name, sizeof ev->output);
-    struct kg_tensor shape = shape_of(k, arg);
+    struct kg_tensor shape = kg_case_tensor(k, arg, k->adtype[arg], NULL);
     if (c->worst >= 0) kg_tensor_index_str(&shape, c->worst, ev->index, sizeof ev->index);
     ev->flat = c->worst;
     ev->got = c->got;
@@ -213,7 +205,7 @@ void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, cons
 {
     const struct kg_cmp *c = &j->cmp[j->worst];
     int arg = ex->arg[j->worst];
-    struct kg_tensor shape = shape_of(k, arg);
+    struct kg_tensor shape = kg_case_tensor(k, arg, k->adtype[arg], NULL);
     char idx[KG_INDEX_MAX] = "", r[96];
     if (c->worst < 0) {
         snprintf(buf, n, "%s is empty", k->c->args[arg].name);
