@@ -209,7 +209,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             return;
         }
         struct kg_expect ex;
-        if (kg_session_expect(s, &k, &ex, &e)) {
+        if (kg_session_expect(s, &k, &ex, &e) || kg_expect_values(s, &ex, &e)) {
+            kg_expect_free(&ex);
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             kg_exec_free(&x);
             kg_inputs_free(&in);

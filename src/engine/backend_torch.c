@@ -335,7 +335,8 @@ static int inputs(struct kg_session *s, const struct kg_case *k, struct kg_input
  * in its segment g (kg_oracle_worker_lend: the outputs become views of it). For 4, *unchanged
  * (when not NULL) says that no op was replaced: the result is also working 1's. */
 static int model(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_oracle_case *g,
-                 int set, struct kg_tensor *const *out, int nout, int working, int *unchanged, struct kg_err *e)
+                 int set, uint64_t resident, struct kg_tensor *const *out, int nout, int working, int *unchanged,
+                 struct kg_err *e)
 {
     struct kg_oracle_arg args[KG_OP_MAX_IO];
     enum kg_dtype odt[KG_OP_MAX_IO];
@@ -360,7 +361,7 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
     }
     int code = 0;
     struct kg_err we;
-    if (kg_oracle_worker_lend(s, k, working, g, set, args, nin, out, odt, nout, &code, &we))
+    if (kg_oracle_worker_lend(s, k, working, g, set, resident, args, nin, out, odt, nout, &code, &we))
         return kg_errf(e, "%s: the reference Model failed: %s", k->c->problem_path, we.msg);
     if (unchanged) *unchanged = working == 4 && code == 1;
     return 0;
@@ -371,9 +372,58 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
  * sequential mode changed no op (no reduction in the model), it is the plain fp32 reference
  * already, and that call is saved. The evaluations share the case's segment (the inputs placed
  * once), and x->exact and x->ref are read where the worker wrote them (x->seg). */
+/* Whether the oracle's values of a case stay in the oracle worker (struct kg_resident): unless
+ * TF32 is allowed (its reference is computed here, from the values) or KGATE_RESIDENT=0 (the
+ * values come to the judge, as before: for comparing the two). */
+static bool keep_resident(const struct kg_session *s, const struct kg_case *k)
+{
+    const char *env = getenv("KGATE_RESIDENT");
+    return !(s->o.allow_tf32 || k->c->allow_tf32) && !(env && !strcmp(env, "0"));
+}
+
+static void drop_resident(struct kg_session *s, uint64_t id)
+{
+    kg_oracle_resident_drop(s, id);
+}
+
+/* The oracle of a resident case: the same evaluations, kept in the worker under a new id, which
+ * then makes the reference, the scale and the reference's error as oracle() and kg_expect_eval
+ * do here. */
+static int oracle_resident(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                           struct kg_expect *x, struct kg_err *e)
+{
+    struct kg_tensor *ex[KG_OP_MAX_IO];
+    enum kg_dtype dt[KG_OP_MAX_IO];
+    uint64_t bytes = 0;
+    for (int j = 0; j < x->nout; j++) {
+        ex[j] = &x->exact[j];
+        dt[j] = k->adtype[x->arg[j]];
+        bytes += (uint64_t)x->exact[j].numel * (8 + kg_dtype_size(dt[j]));
+    }
+    uint64_t id = ++s->resident_next;
+    struct kg_oracle_case g = {0};
+    int rc = model(s, k, in, &g, 0, id, ex, x->nout, 0, NULL, e);
+    int unchanged = 0;
+    struct kg_err se;
+    bool have_seq = !rc && !model(s, k, in, &g, 1, id, ex, x->nout, 4, &unchanged, &se);
+    if (!rc && !have_seq)
+        rc = model(s, k, in, &g, 1, id, ex, x->nout, 1, NULL, e);
+    else if (!rc && !unchanged)
+        rc = model(s, k, in, &g, 2, id, ex, x->nout, 1, NULL, e);
+    kg_seg_put(g.g);
+    if (!rc) rc = kg_oracle_resident_calibrate(s, id, dt, x->nout, x->scale, x->ref_err, e);
+    if (rc) {
+        kg_oracle_resident_drop(s, id);
+        return -1;
+    }
+    x->resident = (struct kg_resident){.id = id, .bytes = bytes, .s = s, .drop = drop_resident};
+    return 0;
+}
+
 static int oracle(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                   struct kg_err *e)
 {
+    if (keep_resident(s, k)) return oracle_resident(s, k, in, x, e);
     struct kg_tensor *ex[KG_OP_MAX_IO], *rf[KG_OP_MAX_IO], plain[KG_OP_MAX_IO], *pl[KG_OP_MAX_IO];
     for (int j = 0; j < x->nout; j++) {
         ex[j] = &x->exact[j];
@@ -382,13 +432,13 @@ static int oracle(struct kg_session *s, const struct kg_case *k, const struct kg
         pl[j] = &plain[j];
     }
     struct kg_oracle_case g = {0};
-    int rc = model(s, k, in, &g, 0, ex, x->nout, 0, NULL, e);
+    int rc = model(s, k, in, &g, 0, 0, ex, x->nout, 0, NULL, e);
     int unchanged = 0;
     struct kg_err se; /* where the sequential mode cannot evaluate the model, the plain reference alone */
-    bool have_seq = !rc && !model(s, k, in, &g, 1, rf, x->nout, 4, &unchanged, &se);
+    bool have_seq = !rc && !model(s, k, in, &g, 1, 0, rf, x->nout, 4, &unchanged, &se);
     if (!rc && !have_seq) {
-        rc = model(s, k, in, &g, 1, rf, x->nout, 1, NULL, e);
-    } else if (!rc && !unchanged && !(rc = model(s, k, in, &g, 2, pl, x->nout, 1, NULL, e))) {
+        rc = model(s, k, in, &g, 1, 0, rf, x->nout, 1, NULL, e);
+    } else if (!rc && !unchanged && !(rc = model(s, k, in, &g, 2, 0, pl, x->nout, 1, NULL, e))) {
         for (int j = 0; j < x->nout; j++) {
             /* the sequential evaluation where it is strictly worse, else the plain one */
             const double *xe = x->exact[j].data, *p = plain[j].data;

@@ -20,8 +20,18 @@ double kg_compare_seconds(void)
  * the worst element, the counts and the first indices are those of one pass. */
 #define BLOCK ((int64_t)1 << 20)
 
-/* The sum of squares stays one sequential pass: its order fixes the scale, and with it every
- * element's error, to the last bit. */
+/* The RMS with its mantissa rounded to 24 bits (nearest, ties to even), as the torch runner's
+ * scale_of rounds its own: the two sum in different orders, and the last bits of a sum of 10^8
+ * squares depend on its order (about 1e-12 relative), so unrounded they would differ in most
+ * tensors; rounded they agree but with a chance of about 1e-5, and every element error, worst
+ * element and count with them. */
+static double scale_rounded(double v)
+{
+    int ex;
+    double m = frexp(v, &ex);
+    return ldexp(nearbyint(m * 16777216.0) / 16777216.0, ex);
+}
+
 double kg_scale_of(const struct kg_tensor *exp64)
 {
     const double *x = exp64->data;
@@ -32,7 +42,7 @@ double kg_scale_of(const struct kg_tensor *exp64)
             ss += x[i] * x[i];
             n++;
         }
-    return n ? sqrt(ss / (double)n) : 0;
+    return n ? scale_rounded(sqrt(ss / (double)n)) : 0;
 }
 
 static int kind(double v)

@@ -266,6 +266,11 @@ static int measure_shorter(struct kg_session *s, const struct kg_case *k, struct
     struct kg_expect ex;
     struct kg_exec x;
     if (kg_check_case(s, &k2, NULL, &j, &ex, &x, &scratch)) return -1;
+    if (kg_expect_values(s, &ex, &e)) {
+        kg_expect_free(&ex);
+        kg_exec_free(&x);
+        return -1;
+    }
     struct kg_inputs in;
     int rc = -1;
     if (!kg_session_inputs(s, &k2, &in, &e)) {
@@ -300,6 +305,11 @@ static int measure_nominal(struct kg_session *s, enum kg_dtype dtype, int o, str
     struct kg_expect ex;
     struct kg_exec x;
     if (kg_check_case(s, &k, NULL, &j, &ex, &x, &scratch)) return -1;
+    if (kg_expect_values(s, &ex, &e)) {
+        kg_expect_free(&ex);
+        kg_exec_free(&x);
+        return -1;
+    }
     struct kg_inputs in;
     int rc = -1;
     if (o < ex.nout && !kg_session_inputs(s, &k, &in, &e)) {
@@ -359,6 +369,11 @@ static bool diagnose_half_overflow(struct kg_session *s, const struct kg_case *k
         struct kg_expect ex2;
         struct kg_exec x2;
         if (kg_check_case(s, &k2, NULL, &j2, &ex2, &x2, &scratch)) return false;
+        if (kg_expect_values(s, &ex2, &e)) {
+            kg_expect_free(&ex2);
+            kg_exec_free(&x2);
+            return false;
+        }
         n = o < ex2.nout ? half_overflows(&k2, &x2, &ex2, o, &top) : 0;
         kg_expect_free(&ex2);
         kg_exec_free(&x2);
@@ -618,6 +633,8 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
     char rw[96];
     struct shorter sh = {0};
     int have_sh = 0;
+    struct kg_err fe;
+    if (kg_expect_values(s, ex, &fe)) return; /* every diagnosis reads the values: the gate's own words stand */
     /* Defects an earlier gate saw that explain any error on any later case: that finding again.
      * A kernel that returns earlier calls' results errs on any new inputs (freshness); one on a
      * stream the caller does not wait on is read before it finishes, now and then (placement). */

@@ -179,6 +179,11 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
 int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                       struct kg_err *e);
 
+/* The values of ex at hand: where they stay in the oracle worker (ex->resident), fetched into
+ * ex (a cache: it is otherwise unchanged), once. Code that reads ex->exact or ex->ref calls it
+ * first; kg_judge does not need them. 0, or -1 (e). */
+int kg_expect_values(struct kg_session *s, const struct kg_expect *ex, struct kg_err *e);
+
 /* Runs the kernel once on case k with inputs in; fills x (free with kg_exec_free). Returns
  * x->status (KG_WS_OK when the kernel ran). Worker crashes and hangs come back as
  * KG_WS_CRASH / KG_WS_TIMEOUT; the next run gets a fresh worker. */

@@ -7,6 +7,7 @@
 
 #include "base/parallel.h"
 #include "engine/backend.h"
+#include "engine/oracle_worker.h"
 #include "engine/session.h"
 
 /* The float64 oracle output of case k's arg i: allocated here, or a header alone where the
@@ -91,6 +92,12 @@ int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct k
     if ((s->o.allow_tf32 || c->allow_tf32) && tf32_reference(s, k, in, x, tf32_err, e)) goto out;
     for (int j = 0; j < x->nout; j++) {
         enum kg_dtype t = k->adtype[x->arg[j]];
+        x->floor[j] = !kg_dtype_is_float(t) || x->int_out ? 0 : kg_floor(t);
+        if (x->resident.id) { /* the worker rounded the reference and measured scale and ref_err */
+            x->threshold[j] =
+                x->floor[j] == 0 ? 0 : c->tol_k * (isfinite(x->ref_err[j]) ? x->ref_err[j] : 0) + x->floor[j];
+            continue;
+        }
         struct round_job job = {t, x->ref[j].data};
         kg_parallel_for(x->ref[j].numel, KG_PARALLEL_GRAIN, round_range, &job);
         x->scale[j] = kg_scale_of(&x->exact[j]);
@@ -100,7 +107,6 @@ int kg_expect_eval(struct kg_session *s, const struct kg_case *k, const struct k
         kg_compare_calibrated(&x->ref[j], &x->exact[j], &x->ref[j], x->scale[j], &cmp);
         /* allowed TF32: the reference's error is at least that of fp32 on inputs cut to TF32 */
         x->ref_err[j] = t == KG_F32 && tf32_err[j] > cmp.max_err ? tf32_err[j] : cmp.max_err;
-        x->floor[j] = !kg_dtype_is_float(t) || x->int_out ? 0 : kg_floor(t);
         x->threshold[j] = x->floor[j] == 0 ? 0 : c->tol_k * (isfinite(x->ref_err[j]) ? x->ref_err[j] : 0) + x->floor[j];
     }
     rc = 0;
@@ -119,5 +125,17 @@ int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struc
         kg_case_id(k, id, sizeof id);
         fprintf(stderr, "kgate memo: %s: oracle direct %s\n", s->current_gate ? s->current_gate->id : "-", id);
     }
-    return kg_expect_eval(s, k, in, x, e);
+    /* its callers (the nonfinite gate, diagnoses) read the values themselves */
+    return kg_expect_eval(s, k, in, x, e) || kg_expect_values(s, x, e) ? -1 : 0;
+}
+
+int kg_expect_values(struct kg_session *s, const struct kg_expect *ex, struct kg_err *e)
+{
+    if (!ex->resident.id || ex->exact[0].data || !ex->nout) return 0;
+    /* a cache filled on first use: the values themselves do not change */
+    struct kg_expect *x = (struct kg_expect *)ex;
+    double t0 = kg_now();
+    int rc = kg_oracle_resident_fetch(s, x->resident.id, x->exact, x->ref, x->nout, &x->fetched, e);
+    s->t_oracle += kg_now() - t0;
+    return rc;
 }

@@ -203,7 +203,8 @@ int kg_inspect_run(struct kg_session *s, const struct kg_case *k, struct kg_insp
         return 0;
     }
     struct kg_expect ex;
-    if (kg_session_expect(s, k, &ex, e)) {
+    if (kg_session_expect(s, k, &ex, e) || kg_expect_values(s, &ex, e)) { /* the map is drawn from the values */
+        kg_expect_free(&ex);
         kg_exec_free(&x);
         kg_inputs_free(&in);
         return -1;

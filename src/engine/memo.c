@@ -53,7 +53,7 @@ static uint64_t memo_bytes(const struct kg_case_memo *m)
         const struct kg_tensor *t[] = {&m->ex.exact[j], &m->ex.ref[j], &m->ex.alt[j]};
         for (int q = 0; q < 3; q++) b += t[q]->data ? (uint64_t)kg_tensor_bytes(t[q]) : 0;
     }
-    return b;
+    return b + m->ex.resident.bytes; /* values kept in the oracle worker count as if here */
 }
 
 /* Whether a should be evicted before b: the lower rank first, then the least recently used. */

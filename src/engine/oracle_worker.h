@@ -40,17 +40,35 @@ int kg_oracle_worker_call(struct kg_session *s, const struct kg_case *k, int wor
  * them: the inputs are placed once (*g NULL: the first call makes the segment, with room for
  * KG_ORACLE_SETS evaluations), and evaluation `set` writes its float64 outputs into its own part;
  * out[j] (shape set by the caller, no data) become views of that part, valid until the segment
- * is given back (kg_seg_put). Otherwise as kg_oracle_worker_call. */
+ * is given back (kg_seg_put). With resident nonzero (the torch runner) the outputs stay in the
+ * worker instead, as evaluation `set` of the resident case of that id, and out[j] get no data.
+ * Otherwise as kg_oracle_worker_call. */
 #define KG_ORACLE_SETS 3
 struct kg_oracle_case {
     struct kg_seg *g;
     uint64_t in_bytes, set_bytes; /* the inputs' part, and each evaluation's */
 };
 int kg_oracle_worker_lend(struct kg_session *s, const struct kg_case *k, int working, struct kg_oracle_case *oc,
-                          int set, const struct kg_oracle_arg *in, int nin, struct kg_tensor *const *out,
-                          const enum kg_dtype *out_dtype, int nout, int *code, struct kg_err *e);
+                          int set, uint64_t resident, const struct kg_oracle_arg *in, int nin,
+                          struct kg_tensor *const *out, const enum kg_dtype *out_dtype, int nout, int *code,
+                          struct kg_err *e);
 /* The case's evaluations done: the memory of its inputs' part and of every evaluation after the
  * first keep ones is given back to the system (the segment keeps its size, those pages go). */
 void kg_oracle_worker_settle(struct kg_oracle_case *oc, int keep);
+
+/* Resident cases (KG_CMD_RESIDENT): the oracle's values of a case stay in the oracle worker, on
+ * its device, and only numbers cross. calibrate: evaluations 1 and 2 become the reference in
+ * dtypes dt, and each output's scale and reference error come back (kg_expect_eval's, computed
+ * there). judge: the run's outputs got[j] (in its segment seg) compared there as kg_judge's
+ * kg_compare_calibrated would. fetch: the values into a segment of their own (*seg), exact[j]
+ * and ref[j] (shapes set by the caller) its views. drop: the case forgotten. 0 or -1 (e). */
+struct kg_cmp;
+int kg_oracle_resident_calibrate(struct kg_session *s, uint64_t id, const enum kg_dtype *dt, int nout, double *scale,
+                                 double *ref_err, struct kg_err *e);
+int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
+                             const struct kg_seg *seg, int nout, struct kg_cmp *cmp, struct kg_err *e);
+int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor *exact, struct kg_tensor *ref,
+                             int nout, struct kg_seg **seg, struct kg_err *e);
+void kg_oracle_resident_drop(struct kg_session *s, uint64_t id);
 
 #endif

@@ -19,6 +19,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
     double t0 = kg_now(), in0 = s->t_inputs, or0 = s->t_oracle, ru0 = s->t_run;
     int n0 = s->nruns, stalls0 = s->nstalls;
     s->current_gate = g;
+    s->judge_broken[0] = 0;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
     const char *no_gpu = g->needs_gpu ? kg_session_no_gpu(s) : NULL;
     struct kg_case k;
@@ -32,6 +33,12 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_empty(v, &k);
     else
         g->run(s, v);
+    if (s->judge_broken[0] && !kg_session_interrupted(s)) { /* kgate's failure, not the kernel's */
+        kg_verdict_clear(v);
+        kg_verdict_init(v, g);
+        kg_verdict_set(v, KG_ERROR, "%s", s->judge_broken);
+    }
+    s->judge_broken[0] = 0;
     if (kg_session_interrupted(s)) {
         kg_verdict_clear(v);
         kg_verdict_init(v, g);

@@ -98,7 +98,8 @@ struct kg_session {
     struct kg_shm oshm; /* the oracle worker's */
     /* time spent, for the benchmark and --verbose */
     double t_compile, t_oracle, t_run, t_inputs, t_total;
-    double compare0; /* kg_compare_seconds() when the session opened */
+    double t_compare; /* comparisons made in the oracle worker (kg_judge of a resident case) */
+    double compare0;  /* kg_compare_seconds() when the session opened */
     int nruns;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */
@@ -118,6 +119,10 @@ struct kg_session {
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
+    uint64_t resident_next; /* the last id of a resident oracle case (struct kg_resident) */
+    /* a run kg_judge could not compare (the oracle worker failed it): the gate's verdict
+     * becomes an error with this message (run.c), never a verdict on the kernel */
+    char judge_broken[KG_MSG_MAX];
     uint64_t memo_budget; /* bytes the memo may hold (KGATE_MEMO_BYTES, else a quarter of the free memory) */
     struct kg_memo_stats memo_stats;
     bool debug_memo; /* KGATE_DEBUG_MEMO=1: each memo event on stderr */

@@ -24,11 +24,18 @@ void kg_exec_free(struct kg_exec *x)
 
 void kg_expect_free(struct kg_expect *x)
 {
+    if (x->fetched) { /* this copy's own fetch of resident values */
+        for (int j = 0; j < KG_OP_MAX_IO; j++) x->exact[j].data = x->ref[j].data = NULL;
+        kg_seg_put(x->fetched);
+        x->fetched = NULL;
+    }
     if (x->holds) {
         (*x->holds)--;
         memset(x, 0, sizeof *x);
         return;
     }
+    if (x->resident.id && x->resident.drop) x->resident.drop(x->resident.s, x->resident.id);
+    x->resident.id = 0;
     for (int j = 0; j < KG_OP_MAX_IO; j++) {
         if (x->seg) {
             x->exact[j].data = x->ref[j].data = NULL;

@@ -13,6 +13,8 @@
 #include "engine/compare.h"
 #include "worker/proto.h"
 
+struct kg_session;
+
 /* How outputs are prefilled before a run. */
 enum kg_fill {
     KG_FILL_SENTINEL_A, /* 0xFF bytes: NaN in every float dtype, -1 in integers */
@@ -82,6 +84,17 @@ struct kg_expect {
     /* set when exact and ref are views of the oracle's own segment of the case (a backend
      * whose oracle lends them, KG_CAP_ORACLE_LENDS), given back with them */
     struct kg_seg *seg;
+    /* Nonzero when exact and ref stay in the oracle worker, on its device (the torch backend):
+     * their data is NULL here; scale, ref_err and threshold are set. kg_judge compares a run
+     * there; kg_expect_values fetches them (into fetched, this copy's own) for code that reads
+     * them. The owner (not a lent copy) forgets them with drop when freed. */
+    struct kg_resident {
+        uint64_t id;
+        uint64_t bytes; /* what they take there */
+        struct kg_session *s;
+        void (*drop)(struct kg_session *s, uint64_t id);
+    } resident;
+    struct kg_seg *fetched;
 };
 
 void kg_expect_free(struct kg_expect *x);

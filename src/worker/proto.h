@@ -27,6 +27,23 @@ enum kg_cmd {
     KG_CMD_STANDARD, /* torch: KernelBench's own test in this process (reference, then candidate) */
     KG_CMD_SAMPLE,   /* torch: a case too large to ship: inputs drawn on the device, outputs read back
                         at the int64 flat indices at off[0] (bytes[0]), as float64 at off[1 + j] */
+    KG_CMD_RESIDENT, /* torch: an oracle case kept in the worker (kg_req_oracle.resident): KG_RES_* */
+};
+
+/* KG_CMD_RESIDENT's operations (kg_req_oracle.working) on the case ORACLE kept under
+ * kg_req_oracle.resident. Numbers come back as text in the reply's msg: one line per output,
+ * fields separated by spaces, floats in C99's hex notation (exact both ways). */
+enum {
+    /* the working-precision reference of evaluations 1 and 2 (the worse of the two per element),
+     * in each output's dtype (out[j].dtype); per output "scale ref_err" (scale: the RMS of the
+     * finite fp64 values, rounded to float, as kg_scale_of) */
+    KG_RES_CALIBRATE = 1,
+    /* the tensors at out[j] (their dtype, in the memfd passed) compared with output j as
+     * kg_compare_calibrated does: per output the fields of struct kg_cmp in its order, rms_rel
+     * summed in the worker's order */
+    KG_RES_JUDGE,
+    KG_RES_FETCH, /* output j's fp64 values to out[j].off, its reference (as float64) to in[j].off */
+    KG_RES_DROP,  /* forget the case */
 };
 
 enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA, KG_RUNNER_TORCH };
@@ -163,6 +180,11 @@ struct kg_req_oracle {
     char sym_names[KG_MAX_SYMS][KG_NAME_MAX];
     int64_t sym_values[KG_MAX_SYMS];
     uint64_t shm_size;
+    /* ORACLE (torch): nonzero: the outputs stay in the worker, on its device, as evaluation
+     * `resident_set` of the case of this id, instead of being written to shm; KG_CMD_RESIDENT: the case */
+    uint64_t resident;
+    int32_t resident_set;
+    int32_t pad3;
 };
 
 struct kg_req {

@@ -34,6 +34,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import math
 import mmap
 import os
 import re
@@ -53,7 +54,8 @@ MAGIC = 0x6B676174
 MAX_ARGS, NAME_MAX, MAX_RANK, MAX_SYMS, OP_MAX_IO, MAX_RECS = 32, 64, 8, 32, 8, 16
 
 # enum kg_cmd
-LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS, STANDARD, SAMPLE = 1, 2, 3, 4, 5, 6, 7, 8
+LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS, STANDARD, SAMPLE, RESIDENT = 1, 2, 3, 4, 5, 6, 7, 8, 9
+RES_CALIBRATE, RES_JUDGE, RES_FETCH, RES_DROP = 1, 2, 3, 4
 # enum kg_wstatus
 (OK, REFUSED, COMPILE, ENTRY, LAUNCH, CUDAERR, UNAVAILABLE, BAD_REQUEST, CRASH, TIMEOUT, MISMATCH,
  EXCEPTION, PROGRESS, OOM, INTERRUPTED) = range(15)
@@ -69,6 +71,7 @@ OUT_SHARES_INPUT, OUT_OOB_WRITE = 1, 2
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
 # enum kg_dtype
 DTYPES = ["f64", "f32", "f16", "bf16", "i32", "i64", "u8", "bool"]
+COMPARE_BLOCK = 1 << 24  # elements a comparison on the worker's device takes at once
 
 
 class ReqLoad(C.Structure):
@@ -110,7 +113,8 @@ class ReqOracle(C.Structure):
     _fields_ = [("working", C.c_int32), ("n_in", C.c_int32), ("n_out", C.c_int32), ("nsym", C.c_int32),
                 ("inp", ReqTensor * OP_MAX_IO), ("out", ReqTensor * OP_MAX_IO),
                 ("sym_names", (C.c_char * NAME_MAX) * MAX_SYMS), ("sym_values", C.c_int64 * MAX_SYMS),
-                ("shm_size", C.c_uint64)]
+                ("shm_size", C.c_uint64), ("resident", C.c_uint64), ("resident_set", C.c_int32),
+                ("pad3", C.c_int32)]
 
 
 class ReqUnion(C.Union):
@@ -158,7 +162,8 @@ def layout():
             "kg_req_tensor": C.sizeof(ReqTensor), "kg_dev_info": C.sizeof(DevInfo),
             "kg_launch_rec": C.sizeof(LaunchRec), "reply.msg": Reply.msg.offset,
             "reply.launch": Reply.launch.offset, "run.sym_values": ReqRun.sym_values.offset,
-            "oracle.shm_size": ReqOracle.shm_size.offset, "problem.shm_size": ReqProblem.shm_size.offset,
+            "oracle.shm_size": ReqOracle.shm_size.offset, "oracle.resident": ReqOracle.resident.offset,
+            "problem.shm_size": ReqProblem.shm_size.offset,
             "reply.pair_overlap": Reply.pair_overlap.offset}
 
 
@@ -192,7 +197,8 @@ def passed_fd(anc):
 
 def shm_size(req):
     """How much of the shared memory the request uses (0: none)."""
-    sizes = {RUN: req.u.run.shm_size, ORACLE: req.u.oracle.shm_size, DESCRIBE: req.u.problem.shm_size,
+    sizes = {RUN: req.u.run.shm_size, ORACLE: req.u.oracle.shm_size, RESIDENT: req.u.oracle.shm_size,
+             DESCRIBE: req.u.problem.shm_size,
              INPUTS: req.u.problem.shm_size, SAMPLE: req.u.problem.shm_size}
     return sizes.get(req.cmd, 0)
 
@@ -743,6 +749,96 @@ def seq_conv2d(torch, x, args):
     return None
 
 
+def scale_of(torch, x):
+    """kg_scale_of: the RMS of the finite values of float64 x, its mantissa rounded to 24 bits (so
+    that the order of the sum, the device's here, the judge's serial one there, does not change
+    it but with a chance of about 1e-5)."""
+    ss, n = 0.0, 0
+    for lo in range(0, x.numel(), COMPARE_BLOCK):
+        b = x[lo:lo + COMPARE_BLOCK]
+        fin = torch.isfinite(b)
+        b = torch.where(fin, b, torch.zeros((), dtype=b.dtype, device=b.device))
+        ss += float((b * b).sum())
+        n += int(fin.sum())
+    if not n:
+        return 0.0
+    m, e = math.frexp(math.sqrt(ss / n))
+    return math.ldexp(round(m * (1 << 24)) / (1 << 24), e)
+
+
+def hexfloat(v):
+    """v exactly, as C's strtod reads it back (float.hex drops a NaN's sign, which kgate prints)."""
+    if math.isnan(v):
+        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
+    return float.hex(v)
+
+
+def nonfinite_kind(torch, v):
+    """compare.c's kind(): 0 finite, 1 NaN, 2 +Inf, 3 -Inf (int8)."""
+    def c(n):
+        return torch.full((), n, dtype=torch.int8, device=v.device)
+    return torch.where(torch.isnan(v), c(1), torch.where(v == math.inf, c(2), torch.where(v == -math.inf, c(3), c(0))))
+
+
+def first_true(torch, m):
+    """The first index where bool tensor m holds, or -1."""
+    if not bool(m.any()):
+        return -1
+    return int(torch.argmax(m.to(torch.uint8)))
+
+
+def compare(torch, got, x, r, scale):
+    """compare.c's comparison of got (any dtype) with float64 x, calibrated by the reference r when
+    r is not None, on their device, in blocks taken in order: the fields of struct kg_cmp, in its
+    order (n, scale, max_err, worst, got, exp, rms_rel, nonfinite_mismatch, first_nonfinite_mismatch,
+    mismatches, excused, first_excused). Every element error is compare.c's arithmetic, in the same
+    IEEE operations, and the worst is the first maximum: the same values and positions; only
+    rms_rel's sums go in this device's order."""
+    n = got.numel()
+    mx, worst, g_w, x_w, num, den = 0.0, -1, 0.0, 0.0, 0.0, 0.0
+    nfm, first_nfm, mism, exc, first_exc = 0, -1, 0, 0, -1
+    inf = torch.tensor(math.inf, dtype=torch.float64, device=x.device)
+    zero = torch.zeros((), dtype=torch.float64, device=x.device)
+    for lo in range(0, n, COMPARE_BLOCK):
+        g = got[lo:lo + COMPARE_BLOCK].to(torch.float64)
+        xe = x[lo:lo + COMPARE_BLOCK]
+        kg, ke = nonfinite_kind(torch, g), nonfinite_kind(torch, xe)
+        fin = (kg == 0) & (ke == 0)
+        d = (g - xe).abs()
+        den_ = xe.abs() + scale
+        e = torch.where(d == 0, zero, torch.where(den_ > 0, d / den_, inf))
+        e = torch.where(fin, e, torch.where(kg == ke, zero, inf))
+        if r is not None:  # non-finite where the working precision is too, of that kind: excused
+            excused = (kg != 0) & (kg == nonfinite_kind(torch, r[lo:lo + COMPARE_BLOCK].to(torch.float64))) & (kg != ke)
+            c = int(excused.sum())
+            if c:
+                if first_exc < 0:
+                    first_exc = lo + first_true(torch, excused)
+                exc += c
+                e = torch.where(excused, -torch.ones((), dtype=torch.float64, device=x.device), e)
+        mism += int((e > 0).sum())
+        isinf = torch.isinf(e)
+        c = int(isinf.sum())
+        if c:
+            if first_nfm < 0:
+                first_nfm = lo + first_true(torch, isinf)
+            nfm += c
+        if e.numel():
+            i = int(torch.argmax(e))
+            m = float(e[i])
+            if m >= 0 and (worst < 0 or m > mx):
+                mx, worst, g_w, x_w = m, lo + i, float(g[i]), float(xe[i])
+        dd = torch.where(fin, g - xe, zero)
+        xx = torch.where(fin, xe, zero)
+        num += float((dd * dd).sum())
+        den += float((xx * xx).sum())
+    rms = math.sqrt(num / den) if den > 0 else (math.inf if num > 0 else 0.0)
+    if first_nfm >= 0:
+        worst, mx = first_nfm, math.inf
+        g_w, x_w = float(got[first_nfm].to(torch.float64)), float(x[first_nfm])
+    return [n, float(scale), float(mx), worst, g_w, x_w, rms, nfm, first_nfm, mism, exc, first_exc]
+
+
 class OracleModes:
     """Worker's ORACLE."""
 
@@ -803,9 +899,67 @@ class OracleModes:
                 n *= t.dims[d]
             if y.numel() != n:
                 raise Refused(MISMATCH, "reference output %d has %d elements, expected %d" % (i, y.numel(), n))
+            if o.resident:
+                continue
             if n:  # cast on the device, then straight into shm: no host copy of its own
                 torch.frombuffer(memoryview(shm)[t.off:t.off + 8 * n], dtype=torch.float64).copy_(
                     y.to(torch.float64))
+        if o.resident:  # kept here, on the device: the judge asks for comparisons (RESIDENT)
+            ys = [y.detach().reshape(-1) for y in outs]
+            self.resident.setdefault(o.resident, {})[o.resident_set] = \
+                [y.to(torch.float64) for y in ys] if o.resident_set == 0 else ys
+        return OK
+
+    def resident_cmd(self, req, shm, rep):
+        """RESIDENT: a kept case calibrated, compared with a run's outputs, fetched or forgotten."""
+        torch = self.torch
+        o = req.u.oracle
+        if o.working == RES_DROP:
+            self.resident.pop(o.resident, None)
+            return OK
+        case = self.resident.get(o.resident)
+        if case is None or 0 not in case:
+            raise Refused(BAD_REQUEST, "no oracle case %d is kept in this worker" % o.resident)
+        exact = case[0]
+        if o.n_out != len(exact):
+            raise Refused(BAD_REQUEST, "%d outputs asked of a kept case of %d" % (o.n_out, len(exact)))
+        lines = []
+        if o.working == RES_CALIBRATE:
+            first, second = case.pop(1, None), case.pop(2, None)
+            if first is None:
+                raise Refused(BAD_REQUEST, "kept case %d has no working-precision evaluation" % o.resident)
+            case["ref"], case["scale"] = [], []
+            for j, x in enumerate(exact):
+                r = first[j]
+                if second is not None:  # the first evaluation where it is strictly worse, else the second
+                    a, b, r = first[j], second[j], torch.empty_like(first[j])
+                    for lo in range(0, x.numel(), COMPARE_BLOCK):
+                        s = slice(lo, lo + COMPARE_BLOCK)
+                        worse = (a[s].to(torch.float64) - x[s]).abs() > (b[s].to(torch.float64) - x[s]).abs()
+                        r[s] = torch.where(worse, a[s], b[s])
+                r = r.to(self.dt(o.out[j].dtype))  # rounded to the output's dtype (kg_round)
+                scale = scale_of(torch, x)
+                c = compare(torch, r, x, r, scale)
+                case["ref"].append(r)
+                case["scale"].append(scale)
+                lines.append("%s %s" % (hexfloat(scale), hexfloat(c[2])))
+        elif o.working == RES_JUDGE:
+            for j, x in enumerate(exact):
+                t = o.out[j]
+                got = self.tensor_from_shm(shm, t, self.dt(t.dtype)).reshape(-1)
+                if got.numel() != x.numel():
+                    raise Refused(BAD_REQUEST, "output %d has %d elements, the kept one %d" % (j, got.numel(), x.numel()))
+                c = compare(torch, got, x, case["ref"][j], case["scale"][j])
+                lines.append(" ".join(hexfloat(v) if isinstance(v, float) else str(v) for v in c))
+        elif o.working == RES_FETCH:
+            for j, x in enumerate(exact):
+                for t, v in ((o.out[j], x), (o.inp[j], case["ref"][j])):
+                    if v.numel():
+                        torch.frombuffer(memoryview(shm)[t.off:t.off + 8 * v.numel()], dtype=torch.float64).copy_(
+                            v.to(torch.float64))
+        else:
+            raise Refused(BAD_REQUEST, "unknown resident operation %d" % o.working)
+        rep.msg = "\n".join(lines).encode()
         return OK
 
 
@@ -1277,6 +1431,7 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
         self.models = {}
         self.meta_describe = False  # whether the shape probes run on the meta device (describe)
         self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
+        self.resident = {}  # oracle cases kept on the device: id -> {evaluation: [outputs], "ref": [...]}
         self.device = "cpu"
         self.sock = None  # the judge's socket, for LOAD's interim reply
 
@@ -1349,6 +1504,8 @@ def dispatch(w, req, shm, rep):
         return w.inputs_cmd(req, shm, rep)
     elif req.cmd == ORACLE:
         return w.oracle(req, shm, rep)
+    elif req.cmd == RESIDENT:
+        return w.resident_cmd(req, shm, rep)
     elif req.cmd == RUN:
         return w.run(req, shm, rep)
     elif req.cmd == STANDARD:
