@@ -200,6 +200,8 @@ struct audit_run {
     enum build *bs; /* per todo entry */
     bool *started;  /* per todo entry: its check has started */
     int *retries;   /* per todo entry: checks of it that met a full device and run again */
+    bool *killed;   /* per todo entry: a check of it was killed (the host's OOM killer): it runs
+                       again only with half the host's memory free, or alone */
     int finished, viol, nochk, running, compiling;
     double t0;
     double spent[KG_AUDIT_NSPENT]; /* the checks' timing, summed over pairs (kg_audit_spent_add) */
@@ -241,6 +243,7 @@ static void run_free(struct audit_run *a)
     free(a->bs);
     free(a->started);
     free(a->retries);
+    free(a->killed);
     free(a->todo);
     free(a->gpu);
     free(a->gpu_running);
@@ -451,6 +454,13 @@ static bool host_room(struct audit_run *a, double *left)
     return *left >= host_need(a);
 }
 
+/* Whether a check that was killed once may start again: alone, or with half the host's memory
+ * still free after what this pass has given out (host_left, from host_room). */
+static bool host_half_free(const struct audit_run *a, double host_left)
+{
+    return a->running == 0 || !a->host_known || host_left < 0 || host_left >= (double)a->host_total / 2;
+}
+
 /* Whether one more check may start on device g: always on an idle device or one whose memory
  * is not known; else while its free memory, less what this pass has already given out (*left,
  * -1 before the first query), holds 1.25x the largest per-check share seen, and 1/32 of the
@@ -543,12 +553,18 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     signal(SIGPIPE, SIG_IGN);
     start_zygote(a, cache);
     share_threads(o->jobs);
+    if (!getenv("KGATE_CHECKS_AT_ONCE")) { /* each check's memory budgets are a share of the host */
+        char n[24];
+        snprintf(n, sizeof n, "%d", o->jobs > 0 ? o->jobs : 1);
+        setenv("KGATE_CHECKS_AT_ONCE", n, 1);
+    }
     a->nslots = o->jobs + o->compile_jobs;
     a->jobs = calloc((size_t)a->nslots, sizeof *a->jobs);
     a->bs = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->bs);
     a->started = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->started);
     a->retries = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->retries);
-    if ((a->nslots && !a->jobs) || !a->bs || !a->started || !a->retries) {
+    a->killed = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->killed);
+    if ((a->nslots && !a->jobs) || !a->bs || !a->started || !a->retries || !a->killed) {
         kg_errf(e, "out of memory");
         return KG_EXIT_INTERNAL;
     }
@@ -590,7 +606,7 @@ static void start_jobs(struct audit_run *a)
         bool check_slot = sl < o->jobs;
         int row = next_row(a, check_slot);
         if (row < 0) continue;
-        if (check_slot && !host_room(a, &host_left)) {
+        if (check_slot && (!host_room(a, &host_left) || (a->killed[row] && !host_half_free(a, host_left)))) {
             held = host_held = true;
             continue;
         }
@@ -668,6 +684,21 @@ static bool store_record(struct audit_run *a, const struct job *j, int status, b
         a->gpu_seconds[j->slot] += kg_now() - j->start;
     }
     json_t *rec = finish(j, &a->r.v[a->todo[j->row]], status, timed_out, a->o->limit);
+    /* SIGKILL that was not ours (no limit passed): the kernel's out-of-memory killer, which picks
+     * the largest process when the checks together fill the host */
+    bool killed = !timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !json_object_get(rec, "gates") &&
+                  a->retries[j->row] < OOM_RETRIES;
+    if (killed) {
+        a->retries[j->row]++;
+        a->started[j->row] = false;
+        a->killed[j->row] = true;
+        fprintf(stderr,
+                "kgate audit: %s: its check was killed (SIGKILL: the host's memory ran out?); it runs again later, "
+                "with half the host's memory free\n",
+                a->r.v[a->todo[j->row]].id);
+        json_decref(rec);
+        return false;
+    }
     if (!timed_out && a->retries[j->row] < OOM_RETRIES && met_full_device(rec)) {
         a->retries[j->row]++;
         a->started[j->row] = false;

@@ -226,13 +226,26 @@ uint64_t kg_mem_available(void)
     return left;
 }
 
+unsigned kg_checks_at_once(void)
+{
+    const char *v = getenv("KGATE_CHECKS_AT_ONCE");
+    long n = v ? strtol(v, NULL, 10) : 1;
+    return n >= 1 && n <= 4096 ? (unsigned)n : 1;
+}
+
 uint64_t kg_cache_cap(const char *env, unsigned divisor, uint64_t max)
 {
     const char *v = getenv(env);
     if (v) return strtoull(v, NULL, 10) << 20;
+    uint64_t share = kg_host_share() / divisor;
+    return share < max ? share : max;
+}
+
+uint64_t kg_host_share(void)
+{
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (uint64_t)8 << 30;
-    return phys / divisor < max ? phys / divisor : max;
+    return phys / kg_checks_at_once();
 }
 
 void kg_tmp_name(char *buf, size_t n, const char *path)

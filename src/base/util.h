@@ -62,8 +62,14 @@ int kg_ncpu(void);
  * (MemAvailable), what its cgroup's memory.max leaves and what the address-space limit
  * (ulimit -v) leaves; UINT64_MAX when none of them is known. */
 uint64_t kg_mem_available(void);
-/* What a cache of freed memory may keep: $env MiB when set (for measurements), else the host's
- * physical memory / divisor, at most max bytes (8 GiB of physical memory assumed when unknown). */
+/* What a cache of freed memory may keep: $env MiB when set (for measurements), else this check's
+ * share of the host's physical memory (kg_checks_at_once) / divisor, at most max bytes (8 GiB
+ * of physical memory assumed when unknown). */
 uint64_t kg_cache_cap(const char *env, unsigned divisor, uint64_t max);
+/* How many checks share this host: $KGATE_CHECKS_AT_ONCE (kgate audit sets it for its checks),
+ * else 1. Every per-process budget of memory (the memo, the pools) is a share of the host. */
+unsigned kg_checks_at_once(void);
+/* This check's share of the host's physical memory (8 GiB assumed when unknown). */
+uint64_t kg_host_share(void);
 
 #endif

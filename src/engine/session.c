@@ -34,11 +34,14 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o)
     s->compare0 = kg_compare_seconds();
     const char *dbg = getenv("KGATE_DEBUG_MEMO");
     s->debug_memo = dbg && *dbg && strcmp(dbg, "0");
-    /* the memo's bytes: a quarter of what this process could still allocate (kgate audit runs
-     * several checks at once), or KGATE_MEMO_BYTES */
+    /* the memo's bytes (with the oracle's values kept in its worker): a quarter of what this
+     * process could still allocate, and of its share of the host when kgate audit runs several
+     * checks at once (measured: six real-size checks, each taking a quarter of what was free
+     * when it started, filled a 128 GiB host), or KGATE_MEMO_BYTES */
     const char *mb = getenv("KGATE_MEMO_BYTES");
-    uint64_t avail = kg_mem_available();
-    s->memo_budget = mb && *mb ? strtoull(mb, NULL, 10) : avail == UINT64_MAX ? 4ull << 30 : avail / 4;
+    uint64_t avail = kg_mem_available(), share = kg_host_share();
+    if (avail == UINT64_MAX) avail = 16ull << 30;
+    s->memo_budget = mb && *mb ? strtoull(mb, NULL, 10) : (avail < share ? avail : share) / 4;
     return s;
 }
 

@@ -916,6 +916,10 @@ class OracleModes:
         o = req.u.oracle
         if o.working == RES_DROP:
             self.resident.pop(o.resident, None)
+            # the caching allocator keeps what the case held: give a large amount back, for the
+            # candidate's worker and the other checks on this device
+            if self.device == "cuda" and torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > (4 << 30):
+                torch.cuda.empty_cache()
             return OK
         case = self.resident.get(o.resident)
         if case is None or 0 not in case:
