@@ -5,7 +5,9 @@
 #   - a candidate whose first two loads fail that way passes, its record saying oom_retries 2;
 #   - one that always fails so is recorded as not checked after two retries (a kernel that needs
 #     more memory than the device has is not retried forever);
-#   - a pair with another load error is not retried.
+#   - a pair with another load error is not retried;
+#   - a check killed by SIGKILL that the audit did not send (the host's OOM killer, simulated by
+#     KGATE_TEST_KILL_ONCE) runs again, and its record passes with oom_retries 1.
 # CPU pairs (Debian's python3-torch); the full device is simulated by the candidate's import.
 set -u
 t=${TMPDIR:-/tmp}/kgate-oom-$$
@@ -59,5 +61,13 @@ for name, (verdict, retries, err) in want.items():
 sys.exit(bad)
 PY
 check grep -q "flaky.py: the device ran out of memory during its check; it runs again later" "$t/err"
+# the host's OOM killer: the first check dies of SIGKILL; the pair runs again and passes
+candidate fine 0 ""
+KGATE_TEST_KILL_ONCE=$t/killed "$KGATE" audit --store "$t/k.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \
+    --pair "$t/problems/relu.py:$t/fine.py" 2> "$t/kerr"
+cat "$t/kerr"
+check test -e "$t/killed"
+check grep -q "fine.py: its check was killed (SIGKILL" "$t/kerr"
+check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/k.jsonl"
 echo "$fails failed"
 [ $fails -eq 0 ]

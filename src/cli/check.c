@@ -4,6 +4,8 @@
  * gates + baseline + decoy run, the reports written, the exit status computed. The option table
  * here is also the main --help's. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -561,8 +563,21 @@ static int check(struct check_args *a, struct check_result *r)
     return rc;
 }
 
+/* The test hook of the host's out-of-memory killer (tests/audit_oom.sh): with
+ * KGATE_TEST_KILL_ONCE=FILE, the first check to create FILE dies of SIGKILL. */
+static void test_kill_once(void)
+{
+    const char *f = getenv("KGATE_TEST_KILL_ONCE");
+    if (!f || !*f) return;
+    int fd = open(f, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0) return;
+    close(fd);
+    raise(SIGKILL);
+}
+
 int kg_cli_check(int argc, char **argv, bool demo)
 {
+    test_kill_once();
     char *args[256];
     if (argc >= (int)(sizeof args / sizeof *args)) {
         fprintf(stderr, "kgate: too many arguments\n");

@@ -167,6 +167,9 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
         int rc = kg_expect_eval(s, k, &m->in, &m->ex, e);
         m->has_ex = rc == 0;
         if (m->has_ex) memo_fit(s, m);
+        if (m->has_ex && m->ex.resident.id && s->debug_memo)
+            fprintf(stderr, "kgate memo: %s: oracle values of %s kept in the oracle worker (%llu bytes)\n",
+                    s->current_gate ? s->current_gate->id : "-", m->id, (unsigned long long)m->ex.resident.bytes);
         memo_event(s, m->id, true, false, kg_now() - t0);
         if (rc) return -1;
     } else {
