@@ -416,7 +416,8 @@ static int oracle_resident(struct kg_session *s, const struct kg_case *k, const 
         kg_oracle_resident_drop(s, id);
         return -1;
     }
-    x->resident = (struct kg_resident){.id = id, .bytes = bytes, .s = s, .drop = drop_resident};
+    x->resident =
+        (struct kg_resident){.id = id, .bytes = bytes, .gen = s->oracle.restarts, .s = s, .drop = drop_resident};
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/backend.h"
+#include "engine/oracle_worker.h"
 #include "engine/session.h"
 
 static void memo_clear(struct kg_case_memo *m)
@@ -158,6 +159,11 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
         int rc = kg_expect_eval(s, k, &in, x, e);
         kg_inputs_free(&in);
         return rc;
+    }
+    if (m->has_ex && m->ex.resident.id && !m->holds && !kg_oracle_resident_here(s, m->ex.resident.gen)) {
+        /* the oracle worker that kept these values is gone (a CUDA error ends it): again */
+        kg_expect_free(&m->ex);
+        m->has_ex = false;
     }
     if (!m->has_ex) {
         /* the oracle reads the memo's own inputs (kg_expect_eval takes them const) */

@@ -251,6 +251,11 @@ int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor
     return 0;
 }
 
+bool kg_oracle_resident_here(const struct kg_session *s, int gen)
+{
+    return s->oracle.restarts == gen && s->oracle.w.pid > 0 && kg_worker_alive(&s->oracle.w);
+}
+
 void kg_oracle_resident_drop(struct kg_session *s, uint64_t id)
 {
     static struct kg_req rq;

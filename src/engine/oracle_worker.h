@@ -70,5 +70,8 @@ int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_
 int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor *exact, struct kg_tensor *ref,
                              int nout, struct kg_seg **seg, struct kg_err *e);
 void kg_oracle_resident_drop(struct kg_session *s, uint64_t id);
+/* Whether values kept when the oracle worker had restarted gen times are still there (the
+ * worker then alive, not replaced since: one that died took them with it). */
+bool kg_oracle_resident_here(const struct kg_session *s, int gen);
 
 #endif

@@ -91,6 +91,7 @@ struct kg_expect {
     struct kg_resident {
         uint64_t id;
         uint64_t bytes; /* what they take there */
+        int gen;        /* the oracle worker's restarts when they were kept: a new worker has none */
         struct kg_session *s;
         void (*drop)(struct kg_session *s, uint64_t id);
     } resident;
