@@ -381,11 +381,6 @@ static bool keep_resident(const struct kg_session *s, const struct kg_case *k)
     return !(s->o.allow_tf32 || k->c->allow_tf32) && !(env && !strcmp(env, "0"));
 }
 
-static void drop_resident(struct kg_session *s, uint64_t id)
-{
-    kg_oracle_resident_drop(s, id);
-}
-
 /* The oracle of a resident case: the same evaluations, kept in the worker under a new id, which
  * then makes the reference, the scale and the reference's error as oracle() and kg_expect_eval
  * do here. */
@@ -416,8 +411,8 @@ static int oracle_resident(struct kg_session *s, const struct kg_case *k, const 
         kg_oracle_resident_drop(s, id);
         return -1;
     }
-    x->resident =
-        (struct kg_resident){.id = id, .bytes = bytes, .gen = s->oracle.restarts, .s = s, .drop = drop_resident};
+    x->resident = (struct kg_resident){
+        .id = id, .bytes = bytes, .gen = s->oracle.restarts, .s = s, .drop = kg_oracle_resident_drop};
     return 0;
 }
 

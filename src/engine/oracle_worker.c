@@ -132,7 +132,7 @@ int kg_oracle_worker_lend(struct kg_session *s, const struct kg_case *k, int wor
 
 /* ---- resident cases ------------------------------------------------------------------------ */
 
-/* A RESIDENT request of case id: operation op on nout outputs whose dtypes are dt. */
+/* A RESIDENT request of case id: operation op (KG_RES_*) on its nout outputs. */
 static void resident_request(struct kg_req *rq, uint64_t id, int op, int nout)
 {
     memset(rq, 0, sizeof *rq);
@@ -253,7 +253,7 @@ int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor
 
 bool kg_oracle_resident_here(const struct kg_session *s, int gen)
 {
-    return s->oracle.restarts == gen && s->oracle.w.pid > 0 && kg_worker_alive(&s->oracle.w);
+    return s->oracle.restarts == gen && kg_worker_alive(&s->oracle.w);
 }
 
 void kg_oracle_resident_drop(struct kg_session *s, uint64_t id)
@@ -263,7 +263,7 @@ void kg_oracle_resident_drop(struct kg_session *s, uint64_t id)
     struct kg_reply rp;
     struct kg_err e;
     /* a worker that is gone holds nothing: no new one is started for this */
-    if (s->oracle.w.pid > 0) resident_call(s, &rq, -1, &rp, &e);
+    if (kg_worker_alive(&s->oracle.w)) resident_call(s, &rq, -1, &rp, &e);
 }
 
 void kg_oracle_worker_settle(struct kg_oracle_case *oc, int keep)
