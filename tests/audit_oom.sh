@@ -7,7 +7,11 @@
 #     more memory than the device has is not retried forever);
 #   - a pair with another load error is not retried;
 #   - a check killed by SIGKILL that the audit did not send (the host's OOM killer, simulated by
-#     KGATE_TEST_KILL_ONCE) runs again, and its record passes with oom_retries 1.
+#     KGATE_TEST_KILL_ONCE) runs again, and its record passes with oom_retries 1;
+#   - a worker the host's OOM killer took (simulated: the candidate's first forward raises the
+#     oom_kill count of the file KGATE_TEST_VMSTAT names in /proc/vmstat's place, then dies of
+#     SIGKILL) is no crash of the kernel: `kgate check` says the host ran out of memory, and
+#     names no cause; the audit runs the pair again, and it passes with oom_retries 1.
 # CPU pairs (Debian's python3-torch); the full device is simulated by the candidate's import.
 set -u
 t=${TMPDIR:-/tmp}/kgate-oom-$$
@@ -69,5 +73,46 @@ cat "$t/kerr"
 check test -e "$t/killed"
 check grep -q "fine.py: its check was killed (SIGKILL" "$t/kerr"
 check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/k.jsonl"
+# the host's OOM killer takes a worker: candidate NAME raises the count, then kills itself, once
+oomkilled() {
+    cat > "$t/$1.py" <<PY
+# kgate-problem: problems/relu.py
+import os
+import signal
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        if not os.path.exists("$t/$1.killed"):
+            open("$t/$1.killed", "w").close()
+            with open("$t/vmstat", "w") as f:
+                f.write("pgfault 1\noom_kill 8\n")
+            os.kill(os.getpid(), signal.SIGKILL)
+        return torch.relu(x)
+PY
+}
+oomkilled once
+printf 'pgfault 1\noom_kill 7\n' > "$t/vmstat"
+KGATE_TEST_VMSTAT=$t/vmstat "$KGATE" check --ref "$t/problems/relu.py" "$t/once.py" --python "$py" --json > "$t/o.json"
+check test -e "$t/once.killed"
+"$py" - "$t/o.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+r = json.load(open(sys.argv[1]))
+err = [g for g in r["gates"] if g["status"] == "error"]
+others = [g["status"] for g in r["gates"] if g["status"] != "error"]
+print("verdict %s; errors: %s; others: %s; causes %s" % (r["verdict"], [(g["id"], g["summary"][:100]) for g in err],
+                                                       sorted(set(others)), r.get("causes")))
+ok = (r["verdict"] == "error" and len(err) == 1 and "the host ran out of memory" in err[0]["summary"]
+      and set(others) <= {"pass", "skip"} and not r.get("causes"))
+sys.exit(not ok)
+PY
+oomkilled again
+printf 'pgfault 1\noom_kill 7\n' > "$t/vmstat"
+KGATE_TEST_VMSTAT=$t/vmstat "$KGATE" audit --store "$t/h.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \
+    --pair "$t/problems/relu.py:$t/again.py" 2> "$t/herr"
+cat "$t/herr"
+check grep -q "again.py: the host ran out of memory during its check; it runs again later, with half" "$t/herr"
+check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/h.jsonl"
 echo "$fails failed"
 [ $fails -eq 0 ]

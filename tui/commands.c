@@ -187,7 +187,7 @@ static void verdict_text(const struct kg_insp *in, int i, bool with_next, FILE *
     fprintf(out, "%s: %s%s   (%s; %d case%s, %.2f s)\n", g->id, kg_status_name(v->status), same,
             g->tolerance_free ? "tolerance-free" : "calibrated", v->ncases, v->ncases == 1 ? "" : "s", v->seconds);
     fprintf(out, "  %s\n", v->summary);
-    if (v->status == KG_FAIL || v->status == KG_ERROR)
+    if (kg_verdict_failed(v))
         fprintf(out, "cause: %s: %s   (explain %s)\n", kg_verdict_cause_id(v), kg_verdict_cause_line(v),
                 kg_verdict_cause_id(v));
     const json_t *lines = v->extra ? json_object_get(v->extra, "lines") : NULL;

@@ -643,28 +643,31 @@ static void start_jobs(struct audit_run *a)
     a->mem_held = held;
 }
 
-static bool says_oom(json_t *o, const char *key)
+static bool says(json_t *o, const char *key, const char *what)
 {
     const char *t = json_string_value(json_object_get(o, key));
-    return t && strstr(t, "out of memory");
+    return t && strstr(t, what);
 }
 
-/* Whether a record's trouble was the device's memory rather than the kernel: the check could
- * not load the pair, the standard test's worker could not start, or a gate errored, for "out
- * of memory". Checks share the device (--jobs), and a big case of another check (a cuDNN
- * convolution past 2^31 elements takes what workspace it finds) can fill it for a moment. */
-static bool met_full_device(json_t *rec)
+/* Whether a record's trouble was memory rather than the kernel, as its words say (ANY_OOM: the
+ * device's or the host's; HOST_OOM: the host's, its OOM killer having taken a worker): the check could not load the pair, the standard test's worker could not
+ * start, or a gate errored, for that. Checks share the device and the host (--jobs), and a big
+ * case of another check (a cuDNN convolution past 2^31 elements takes what workspace it finds)
+ * can fill either for a moment. */
+#define ANY_OOM  "out of memory"
+#define HOST_OOM "the host ran out of memory"
+static bool met_full_memory(json_t *rec, const char *what)
 {
-    if (says_oom(rec, "error")) return true;
+    if (says(rec, "error", what)) return true;
     json_t *b = json_object_get(rec, "baseline");
     const char *bk = json_string_value(json_object_get(b, "kernelbench"));
-    if (bk && !strcmp(bk, "error") && says_oom(b, "detail")) return true;
+    if (bk && !strcmp(bk, "error") && says(b, "detail", what)) return true;
     size_t i;
     json_t *g;
     json_array_foreach(json_object_get(rec, "gates"), i, g)
     {
         const char *st = json_string_value(json_object_get(g, "status"));
-        if (st && !strcmp(st, "error") && says_oom(g, "summary")) return true;
+        if (st && !strcmp(st, "error") && says(g, "summary", what)) return true;
     }
     return false;
 }
@@ -674,7 +677,7 @@ static bool met_full_device(json_t *rec)
 #define OOM_RETRIES 2
 
 /* A finished (or killed) check's record, counted and appended to the store; or, when it met a
- * full device, its pair queued again (met_full_device). A record that cannot be written stops
+ * full device or host, its pair queued again (met_full_memory). A record that cannot be written stops
  * the audit: a->failed, and a->fail says which. */
 static bool store_record(struct audit_run *a, const struct job *j, int status, bool timed_out)
 {
@@ -699,11 +702,13 @@ static bool store_record(struct audit_run *a, const struct job *j, int status, b
         json_decref(rec);
         return false;
     }
-    if (!timed_out && a->retries[j->row] < OOM_RETRIES && met_full_device(rec)) {
+    if (!timed_out && a->retries[j->row] < OOM_RETRIES && met_full_memory(rec, ANY_OOM)) {
+        bool host = met_full_memory(rec, HOST_OOM);
         a->retries[j->row]++;
         a->started[j->row] = false;
-        fprintf(stderr, "kgate audit: %s: the device ran out of memory during its check; it runs again later\n",
-                a->r.v[a->todo[j->row]].id);
+        a->killed[j->row] |= host;
+        fprintf(stderr, "kgate audit: %s: the %s ran out of memory during its check; it runs again later%s\n",
+                a->r.v[a->todo[j->row]].id, host ? "host" : "device", host ? ", with half the host's memory free" : "");
         json_decref(rec);
         return false;
     }

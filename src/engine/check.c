@@ -38,6 +38,7 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
     kg_judge(k, &x, false, &ex, j);
     if (s->judge_broken[0]) { /* no comparison: no verdict on the kernel */
         kg_verdict_set(v, KG_ERROR, "%s", s->judge_broken);
+        v->not_kernel = true;
         kg_expect_free(&ex);
         kg_exec_free(&x);
         return -1;

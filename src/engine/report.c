@@ -47,11 +47,6 @@ json_t *kg_verdict_json(const struct kg_verdict *v)
     return ev;
 }
 
-static bool failed(const struct kg_verdict *v)
-{
-    return v->status == KG_FAIL || v->status == KG_ERROR;
-}
-
 json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, int n, const struct kg_baseline *b)
 {
     json_t *gates = json_array(), *causes = json_array();
@@ -64,7 +59,7 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                       "tolerance_free", v[i].gate->tolerance_free, "summary", v[i].summary, "evidence",
                       kg_verdict_json(&v[i]), "seconds", v[i].seconds, "cases", v[i].ncases);
         if (v[i].replay[0]) json_object_set_new(g, "replay", json_string(v[i].replay));
-        if (failed(&v[i])) {
+        if (kg_verdict_failed(&v[i])) {
             json_object_set_new(g, "cause", json_string(kg_verdict_cause_id(&v[i])));
             if (v[i].cause_text[0]) json_object_set_new(g, "cause_text", json_string(v[i].cause_text));
             if (same[i] >= 0)
@@ -133,7 +128,7 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
     kg_cause_groups(v, n, same);
     for (int i = 0; i < n; i++) {
         count[v[i].status]++;
-        if (failed(&v[i]) && same[i] >= 0) {
+        if (kg_verdict_failed(&v[i]) && same[i] >= 0) {
             /* one defect, one report: its evidence is the owning gate's (this one's under -v) */
             fprintf(f, "  %-16s %s%-7s%s (same cause as %s) %s%s%s\n", v[i].gate->id,
                     color ? status_color(v[i].status) : "", kg_status_name(v[i].status), reset, v[same[i]].gate->id,
@@ -143,13 +138,13 @@ void kg_report_text(FILE *f, const struct kg_session *s, const struct kg_verdict
             fprintf(f, "  %-16s %s%-7s%s %s\n", v[i].gate->id, color ? status_color(v[i].status) : "",
                     kg_status_name(v[i].status), reset, v[i].summary);
         }
-        if (failed(&v[i]) && same[i] < 0) {
+        if (kg_verdict_failed(&v[i]) && same[i] < 0) {
             char line[KG_SUMMARY_MAX + 64];
             int len =
                 snprintf(line, sizeof line, "cause: %s: %s", kg_verdict_cause_id(&v[i]), kg_verdict_cause_line(&v[i]));
             print_wrapped(f, line, len < (int)sizeof line ? len : (int)sizeof line - 1, bold, reset);
         }
-        bool show = failed(&v[i]) || verbose;
+        bool show = v[i].status == KG_FAIL || v[i].status == KG_ERROR || verbose;
         if (!show) continue;
         if (v[i].extra && json_object_get(v[i].extra, "lines")) {
             /* the gate's own evidence lines (injected values next to the outputs they broke...) */

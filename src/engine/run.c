@@ -37,6 +37,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_clear(v);
         kg_verdict_init(v, g);
         kg_verdict_set(v, KG_ERROR, "%s", s->judge_broken);
+        v->not_kernel = true;
     }
     s->judge_broken[0] = 0;
     if (kg_session_interrupted(s)) {
@@ -44,6 +45,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_verdict_init(v, g);
         kg_verdict_set(v, KG_ERROR, "interrupted: no verdict (the gate was stopped; run %s again)", g->id);
         v->wstatus = KG_WS_INTERRUPTED;
+        v->not_kernel = true;
     }
     if (s->nstalls > stalls0) {
         char words[400];

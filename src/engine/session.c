@@ -133,7 +133,13 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
     /* --timeout limits the kernel under test; the oracle worker runs only trusted code (the
      * reference, the inputs), which on a loaded GPU host can take longer than a short limit */
     double timeout = rq->cmd == KG_CMD_ORACLE || cl == &s->oracle ? 600 : s->o.timeout;
-    return kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
+    int rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
+    if (rp->status == KG_WS_HOST_OOM) /* the host's trouble: the gate decides nothing (run.c) */
+        snprintf(s->judge_broken, sizeof s->judge_broken,
+                 "the host ran out of memory: its out-of-memory killer took the %s worker, which says nothing about "
+                 "the kernel (run it with fewer checks at once, or on a larger host)",
+                 cl == &s->oracle ? "oracle's" : "kernel's");
+    return rc;
 }
 
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)

@@ -72,9 +72,9 @@ const char *kg_overall_name(enum kg_status overall)
     return overall == KG_SKIP || overall == KG_REFUSED ? "not-checked" : kg_status_name(overall);
 }
 
-static bool failed(const struct kg_verdict *v)
+bool kg_verdict_failed(const struct kg_verdict *v)
 {
-    return v->status == KG_FAIL || v->status == KG_ERROR;
+    return v->status == KG_FAIL || (v->status == KG_ERROR && !v->not_kernel);
 }
 
 static bool diagnosed(const struct kg_verdict *v)
@@ -98,27 +98,27 @@ void kg_cause_groups(const struct kg_verdict *v, int n, int *same)
     int first_failed = -1;
     for (int i = 0; i < n; i++) {
         same[i] = -1;
-        if (failed(&v[i]) && first_failed < 0) first_failed = i;
+        if (kg_verdict_failed(&v[i]) && first_failed < 0) first_failed = i;
     }
     /* diagnosed: the first verdict with the cause owns it */
     for (int i = 0; i < n; i++) {
-        if (!failed(&v[i]) || !diagnosed(&v[i])) continue;
+        if (!kg_verdict_failed(&v[i]) || !diagnosed(&v[i])) continue;
         for (int j = 0; j < i; j++)
-            if (failed(&v[j]) && diagnosed(&v[j]) && v[j].cause == v[i].cause && same[j] < 0) {
+            if (kg_verdict_failed(&v[j]) && diagnosed(&v[j]) && v[j].cause == v[i].cause && same[j] < 0) {
                 same[i] = j;
                 break;
             }
     }
     /* undiagnosed: a symptom of the nearest diagnosed failure, or of the first failure */
     for (int i = 0; i < n; i++) {
-        if (!failed(&v[i]) || diagnosed(&v[i])) continue;
+        if (!kg_verdict_failed(&v[i]) || diagnosed(&v[i])) continue;
         int owner = -1;
         for (int j = 0; j < n && owner < 0 && v[i].cause_of; j++) /* "the nominal case fails too" */
-            if (j != i && failed(&v[j]) && !strcmp(v[j].gate->id, v[i].cause_of)) owner = j;
+            if (j != i && kg_verdict_failed(&v[j]) && !strcmp(v[j].gate->id, v[i].cause_of)) owner = j;
         for (int j = i - 1; j >= 0 && owner < 0; j--)
-            if (failed(&v[j]) && diagnosed(&v[j])) owner = j;
+            if (kg_verdict_failed(&v[j]) && diagnosed(&v[j])) owner = j;
         for (int j = i + 1; j < n && owner < 0; j++)
-            if (failed(&v[j]) && diagnosed(&v[j])) owner = j;
+            if (kg_verdict_failed(&v[j]) && diagnosed(&v[j])) owner = j;
         if (owner < 0) owner = first_failed;
         if (owner >= 0 && same[owner] >= 0) owner = same[owner];
         same[i] = owner == i ? -1 : owner;

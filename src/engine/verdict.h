@@ -51,9 +51,13 @@ struct kg_verdict {
     int same_as;                     /* the index of the verdict that showed this cause first, or -1 */
     const char *cause_of;            /* KG_CAUSE_GATE: the id of the gate whose undiagnosed finding this is (a static
                              string; NULL: this gate's), e.g. "accuracy" when the nominal case fails too */
+    bool not_kernel;                 /* an error that is kgate's or the host's (a comparison that could not be made, the
+                        host's OOM killer, a stopped gate): it says nothing of the kernel, so no cause */
 };
 
 void kg_verdict_init(struct kg_verdict *v, const struct kg_gate *g);
+/* Whether v is a fail, or an error that is the kernel's (not_kernel unset): what has a cause. */
+bool kg_verdict_failed(const struct kg_verdict *v);
 void kg_verdict_clear(struct kg_verdict *v);
 void kg_verdict_set(struct kg_verdict *v, enum kg_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

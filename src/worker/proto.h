@@ -66,6 +66,7 @@ enum kg_wstatus {
                           module-level code) runs next, under the run's time limit */
     KG_WS_OOM,         /* judge-side: the worker died at its memory limit (--memory) */
     KG_WS_INTERRUPTED, /* judge-side: the caller stopped the call (the inspector's Ctrl-C); the worker was killed */
+    KG_WS_HOST_OOM,    /* judge-side: the host's out-of-memory killer took the worker: no word on the kernel */
 };
 
 const char *kg_wstatus_name(enum kg_wstatus s);

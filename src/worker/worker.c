@@ -30,7 +30,7 @@ const char *kg_wstatus_name(enum kg_wstatus s)
     static const char *const names[] = {"ok",           "refused",       "compile error",   "entry missing",
                                         "launch error", "CUDA error",    "unavailable",     "bad request",
                                         "crash",        "timeout",       "output mismatch", "exception",
-                                        "loading",      "out of memory", "interrupted"};
+                                        "loading",      "out of memory", "interrupted",     "host out of memory"};
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
@@ -111,6 +111,7 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
     int sv[2];
     w->pid = -1;
     w->mem_limit = w->vm_seen = 0;
+    w->oom_kills = -1;
     w->fd = w->log_fd = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) return kg_errf(e, "socketpair: %s", strerror(errno));
     int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
@@ -191,6 +192,7 @@ int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err 
 {
     w->pid = -1;
     w->mem_limit = w->vm_seen = 0;
+    w->oom_kills = -1;
     w->fd = w->log_fd = -1;
     int c = zygote_connect(name, e);
     if (c < 0) return -1;
@@ -307,13 +309,29 @@ static int foreign_wait(const struct kg_worker *w, double secs)
     }
 }
 
+/* How many processes the host's out-of-memory killer has killed since boot (oom_kill in
+ * /proc/vmstat, or in the file KGATE_TEST_VMSTAT names: the tests'), -1 where it cannot be read. */
+static long long host_oom_kills(void)
+{
+    const char *path = getenv("KGATE_TEST_VMSTAT");
+    FILE *f = fopen(path && *path ? path : "/proc/vmstat", "r");
+    if (!f) return -1;
+    char line[128];
+    long long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "oom_kill %lld", &n) == 1) break;
+    fclose(f);
+    return n;
+}
+
 /* Why a call ends without a reply. */
 enum end { END_DIED, END_TIMEOUT, END_STOPPED };
 
 /* Kills the worker where it may still run, waits for it and says in rp why the call ended. A
  * worker that died of SIGINT while the caller was stopping (a worker in the terminal's process
  * group gets the Ctrl-C too) was stopped, not crashed; one that died with its address space at
- * (almost) its limit ran out of memory. */
+ * (almost) its limit ran out of memory; one that died of SIGKILL while the host's OOM killer
+ * killed (it picks the largest process when checks together fill the host) was taken by it. */
 static void reap(struct kg_worker *w, struct kg_reply *rp, enum end why, double timeout, const struct kg_call_opts *o)
 {
     int status = 0;
@@ -359,6 +377,14 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, enum end why, double 
                  WIFSIGNALED(status) ? "signal" : "exit status",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), w->vm_seen / 1048576.0,
                  w->mem_limit / 1048576.0, sep, tail);
+    } else if (why == END_DIED && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && w->oom_kills >= 0 &&
+               host_oom_kills() > w->oom_kills) {
+        rp->status = KG_WS_HOST_OOM;
+        rp->code = SIGKILL;
+        snprintf(rp->msg, sizeof rp->msg,
+                 "the worker was killed by the host's out-of-memory killer (SIGKILL while /proc/vmstat's "
+                 "oom_kill rose): the host ran out of memory, which says nothing about the kernel%s%s",
+                 sep, tail);
     } else if (why == END_TIMEOUT) {
         rp->status = KG_WS_TIMEOUT;
         rp->code = 0;
@@ -456,6 +482,7 @@ int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, 
         snprintf(rp->msg, sizeof rp->msg, "interrupted: not started");
         return -1;
     }
+    w->oom_kills = host_oom_kills();
     struct iovec iov = {(void *)rq, sizeof *rq};
     union {
         char buf[CMSG_SPACE(sizeof(int))];
