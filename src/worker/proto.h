@@ -218,8 +218,9 @@ struct kg_dev_info {
 };
 
 /* Reply code bits of a torch RUN that succeeded. */
-/* torch: bits of a RUN reply's code */
-enum { KG_RUN_OUT_SHARES_INPUT = 1, KG_RUN_OUT_OOB_WRITE = 2 };
+/* torch: bits of a RUN reply's code (INPUTS_AS_SENT: every input region, data and guards, is
+ * as the judge laid it out; the worker compared them on its device and wrote none back) */
+enum { KG_RUN_OUT_SHARES_INPUT = 1, KG_RUN_OUT_OOB_WRITE = 2, KG_RUN_INPUTS_AS_SENT = 4 };
 
 /* One kernel launch seen by the CUPTI probe. */
 struct kg_launch_rec {

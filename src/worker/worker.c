@@ -34,6 +34,21 @@ const char *kg_wstatus_name(enum kg_wstatus s)
     return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
+/* How many processes the host's out-of-memory killer has killed since boot (oom_kill in
+ * /proc/vmstat, or in the file KGATE_TEST_VMSTAT names: the tests'), -1 where it cannot be read. */
+static long long host_oom_kills(void)
+{
+    const char *path = getenv("KGATE_TEST_VMSTAT");
+    FILE *f = fopen(path && *path ? path : "/proc/vmstat", "r");
+    if (!f) return -1;
+    char line[128];
+    long long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "oom_kill %lld", &n) == 1) break;
+    fclose(f);
+    return n;
+}
+
 /* In a child of a fresh user namespace: the same uid and gid inside as outside. */
 static void map_ids(uid_t uid, gid_t gid)
 {
@@ -111,7 +126,7 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
     int sv[2];
     w->pid = -1;
     w->mem_limit = w->vm_seen = 0;
-    w->oom_kills = -1;
+    w->oom_kills = host_oom_kills();
     w->fd = w->log_fd = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) return kg_errf(e, "socketpair: %s", strerror(errno));
     int log = memfd_create("kgate-worker-log", MFD_CLOEXEC);
@@ -192,7 +207,7 @@ int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err 
 {
     w->pid = -1;
     w->mem_limit = w->vm_seen = 0;
-    w->oom_kills = -1;
+    w->oom_kills = host_oom_kills();
     w->fd = w->log_fd = -1;
     int c = zygote_connect(name, e);
     if (c < 0) return -1;
@@ -307,21 +322,6 @@ static int foreign_wait(const struct kg_worker *w, double secs)
         if (kg_now() > end) return -1;
         usleep(2000);
     }
-}
-
-/* How many processes the host's out-of-memory killer has killed since boot (oom_kill in
- * /proc/vmstat, or in the file KGATE_TEST_VMSTAT names: the tests'), -1 where it cannot be read. */
-static long long host_oom_kills(void)
-{
-    const char *path = getenv("KGATE_TEST_VMSTAT");
-    FILE *f = fopen(path && *path ? path : "/proc/vmstat", "r");
-    if (!f) return -1;
-    char line[128];
-    long long n = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "oom_kill %lld", &n) == 1) break;
-    fclose(f);
-    return n;
 }
 
 /* Why a call ends without a reply. */
@@ -482,7 +482,6 @@ int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, 
         snprintf(rp->msg, sizeof rp->msg, "interrupted: not started");
         return -1;
     }
-    w->oom_kills = host_oom_kills();
     struct iovec iov = {(void *)rq, sizeof *rq};
     union {
         char buf[CMSG_SPACE(sizeof(int))];
@@ -524,6 +523,9 @@ int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, 
         reap(w, rp, (enum end)(r - 1), timeout, o);
         return -1;
     }
+    /* alive until now: a death from here on while the count rises is the OOM killer's (it
+     * takes idle workers too, whose death the next call finds) */
+    w->oom_kills = host_oom_kills();
     return 0;
 }
 

@@ -17,7 +17,7 @@ struct kg_worker {
     bool foreign;       /* forked by a zygote, not our child: its wait status comes in its log */
     uint64_t mem_limit; /* its address space limit (0: none), and the most it was seen to use */
     uint64_t vm_seen;
-    long long oom_kills; /* the host's OOM kill count when the last call began (-1: unknown) */
+    long long oom_kills; /* the host's OOM kill count when it was last seen alive (-1: unknown) */
 };
 
 /* Closes the parent's /proc that a contained worker is handed (worker.c); a worker calls it first. */
