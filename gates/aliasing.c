@@ -147,12 +147,11 @@ static bool reads_prior(struct kg_session *s, const struct kg_case *k, const str
                        kg_load(k->adtype[arg], x[0].after[arg].data, idx));
         /* elements that simply kept each run's prefill were never written: structure's finding */
         size_t es = kg_dtype_size(k->adtype[arg]);
-        const uint8_t *ra = x[r].after[arg].data, *rb = x[r].before[arg].data, *za = x[0].after[arg].data,
-                      *zb = x[0].before[arg].data;
+        const uint8_t *ra = x[r].after[arg].data, *za = x[0].after[arg].data;
         bool kept = true; /* every differing element kept its prefill in both runs */
         for (int64_t q = 0; q < k->numel[arg] && kept; q++)
             if (memcmp(ra + q * es, za + q * es, es))
-                kept = !memcmp(ra + q * es, rb + q * es, es) && !memcmp(za + q * es, zb + q * es, es);
+                kept = kg_exec_kept_prefill(&x[r], arg, q) && kg_exec_kept_prefill(&x[0], arg, q);
         if (!kept && kg_session_can(s, KG_CAP_FRESH_OUTPUTS)) {
             /* where the candidate allocates its outputs, the only prior contents are memory it
              * never initialised: structure's finding either way */

@@ -46,10 +46,9 @@ static bool follows_prior(struct kg_session *s, const struct kg_case *k, const s
     for (int i = 0; g.status == KG_WS_OK && i < k->c->nargs && !follows; i++) {
         if (!kg_arg_is_output(&k->c->args[i]) || k->c->alias_of[i] >= 0 || !x->after[i].data) continue;
         size_t es = kg_dtype_size(k->adtype[i]);
-        const uint8_t *xa = x->after[i].data, *xb = x->before[i].data;
-        const uint8_t *ga = g.after[i].data, *gb = g.before[i].data;
+        const uint8_t *xa = x->after[i].data, *ga = g.after[i].data;
         for (int64_t q = 0; q < k->numel[i] && !follows; q++)
-            if (!memcmp(xa + q * es, xb + q * es, es) && memcmp(ga + q * es, gb + q * es, es) &&
+            if (kg_exec_kept_prefill(x, i, q) && !kg_exec_kept_prefill(&g, i, q) &&
                 memcmp(ga + q * es, xa + q * es, es))
                 follows = true; /* kept the sentinel, and with garbage became neither it nor the garbage */
     }

@@ -132,8 +132,8 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
     return off;
 }
 
-/* Writes guards, inputs and prefills into the run's segment; keeps a copy of each prefill in
- * x->before (the inputs as sent are in, until read_back). */
+/* Writes guards, inputs and prefills into the run's segment; keeps a copy of a garbage prefill
+ * in x->before (the inputs as sent are in, until read_back). */
 static int lay_out(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                    const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
 {
@@ -151,8 +151,8 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
                 continue;
             }
             prefill(s, k, i, o->fill, region + a->guard, a->bytes);
-            if (set == 0) {
-                kg_tensor_free(&x->before[i]); /* a rerun lays out again */
+            if (set == 0 && o->fill == KG_FILL_GARBAGE) { /* a constant one is known without a copy */
+                kg_tensor_free(&x->before[i]);            /* a rerun lays out again */
                 if (copy_tensor(&x->before[i], k, i, region + a->guard)) return -1;
             }
         }
@@ -177,7 +177,8 @@ static int read_back(const struct kg_case *k, const struct kg_inputs *in, const 
             if (set || a->alias >= 0) continue;
             check_guards(region, sa->guard, sa->bytes, o->guard_byte, x, i);
             if (!kg_arg_is_input(&c->args[i])) continue;
-            if (!a->bytes || !memcmp(region + a->guard, in->t[i].data, a->bytes)) {
+            if (!a->bytes || (x->found & KG_RUN_INPUTS_AS_SENT) ||
+                !memcmp(region + a->guard, in->t[i].data, a->bytes)) {
                 x->before[i] = kg_case_tensor(k, i, k->adtype[i], region + a->guard);
                 x->views |= 1u << i;
             } else if (copy_tensor(&x->before[i], k, i, in->t[i].data)) {

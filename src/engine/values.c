@@ -22,6 +22,17 @@ void kg_exec_free(struct kg_exec *x)
     x->seg = NULL;
 }
 
+bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q)
+{
+    size_t es = kg_dtype_size(x->after[i].dtype);
+    const uint8_t *a = (const uint8_t *)x->after[i].data + (size_t)q * es;
+    if (x->fill == KG_FILL_GARBAGE) return !memcmp(a, (const uint8_t *)x->before[i].data + (size_t)q * es, es);
+    const uint8_t b = x->fill == KG_FILL_SENTINEL_A ? 0xFF : x->fill == KG_FILL_SENTINEL_B ? 0x7F : 0;
+    for (size_t j = 0; j < es; j++)
+        if (a[j] != b) return false;
+    return true;
+}
+
 void kg_expect_free(struct kg_expect *x)
 {
     if (x->fetched) { /* this copy's own fetch of resident values */

@@ -39,7 +39,8 @@ struct kg_exec {
     uint32_t found; /* KG_RUN_OUT_* the worker saw (only runners that watch for them set any) */
     char msg[KG_MSG_MAX];
     double seconds;
-    struct kg_tensor before[KG_MAX_ARGS]; /* every tensor as sent (inputs and prefill) */
+    struct kg_tensor before[KG_MAX_ARGS]; /* every input as sent, and an output's garbage prefill (a
+                                             constant prefill is not copied: kg_exec_kept_prefill) */
     struct kg_tensor after[KG_MAX_ARGS];  /* every tensor after the call */
     struct kg_tensor after2[KG_MAX_ARGS]; /* KG_RUN_PAIR: the second launch's */
     /* The run's shared memory, held until kg_exec_free: after and after2 are read where the
@@ -64,6 +65,8 @@ struct kg_exec {
 };
 
 void kg_exec_free(struct kg_exec *x);
+/* Whether element q of output i still holds the run's prefill after the call (never written). */
+bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q);
 
 struct kg_expect {
     int nout;
