@@ -2,11 +2,12 @@
 # expect: pass
 # baseline: pass
 # runs-on: gpu
-# why: correct control: torch.mm for the GEMM, then a Triton epilogue: bias, Swish, halving, a NaN-keeping clamp to [-1, 1], tanh as 1 - 2 / (exp(2v) + 1) (exact enough on [-1, 1]), the second clamp; same-seed nn.Linear; 64-bit offsets.
+# why: correct control: torch.mm for the GEMM, then a Triton epilogue: bias, Swish, halving, a NaN-keeping clamp to [-1, 1], libdevice's tanh (the same tanhf as torch.tanh; the once-used 1 - 2 / (exp(2v) + 1) cancels near 0, and kgate's shapes gate caught it at in_features=2: 5.6x the reference's error), the second clamp; same-seed nn.Linear; 64-bit offsets.
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 
 @triton.jit
@@ -17,7 +18,7 @@ def epilogue_kernel(y_ptr, b_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
     v = v * tl.sigmoid(v)
     v = v / 2.0
     v = tl.where(v != v, v, tl.where(v < -1.0, -1.0, tl.where(v > 1.0, 1.0, v)))
-    v = 1.0 - 2.0 / (tl.exp(2.0 * v) + 1.0)
+    v = libdevice.tanh(v)
     v = tl.where(v != v, v, tl.where(v < -1.0, -1.0, tl.where(v > 1.0, 1.0, v)))
     tl.store(out_ptr + offs, v, mask=mask)
 
