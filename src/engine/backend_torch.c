@@ -368,10 +368,28 @@ static int model(struct kg_session *s, const struct kg_case *k, const struct kg_
 }
 
 /* PyTorch's own reductions are pairwise or blocked: the reference is taken with sequential fp32
- * accumulation too, and the worse of the two legitimate evaluations per element. When the
- * sequential mode changed no op (no reduction in the model), it is the plain fp32 reference
- * already, and that call is saved. The evaluations share the case's segment (the inputs placed
- * once), and x->exact and x->ref are read where the worker wrote them (x->seg). */
+ * accumulation too, and the worse of the two legitimate evaluations per element. The oracle's
+ * evaluations of case k, as sets of g (kept in the worker under resident, or 0: views of g's
+ * segment): the exact one (0) into exact, the sequential fp32 one (1) into seq, and the plain
+ * fp32 one: as set 1 into seq where the sequential mode cannot evaluate the model, as set 2
+ * into plain (*plain_too) where it changed an op; not at all where it changed none (no
+ * reduction in the model: it is the plain reference already). The evaluations share the case's
+ * segment, the inputs placed once. */
+static int evaluate(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_oracle_case *g,
+                    uint64_t resident, struct kg_tensor *const *exact, struct kg_tensor *const *seq,
+                    struct kg_tensor *const *plain, int nout, bool *plain_too, struct kg_err *e)
+{
+    *plain_too = false;
+    if (model(s, k, in, g, 0, resident, exact, nout, 0, NULL, e)) return -1;
+    int unchanged = 0;
+    struct kg_err se; /* where the sequential mode cannot evaluate the model, the plain reference alone */
+    if (model(s, k, in, g, 1, resident, seq, nout, 4, &unchanged, &se))
+        return model(s, k, in, g, 1, resident, seq, nout, 1, NULL, e);
+    if (unchanged) return 0;
+    *plain_too = true;
+    return model(s, k, in, g, 2, resident, plain, nout, 1, NULL, e);
+}
+
 /* Whether the oracle's values of a case stay in the oracle worker (struct kg_resident): unless
  * TF32 is allowed (its reference is computed here, from the values) or KGATE_RESIDENT=0 (the
  * values come to the judge, as before: for comparing the two). */
@@ -397,14 +415,8 @@ static int oracle_resident(struct kg_session *s, const struct kg_case *k, const 
     }
     uint64_t id = ++s->resident_next;
     struct kg_oracle_case g = {0};
-    int rc = model(s, k, in, &g, 0, id, ex, x->nout, 0, NULL, e);
-    int unchanged = 0;
-    struct kg_err se;
-    bool have_seq = !rc && !model(s, k, in, &g, 1, id, ex, x->nout, 4, &unchanged, &se);
-    if (!rc && !have_seq)
-        rc = model(s, k, in, &g, 1, id, ex, x->nout, 1, NULL, e);
-    else if (!rc && !unchanged)
-        rc = model(s, k, in, &g, 2, id, ex, x->nout, 1, NULL, e);
+    bool plain_too;
+    int rc = evaluate(s, k, in, &g, id, ex, ex, ex, x->nout, &plain_too, e);
     kg_seg_put(g.g);
     if (!rc) rc = kg_oracle_resident_calibrate(s, id, dt, x->nout, x->scale, x->ref_err, e);
     if (rc) {
@@ -428,20 +440,14 @@ static int oracle(struct kg_session *s, const struct kg_case *k, const struct kg
         pl[j] = &plain[j];
     }
     struct kg_oracle_case g = {0};
-    int rc = model(s, k, in, &g, 0, 0, ex, x->nout, 0, NULL, e);
-    int unchanged = 0;
-    struct kg_err se; /* where the sequential mode cannot evaluate the model, the plain reference alone */
-    bool have_seq = !rc && !model(s, k, in, &g, 1, 0, rf, x->nout, 4, &unchanged, &se);
-    if (!rc && !have_seq) {
-        rc = model(s, k, in, &g, 1, 0, rf, x->nout, 1, NULL, e);
-    } else if (!rc && !unchanged && !(rc = model(s, k, in, &g, 2, 0, pl, x->nout, 1, NULL, e))) {
-        for (int j = 0; j < x->nout; j++) {
-            /* the sequential evaluation where it is strictly worse, else the plain one */
-            const double *xe = x->exact[j].data, *p = plain[j].data;
-            double *r = x->ref[j].data;
-            for (int64_t i = 0; i < x->ref[j].numel; i++)
-                if (!(fabs(r[i] - xe[i]) > fabs(p[i] - xe[i]))) r[i] = p[i];
-        }
+    bool plain_too;
+    int rc = evaluate(s, k, in, &g, 0, ex, rf, pl, x->nout, &plain_too, e);
+    for (int j = 0; !rc && plain_too && j < x->nout; j++) {
+        /* the sequential evaluation where it is strictly worse, else the plain one */
+        const double *xe = x->exact[j].data, *p = plain[j].data;
+        double *r = x->ref[j].data;
+        for (int64_t i = 0; i < x->ref[j].numel; i++)
+            if (!(fabs(r[i] - xe[i]) > fabs(p[i] - xe[i]))) r[i] = p[i];
     }
     if (rc) { /* no views of a segment given back */
         for (int j = 0; j < x->nout; j++) x->exact[j].data = x->ref[j].data = NULL;
