@@ -102,6 +102,10 @@ enum kg_cap {
      * memory they come from with the prefill, but the judge does not know what each element held
      * before the call, so an element that follows its prefill was never initialised: unwritten. */
     KG_CAP_FRESH_OUTPUTS = 1u << 4,
+    /* KG_RUN_SYNC_DEVICE waits for all of the device's work, not only the caller's stream's, before
+     * the outputs are read: a candidate can launch work on streams of its own (a torch candidate on
+     * a GPU; not a .cu entry, whose one launch the runner makes, nor any run on the CPU). */
+    KG_CAP_SYNC_DEVICE = 1u << 5,
 };
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
 

@@ -223,6 +223,7 @@ bool kg_session_is_host(const struct kg_session *s)
 
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap)
 {
+    if (cap == KG_CAP_SYNC_DEVICE && kg_session_is_host(s)) return false; /* no streams on the CPU */
     return (s->be->caps & cap) != 0;
 }
 

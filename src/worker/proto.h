@@ -113,6 +113,8 @@ enum {
     KG_RUN_LENIENT = 1u << 6,      /* torch: check outputs only as the standard test does (shape) */
     KG_RUN_CANARY = 1u << 7,       /* torch: report writes outside every tensor (free allocator blocks) */
     KG_RUN_NO_TF32 = 1u << 8,      /* torch: TF32 off for matmul and cuDNN during the call, whatever it sets */
+    KG_RUN_SYNC_DEVICE = 1u << 9,  /* torch: the whole device synchronised before the call and before its
+                                      outputs are read (as KernelBench calls a candidate) */
 };
 
 struct kg_req_arg {

@@ -65,7 +65,7 @@ IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 # run flags
 RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT, RUN_CANARY = (
     1, 2, 4, 8, 16, 32, 64, 128)
-RUN_NO_TF32 = 256
+RUN_NO_TF32, RUN_SYNC_DEVICE = 256, 512
 OUT_SHARES_INPUT, OUT_OOB_WRITE, INPUTS_AS_SENT = 1, 2, 4
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
@@ -1072,7 +1072,10 @@ class Runs:
         torch = self.torch
         cuda = self.device == "cuda"
         start = end = None
+        sync = cuda and bool(r.flags & RUN_SYNC_DEVICE)  # every stream's work done before and after
         with (torch.cuda.stream(side) if side is not None else contextlib.nullcontext()):
+            if sync:
+                torch.cuda.synchronize()
             if delayed:
                 torch.cuda._sleep(int(2e7))  # ~12 ms
                 for buf, staged in delayed:
@@ -1084,6 +1087,8 @@ class Runs:
                 result = model(*args)
             if cuda:
                 end.record()
+            if sync:
+                torch.cuda.synchronize()
             outs = self.outputs_of(result)
             if len(outs) != len(outs_expected):
                 raise Refused(MISMATCH, "ModelNew returned %d outputs, the reference %d"
