@@ -48,7 +48,10 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
     [KG_CAUSE_WRONG_STREAM] = {"wrong-stream", "the kernel does not run on the stream it is given",
                                "Launched on a side stream while the default stream is busy, or twice at once, the\n"
                                "result differs from the same kernel's own default-stream result: work on the legacy\n"
-                               "default stream, a global scratch buffer shared between launches, a missing sync."},
+                               "default stream, a global scratch buffer shared between launches, a missing sync.\n"
+                               "The determinism gate names it too when runs that differ agree once the whole device\n"
+                               "is synchronised around the call (work left on a stream of the kernel's own).",
+                               "placement"},
     [KG_CAUSE_SHAPE_SPECIFIC] = {"shape-specific", "right at the nominal shape, wrong at others",
                                  "The kernel passes at the shape it was written for and fails grossly at another\n"
                                  "one the contract claims: elements unwritten, non-finite values where the answer is\n"

@@ -41,6 +41,11 @@ struct kg_cause_def {
     const char *id;      /* "tf32", as in JSON and `kgate explain CAUSE` */
     const char *title;   /* one line, in a kernel engineer's words */
     const char *explain; /* what it is, how kgate diagnoses it, what to do */
+    /* The gate whose own question the cause answers, where an earlier gate can meet the same
+     * defect only by chance (a race that shows under load): when the home gate shows the cause
+     * too, it owns it, so the report does not change owner with the machine's load. NULL: the
+     * first gate that shows the cause owns it. */
+    const char *home;
 };
 
 /* The definition of cause c (NULL for KG_CAUSE_NONE and out of range). */

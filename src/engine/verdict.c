@@ -93,6 +93,15 @@ const char *kg_verdict_cause_line(const struct kg_verdict *v)
     return diagnosed(v) ? kg_cause_def(v->cause)->title : "not diagnosed: the gate's own finding (see its evidence)";
 }
 
+/* The verdict of cause c's home gate, when that gate failed with c; else -1. */
+static int home_of(const struct kg_verdict *v, int n, enum kg_cause c)
+{
+    const char *home = kg_cause_def(c)->home;
+    for (int j = 0; j < n && home; j++)
+        if (kg_verdict_failed(&v[j]) && v[j].cause == c && !strcmp(v[j].gate->id, home)) return j;
+    return -1;
+}
+
 void kg_cause_groups(const struct kg_verdict *v, int n, int *same)
 {
     int first_failed = -1;
@@ -100,9 +109,14 @@ void kg_cause_groups(const struct kg_verdict *v, int n, int *same)
         same[i] = -1;
         if (kg_verdict_failed(&v[i]) && first_failed < 0) first_failed = i;
     }
-    /* diagnosed: the first verdict with the cause owns it */
+    /* diagnosed: the cause's home gate owns it when it shows it, else the first verdict with it */
     for (int i = 0; i < n; i++) {
         if (!kg_verdict_failed(&v[i]) || !diagnosed(&v[i])) continue;
+        int home = home_of(v, n, v[i].cause);
+        if (home >= 0) {
+            same[i] = home == i ? -1 : home;
+            continue;
+        }
         for (int j = 0; j < i; j++)
             if (kg_verdict_failed(&v[j]) && diagnosed(&v[j]) && v[j].cause == v[i].cause && same[j] < 0) {
                 same[i] = j;

@@ -1,7 +1,8 @@
 /* test_inspect.c: the engine side of the inspector that needs no session: a sweep's list and
  * ranges parse to the values they name and stop at their bound, however close to INT64_MAX
  * (no signed overflow: `make check` under --enable-asan runs this with UBSan), and the size of
- * a case the inspector would build is counted without overflow and refused past the budget. */
+ * a case the inspector would build is counted without overflow and refused past the budget; and
+ * the grouping of causes the inspector's and the reports' verdict lists show. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "contract/contract.h"
 #include "engine/inspect.h"
+#include "engine/verdict.h"
 
 #define MAXV 64
 
@@ -116,10 +118,43 @@ static void test_case_bytes_count_every_copy_and_saturate(void **state)
     kg_contract_free(c);
 }
 
+/* A cause with a home gate (wrong-stream: placement) is owned by that gate when it shows it, even
+ * where an earlier gate met the race first (determinism, under load), and an undiagnosed failure
+ * that was the earlier gate's symptom follows it there; without the home gate's failure the first
+ * gate keeps the cause; a cause with no home keeps the first-gate rule. */
+static void test_cause_owned_by_its_home_gate(void **state)
+{
+    static const struct kg_gate acc = {.id = "accuracy"}, det = {.id = "determinism"}, pla = {.id = "placement"};
+    const struct kg_gate *g[3] = {&acc, &det, &pla};
+    struct kg_verdict v[3];
+    int same[3];
+    for (int i = 0; i < 3; i++) kg_verdict_init(&v[i], g[i]);
+    v[0].status = KG_FAIL;
+    v[0].cause = KG_CAUSE_GATE;
+    v[1].status = v[2].status = KG_FAIL;
+    v[1].cause = v[2].cause = KG_CAUSE_WRONG_STREAM;
+    kg_cause_groups(v, 3, same);
+    assert_int_equal(same[2], -1);
+    assert_int_equal(same[1], 2);
+    assert_int_equal(same[0], 2);
+
+    v[2].status = KG_PASS;
+    kg_cause_groups(v, 3, same);
+    assert_int_equal(same[1], -1);
+    assert_int_equal(same[0], 1);
+
+    v[2].status = KG_FAIL;
+    v[1].cause = v[2].cause = KG_CAUSE_NONDETERMINISTIC;
+    kg_cause_groups(v, 3, same);
+    assert_int_equal(same[1], -1);
+    assert_int_equal(same[2], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_ranges_name_their_values),
+        cmocka_unit_test(test_cause_owned_by_its_home_gate),
         cmocka_unit_test(test_sweep_ranges_stop_at_their_bound_without_overflow),
         cmocka_unit_test(test_sweep_rejects_what_does_not_fit_int64),
         cmocka_unit_test(test_case_bytes_count_every_copy_and_saturate),
