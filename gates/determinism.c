@@ -1,13 +1,89 @@
 /* determinism.c: identical inputs, repeated runs (fresh buffers each time, and once in a
  * fresh worker process): the outputs must be bit-identical. The runs are kept in the
- * session so the inspector can `replay N M` them. */
+ * session so the inspector can `replay N M` them. Runs that differ are tried again with the
+ * device synchronised around the call: a kernel that agrees with itself then races with its
+ * own work on another stream (wrong-stream), not with itself (nondeterministic). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gates/gate.h"
 
-#define RUNS 6 /* 5 in one worker, the last in a new one */
+#define RUNS          6  /* 5 in one worker, the last in a new one */
+#define SYNC_RUNS_MAX 24 /* synchronised runs at most, for the diagnosis */
+
+/* The worst differing element between two runs' outputs: updated in *w when larger. */
+struct diff {
+    int64_t idx;
+    int arg, run;
+    double d, a, b;
+};
+
+/* How many output elements of run x differ from run first, bit for bit; the largest difference
+ * goes to w (run number r) when it beats w's. */
+static int64_t count_differing(const struct kg_case *k, const struct kg_exec *first, const struct kg_exec *x, int r,
+                               struct diff *w)
+{
+    int64_t count = 0;
+    for (int i = 0; i < k->c->nargs; i++) {
+        if (!kg_arg_is_output(&k->c->args[i])) continue;
+        size_t es = kg_dtype_size(k->adtype[i]);
+        const uint8_t *a = first->after[i].data, *b = x->after[i].data;
+        if (!k->numel[i] || !memcmp(a, b, (size_t)k->numel[i] * es)) continue; /* the usual case, at memory speed */
+        for (int64_t q = 0; q < k->numel[i]; q++) {
+            if (!memcmp(a + q * es, b + q * es, es)) continue;
+            count++;
+            double va = kg_load(k->adtype[i], a, q), vb = kg_load(k->adtype[i], b, q);
+            double d = fabs(va - vb);
+            if (isnan(d)) d = INFINITY;
+            if (w->idx < 0 || d > w->d) *w = (struct diff){.idx = q, .arg = i, .run = r, .d = d, .a = va, .b = vb};
+        }
+    }
+    return count;
+}
+
+/* Comparisons a diagnosis makes among synchronised runs: enough that a kernel which differed in
+ * `differing` of RUNS - 1 comparisons for reasons of its own (atomics, a race between its
+ * blocks) would, at that rate, agree in all of them with a chance under 1%. */
+static int sync_runs_needed(int differing)
+{
+    double p = (double)differing / (RUNS - 1);
+    int n = p >= 1 ? 1 : (int)ceil(log(0.01) / log1p(-p));
+    return n < RUNS - 1 ? RUNS - 1 : n > SYNC_RUNS_MAX ? SYNC_RUNS_MAX : n;
+}
+
+/* Whether the differences go away with the whole device synchronised before the call and before
+ * its outputs are read, as KernelBench calls a candidate: then the kernel leaves work on a stream
+ * other than the caller's (or starts it before its inputs' producer finished), and its outputs
+ * are read before that work is done. 1: every synchronised run agreed (*n of them after the
+ * first); 0: they differ too; -1: not tried (the runner cannot, or a run failed). */
+static int agrees_synchronised(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, int differing,
+                               int *n)
+{
+    *n = 0;
+    if (!kg_session_can(s, KG_CAP_SYNC_DEVICE)) return -1;
+    int want = sync_runs_needed(differing);
+    struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_SYNC_DEVICE};
+    struct kg_exec first;
+    if (kg_exec(s, k, in, &o, &first) != KG_WS_OK) {
+        kg_exec_free(&first);
+        return -1;
+    }
+    int verdict = 1;
+    for (int r = 0; r < want && verdict == 1; r++) {
+        struct kg_exec x;
+        struct diff w = {.idx = -1};
+        if (kg_exec(s, k, in, &o, &x) != KG_WS_OK)
+            verdict = -1;
+        else if (count_differing(k, &first, &x, r, &w))
+            verdict = 0;
+        else
+            ++*n;
+        kg_exec_free(&x);
+    }
+    kg_exec_free(&first);
+    return verdict;
+}
 
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
@@ -17,10 +93,10 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     if (kg_nominal_inputs(s, &k, &in, v)) return;
     kg_record_reset(s, &k);
     struct kg_exec first;
-    int differing_runs = 0, worst_run = -1;
-    int64_t worst_count = 0, worst_idx = -1;
-    int worst_arg = -1;
-    double max_diff = 0, worst_a = 0, worst_b = 0;
+    int differing_runs = 0;
+    int64_t worst_count = 0;
+    struct diff w = {.idx = -1};
+    int synced = -1, nsync = 0; /* agrees_synchronised's answer, for the JSON too */
     json_t *runs = json_array();
     for (int r = 0; r < RUNS; r++) {
         struct kg_exec x;
@@ -40,28 +116,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             json_array_append_new(runs, json_pack("{s:i,s:I}", "run", 1, "differing", (json_int_t)0));
             continue;
         }
-        int64_t count = 0;
-        for (int i = 0; i < k.c->nargs; i++) {
-            if (!kg_arg_is_output(&k.c->args[i])) continue;
-            size_t es = kg_dtype_size(k.adtype[i]);
-            const uint8_t *a = first.after[i].data, *b = x.after[i].data;
-            if (!k.numel[i] || !memcmp(a, b, (size_t)k.numel[i] * es)) continue; /* the usual case, at memory speed */
-            for (int64_t q = 0; q < k.numel[i]; q++) {
-                if (!memcmp(a + q * es, b + q * es, es)) continue;
-                count++;
-                double va = kg_load(k.adtype[i], a, q), vb = kg_load(k.adtype[i], b, q);
-                double d = fabs(va - vb);
-                if (isnan(d)) d = INFINITY;
-                if (worst_idx < 0 || d > max_diff) {
-                    max_diff = d;
-                    worst_idx = q;
-                    worst_arg = i;
-                    worst_a = va;
-                    worst_b = vb;
-                    worst_run = r;
-                }
-            }
-        }
+        int64_t count = count_differing(&k, &first, &x, r, &w);
         json_array_append_new(runs, json_pack("{s:i,s:I,s:b}", "run", r + 1, "differing", (json_int_t)count,
                                               "fresh_process", r == RUNS - 1));
         if (count) differing_runs++;
@@ -74,35 +129,55 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_set(v, KG_PASS, "%d runs bit-identical (%d in one process, 1 in a fresh one)", RUNS, RUNS - 1);
     } else {
         char idx[96];
-        struct kg_tensor sh = {.rank = k.shape[worst_arg].rank};
-        memcpy(sh.dims, k.shape[worst_arg].dims, sizeof sh.dims);
-        kg_tensor_index_str(&sh, worst_idx, idx, sizeof idx);
+        const char *name = k.c->args[w.arg].name;
+        struct kg_tensor sh = {.rank = k.shape[w.arg].rank};
+        memcpy(sh.dims, k.shape[w.arg].dims, sizeof sh.dims);
+        kg_tensor_index_str(&sh, w.idx, idx, sizeof idx);
         enum kg_status st = c->deterministic ? KG_FAIL : KG_PASS;
         kg_verdict_set(
             v, st,
             "%s%d of %d runs differ from run 1 (up to %lld elements); largest at %s%s: run 1 = %.9g, run %d = %.9g",
             c->deterministic ? "" : "reported, declared nondeterministic: ", differing_runs, RUNS - 1,
-            (long long)worst_count, k.c->args[worst_arg].name, idx, worst_a, worst_run + 1, worst_b);
-        if (st == KG_FAIL)
-            kg_verdict_cause(v, KG_CAUSE_NONDETERMINISTIC, "%s%s: run 1 = %.9g, run %d = %.9g (same inputs)",
-                             k.c->args[worst_arg].name, idx, worst_a, worst_run + 1, worst_b);
-        kg_verdict_detail(v,
-                          "Identical inputs gave different bits. Usual causes: floating-point atomics "
-                          "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "
-                          "reads of uninitialised memory, races. `replay 1 %d` in the inspector shows where.",
-                          worst_run + 1);
+            (long long)worst_count, name, idx, w.a, w.run + 1, w.b);
+        if (st == KG_FAIL) synced = agrees_synchronised(s, &k, &in, differing_runs, &nsync);
+        if (synced == 1) {
+            kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
+                             "runs differ only unsynchronised: %s%s: run 1 = %.9g, run %d = %.9g, and %d runs "
+                             "more with the whole device synchronised around the call were bit-identical",
+                             name, idx, w.a, w.run + 1, w.b, nsync + 1);
+            kg_verdict_detail(v,
+                              "The outputs are read on the caller's stream as soon as the call's work there is "
+                              "done. With the device synchronised before the call and before the outputs are "
+                              "read (as KernelBench's harness does), %d runs agreed bit for bit: the kernel works "
+                              "on a stream other than the caller's without an event or a wait, so its outputs "
+                              "are read before they are written, or its inputs before their producer finished. "
+                              "Launch on at::cuda::getCurrentCUDAStream() (torch.cuda.current_stream()).",
+                              nsync + 1);
+        } else {
+            if (st == KG_FAIL)
+                kg_verdict_cause(v, KG_CAUSE_NONDETERMINISTIC, "%s%s: run 1 = %.9g, run %d = %.9g (same inputs%s)",
+                                 name, idx, w.a, w.run + 1, w.b,
+                                 synced == 0 ? "; also with the device synchronised" : "");
+            kg_verdict_detail(v,
+                              "Identical inputs gave different bits. Usual causes: floating-point atomics "
+                              "(atomicAdd into one accumulator), reductions whose order depends on scheduling, "
+                              "reads of uninitialised memory, races. `replay 1 %d` in the inspector shows where.",
+                              w.run + 1);
+        }
         v->ev.valid = true;
-        kg_strlcpy(v->ev.output, k.c->args[worst_arg].name, sizeof v->ev.output);
+        kg_strlcpy(v->ev.output, name, sizeof v->ev.output);
         kg_strlcpy(v->ev.index, idx, sizeof v->ev.index);
-        v->ev.flat = worst_idx;
-        v->ev.got = worst_b;
-        v->ev.expected = worst_a;
-        v->ev.err = max_diff;
+        v->ev.flat = w.idx;
+        v->ev.got = w.b;
+        v->ev.expected = w.a;
+        v->ev.err = w.d;
         kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
     }
 out:
     v->extra = json_pack("{s:o,s:b}", "runs", runs, "declared_deterministic", c->deterministic);
+    if (synced >= 0) /* the diagnosis ran: how many synchronised runs agreed before one differed */
+        json_object_set_new(v->extra, "synchronised_runs_agreeing", json_integer(nsync + 1));
     kg_inputs_free(&in);
 }
 

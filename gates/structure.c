@@ -1,7 +1,8 @@
 /* structure.c: every output element is written. The outputs are prefilled twice with two
  * different sentinels (0xFF and 0x7F bytes); an element that still holds the sentinel both
  * times was never written. A kernel that writes the sentinel's exact bits on purpose would
- * have to write both, which it cannot. */
+ * have to write both, which it cannot. Where the candidate can start work on streams of its
+ * own, elements written once the whole device is synchronised were read too early: wrong-stream. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +32,31 @@ static int64_t count_unwritten(const struct kg_case *k, int i, const struct kg_e
         n++;
     }
     return n;
+}
+
+/* Whether every output element is written when the whole device is synchronised before the call
+ * and before its outputs are read (KG_RUN_SYNC_DEVICE): then the elements that held the prefill
+ * were written by work the call left running on a stream other than the caller's. */
+static bool written_synchronised(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in)
+{
+    if (!kg_session_can(s, KG_CAP_SYNC_DEVICE)) return false;
+    struct kg_exec a, b;
+    struct kg_exec_opts oa = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_SYNC_DEVICE};
+    struct kg_exec_opts ob = {.fill = KG_FILL_SENTINEL_B, .guard_byte = 0xA5, .flags = KG_RUN_SYNC_DEVICE};
+    if (kg_exec(s, k, in, &oa, &a) != KG_WS_OK) {
+        kg_exec_free(&a);
+        return false;
+    }
+    bool written = kg_exec(s, k, in, &ob, &b) == KG_WS_OK;
+    for (int i = 0; i < k->c->nargs && written; i++) {
+        const struct kg_arg *arg = &k->c->args[i];
+        int64_t first;
+        if (arg->kind != KG_ARG_TENSOR || arg->io != KG_OUT || k->c->alias_of[i] >= 0) continue;
+        written = !count_unwritten(k, i, &a, &b, NULL, &first);
+    }
+    kg_exec_free(&b);
+    kg_exec_free(&a);
+    return written;
 }
 
 static void run(struct kg_session *s, struct kg_verdict *v)
@@ -126,6 +152,17 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             v->ev.expected = NAN;
             kg_case_id(&k, v->ev.case_id, sizeof v->ev.case_id);
             kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+            if (written_synchronised(s, &k, &in)) {
+                kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
+                                 "%lld of %lld elements of %s were read before they were written (first %s%s): "
+                                 "with the whole device synchronised around the call, every element is written",
+                                 (long long)unwritten, (long long)k.numel[i], arg->name, arg->name, idx);
+                kg_verdict_detail(v,
+                                  "The outputs are read on the caller's stream as soon as the call's work there "
+                                  "is done; synchronised first (as KernelBench's harness does), they are whole: "
+                                  "the kernel writes them on a stream of its own, with no event or wait for the "
+                                  "caller. Launch on at::cuda::getCurrentCUDAStream() (torch.cuda.current_stream()).");
+            }
         }
     }
     v->extra = json_pack("{s:o}", "outputs", outs);

@@ -86,6 +86,14 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
     rq->cmd = KG_CMD_RUN;
     struct kg_req_run *r = &rq->u.run;
     r->flags = o->flags;
+    /* Once a gate found that the kernel leaves work on a stream of its own (wrong-stream), every
+     * later run but the placed ones (side stream, concurrent pair: that is placement's question)
+     * waits for the whole device, as KernelBench's harness does: the other gates then judge their
+     * own questions, not the same race again (seen on the H200 under load: freshness called it a
+     * stale result, aliasing an unwritten output). */
+    if (kg_session_saw_cause(s, KG_CAUSE_WRONG_STREAM) && kg_session_can(s, KG_CAP_SYNC_DEVICE) &&
+        !(o->flags & (KG_RUN_SIDE_STREAM | KG_RUN_PAIR)))
+        r->flags |= KG_RUN_SYNC_DEVICE;
     r->nargs = c->nargs;
     r->fill = o->fill;
     r->fill_byte = o->fill == KG_FILL_SENTINEL_A ? 0xFF : o->fill == KG_FILL_SENTINEL_B ? 0x7F : 0;
