@@ -193,6 +193,18 @@ static void run(struct kg_session *s, struct kg_verdict *v)
         goto out;
     }
     kg_exec_free(&x);
+    if (kg_session_late_writes(s)) {
+        /* seen directly, whatever the results: an output changed after the caller's stream was done */
+        kg_verdict_set(v, KG_FAIL,
+                       "%d run%s read an output that changed after the caller's stream had finished the call, "
+                       "though the side-stream result matched",
+                       kg_session_late_writes(s), kg_session_late_writes(s) > 1 ? "s" : "");
+        kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
+                         "outputs read on the caller's stream changed once the whole device was done (%d run%s): "
+                         "work left on a stream of the kernel's own",
+                         kg_session_late_writes(s), kg_session_late_writes(s) > 1 ? "s" : "");
+        goto out;
+    }
     if (!kg_session_can(s, KG_CAP_CONCURRENT)) { /* e.g. one Python call at a time: no concurrent pair */
         kg_verdict_set(v, KG_PASS,
                        "same result on a non-default current stream while the default stream is busy "

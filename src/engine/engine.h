@@ -117,6 +117,9 @@ bool kg_session_nondeterministic(const struct kg_session *s);
 /* Whether a gate of this session already failed with diagnosed cause c (e.g. limits asks whether
  * bounds saw writes past the outputs before it blames a crash at 2^31 elements on int32 indexing). */
 bool kg_session_saw_cause(const struct kg_session *s, enum kg_cause c);
+/* How many runs so far read an output that changed after the caller's stream had finished the
+ * call (KG_RUN_OUT_LATE_WRITE): work the kernel left on a stream of its own. */
+int kg_session_late_writes(const struct kg_session *s);
 
 /* The last load's reply: compiler, device, the kernel's attributes; device and attrs are
  * NULL when the runner reported none. */

@@ -91,7 +91,7 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
      * waits for the whole device, as KernelBench's harness does: the other gates then judge their
      * own questions, not the same race again (seen on the H200 under load: freshness called it a
      * stale result, aliasing an unwritten output). */
-    if (kg_session_saw_cause(s, KG_CAUSE_WRONG_STREAM) && kg_session_can(s, KG_CAP_SYNC_DEVICE) &&
+    if ((kg_session_saw_cause(s, KG_CAUSE_WRONG_STREAM) || s->late_writes) && kg_session_can(s, KG_CAP_SYNC_DEVICE) &&
         !(o->flags & (KG_RUN_SIDE_STREAM | KG_RUN_PAIR)))
         r->flags |= KG_RUN_SYNC_DEVICE;
     r->nargs = c->nargs;
@@ -316,6 +316,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     }
     if (rp.status != KG_WS_OK && rp.status != KG_WS_REFUSED) return x->status;
     if (rp.status == KG_WS_OK) x->found = (uint32_t)rp.code & s->be->found;
+    if (x->found & KG_RUN_OUT_LATE_WRITE) s->late_writes++;
     if (read_back(k, in, o, &rq.u.run, x)) goto oom;
     return x->status;
 oom:

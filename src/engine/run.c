@@ -17,7 +17,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
 {
     kg_verdict_init(v, g);
     double t0 = kg_now(), in0 = s->t_inputs, or0 = s->t_oracle, ru0 = s->t_run;
-    int n0 = s->nruns, stalls0 = s->nstalls;
+    int n0 = s->nruns, stalls0 = s->nstalls, late0 = s->late_writes;
     s->current_gate = g;
     s->judge_broken[0] = 0;
     if (s->o.progress) s->o.progress(s->o.progress_ud, g->id, "running");
@@ -51,6 +51,15 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         char words[400];
         kg_session_stall_words(s, s->nstalls - stalls0, words, sizeof words);
         kg_verdict_detail(v, "%s", words);
+    }
+    if (kg_verdict_failed(v) && s->late_writes > late0 && v->cause != KG_CAUSE_WRONG_STREAM) {
+        /* whatever the gate made of them, its runs read outputs that were still being written:
+         * that race is the finding, in the words of the gate whose question it is */
+        kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
+                         "%d run%s of this gate read an output that changed after the caller's stream had finished "
+                         "the call: work left on a stream of the kernel's own wrote it",
+                         s->late_writes - late0, s->late_writes - late0 > 1 ? "s" : "");
+        v->cause_of = NULL;
     }
     if ((v->status == KG_FAIL || v->status == KG_ERROR) && v->cause > KG_CAUSE_GATE && v->cause < KG_NCAUSES)
         s->causes_seen |= 1u << v->cause;

@@ -239,6 +239,11 @@ bool kg_session_nondeterministic(const struct kg_session *s)
 
 _Static_assert(KG_NCAUSES <= 32, "causes_seen holds one bit per cause");
 
+int kg_session_late_writes(const struct kg_session *s)
+{
+    return s->late_writes;
+}
+
 bool kg_session_saw_cause(const struct kg_session *s, enum kg_cause c)
 {
     return c > KG_CAUSE_GATE && c < KG_NCAUSES && (s->causes_seen >> c & 1u);

@@ -115,6 +115,7 @@ struct kg_session {
     char cannot_run[600]; /* kg_session_cannot_run: empty when the kernel can run */
     bool has_last_run;
     bool nondeterministic; /* two runs of one case on the same inputs gave different bits */
+    int late_writes;       /* runs whose outputs changed after the caller's stream was done (KG_RUN_OUT_LATE_WRITE) */
     uint32_t causes_seen;  /* 1u << enum kg_cause of every failure a gate of this session diagnosed */
     const struct kg_gate *current_gate;
     struct kg_case_memo memo[KG_CASE_CACHE];

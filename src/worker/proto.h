@@ -222,7 +222,10 @@ struct kg_dev_info {
 /* Reply code bits of a torch RUN that succeeded. */
 /* torch: bits of a RUN reply's code (INPUTS_AS_SENT: every input region, data and guards, is
  * as the judge laid it out; the worker compared them on its device and wrote none back) */
-enum { KG_RUN_OUT_SHARES_INPUT = 1, KG_RUN_OUT_OOB_WRITE = 2, KG_RUN_INPUTS_AS_SENT = 4 };
+/* KG_RUN_OUT_LATE_WRITE: an output changed after the caller's stream had finished the call's work
+ * (read on that stream, then compared once the whole device was done): work the call left on a
+ * stream of its own wrote it. */
+enum { KG_RUN_OUT_SHARES_INPUT = 1, KG_RUN_OUT_OOB_WRITE = 2, KG_RUN_INPUTS_AS_SENT = 4, KG_RUN_OUT_LATE_WRITE = 8 };
 
 /* One kernel launch seen by the CUPTI probe. */
 struct kg_launch_rec {

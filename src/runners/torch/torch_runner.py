@@ -66,7 +66,7 @@ IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT, RUN_CANARY = (
     1, 2, 4, 8, 16, 32, 64, 128)
 RUN_NO_TF32, RUN_SYNC_DEVICE = 256, 512
-OUT_SHARES_INPUT, OUT_OOB_WRITE, INPUTS_AS_SENT = 1, 2, 4
+OUT_SHARES_INPUT, OUT_OOB_WRITE, INPUTS_AS_SENT, OUT_LATE_WRITE = 1, 2, 4, 8
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
 # enum kg_dtype
@@ -993,6 +993,11 @@ class Runs:
         if cuda:
             torch.cuda.synchronize()
             rep.seconds = start.elapsed_time(end) / 1e3
+            late = any(not torch.equal(snap, o.detach().contiguous().reshape(-1).view(torch.uint8))
+                       for snap, o in self.as_read)
+            self.as_read = []
+            if late:
+                rep.code |= OUT_LATE_WRITE
             if canary is not None and canary[0] is not None:
                 self.canary_check(canary[0], canary[1], outs, rep)
         else:
@@ -1073,9 +1078,13 @@ class Runs:
         cuda = self.device == "cuda"
         start = end = None
         sync = cuda and bool(r.flags & RUN_SYNC_DEVICE)  # every stream's work done before and after
+        if cuda and (side is None or sync):
+            # kgate's own work before the call (inputs staged, free memory prefilled) done on the whole
+            # device: a kernel that does not wait for the caller's stream meets that race only in
+            # placement's side-stream run, whose inputs come late on purpose (on the H200 under load
+            # it also met the staging copies and the prefill, and freshness and aliasing named it)
+            torch.cuda.synchronize()
         with (torch.cuda.stream(side) if side is not None else contextlib.nullcontext()):
-            if sync:
-                torch.cuda.synchronize()
             if delayed:
                 torch.cuda._sleep(int(2e7))  # ~12 ms
                 for buf, staged in delayed:
@@ -1124,11 +1133,18 @@ class Runs:
                     if o.numel() and lo <= o.data_ptr() < lo + buf.numel():
                         rep.code |= OUT_SHARES_INPUT
             ready.append((a, o))
+        # each output as read, kept on the device to compare once the whole device is done: one that
+        # changed since was still being written by work the call left on another stream
+        watch = self.device == "cuda" and not (r.flags & RUN_SYNC_DEVICE)
+        self.as_read = []
         for a, o in ready:
             b = o.detach().contiguous().reshape(-1).view(torch.uint8)
             if b.numel():
+                snap = self.kept_copy(b) if watch else None
                 torch.frombuffer(memoryview(shm)[a.off + a.guard:a.off + a.guard + a.bytes],
-                                 dtype=torch.uint8).copy_(b)
+                                 dtype=torch.uint8).copy_(b if snap is None else snap)
+                if snap is not None:
+                    self.as_read.append((snap, o))
 
     def kept_copy(self, buf):
         """A copy of an input region as staged, on its device (where it compares at the device's
@@ -1462,6 +1478,7 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
         self.meta_describe = False  # whether the shape probes run on the meta device (describe)
         self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
         self.pristine = {}  # a copy of each input region as staged, on its device (write_back)
+        self.as_read = []  # (the bytes as read on the caller's stream, the output): a RUN's late writes
         self.resident = {}  # oracle cases kept on the device: id -> {evaluation: [outputs], "ref": [...]}
         self.device = "cpu"
         self.sock = None  # the judge's socket, for LOAD's interim reply
