@@ -70,6 +70,7 @@ CONTROLS = \
 	testdata/bugs/relu_skips_last.c \
 	testdata/bugs/relu_vec4_tail.c \
 	testdata/bugs/rmsnorm_fast_rsqrt.c \
+	testdata/bugs/tanh_via_exp_cancels.c \
 	testdata/bugs/relu_writes_one_past.c \
 	testdata/bugs/rows_on_grid_y.cu \
 	testdata/bugs/softmax_cache_by_pointer.c \

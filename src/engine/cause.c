@@ -95,7 +95,9 @@ static const struct kg_cause_def defs[KG_NCAUSES] = {
     [KG_CAUSE_APPROXIMATION] = {"approximation", "a fast or different formula (exp, erf, tanh...)",
                                 "The error is small but systematic and does not depend on the reduction length: a\n"
                                 "fast-math intrinsic (__expf), a tanh approximation of an erf GELU, a polynomial\n"
-                                "that is not accurate to the dtype."},
+                                "that is not accurate to the dtype, or a formula that cancels where its result is\n"
+                                "small next to its terms (tanh as 1 - 2/(exp(2x)+1) near 0, exp(x) - 1 for expm1,\n"
+                                "log(1 + exp(x)) for softplus): use tanhf, expm1f, log1pf."},
     [KG_CAUSE_OOB_WRITE] = {"out-of-bounds-write", "bytes written outside the buffers",
                             "The guard bytes kgate puts around every buffer changed (offset and value are shown):\n"
                             "a missing tail check, a grid rounded up, an off-by-one in a loop bound."},
