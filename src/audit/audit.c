@@ -650,10 +650,10 @@ static bool says(json_t *o, const char *key, const char *what)
 }
 
 /* Whether a record's trouble was memory rather than the kernel, as its words say (ANY_OOM: the
- * device's or the host's; HOST_OOM: the host's, its OOM killer having taken a worker): the check could not load the pair, the standard test's worker could not
- * start, or a gate errored, for that. Checks share the device and the host (--jobs), and a big
- * case of another check (a cuDNN convolution past 2^31 elements takes what workspace it finds)
- * can fill either for a moment. */
+ * device's or the host's; HOST_OOM: the host's, its OOM killer having taken a worker): the check
+ * could not load the pair, the standard test's worker could not start, or a gate errored, for
+ * that. Checks share the device and the host (--jobs), and a big case of another check (a cuDNN
+ * convolution past 2^31 elements takes what workspace it finds) can fill either for a moment. */
 #define ANY_OOM  "out of memory"
 #define HOST_OOM "the host ran out of memory"
 static bool met_full_memory(json_t *rec, const char *what)

@@ -309,10 +309,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     if (rp.status == KG_WS_HOST_OOM) { /* kg_session_call_fd's words, with the case */
         char id[KG_CASE_ID_MAX];
         kg_case_id(k, id, sizeof id);
-        snprintf(s->judge_broken, sizeof s->judge_broken,
-                 "the host ran out of memory at %s: its out-of-memory killer took the kernel's worker, which says "
-                 "nothing about the kernel (run it with fewer checks at once, or on a larger host)",
-                 id);
+        kg_session_note_host_oom(s, "kernel's", id);
     }
     if (rp.status != KG_WS_OK && rp.status != KG_WS_REFUSED) return x->status;
     if (rp.status == KG_WS_OK) x->found = (uint32_t)rp.code & s->be->found;

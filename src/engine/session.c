@@ -135,11 +135,16 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
     double timeout = rq->cmd == KG_CMD_ORACLE || cl == &s->oracle ? 600 : s->o.timeout;
     int rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
     if (rp->status == KG_WS_HOST_OOM) /* the host's trouble: the gate decides nothing (run.c) */
-        snprintf(s->judge_broken, sizeof s->judge_broken,
-                 "the host ran out of memory: its out-of-memory killer took the %s worker, which says nothing about "
-                 "the kernel (run it with fewer checks at once, or on a larger host)",
-                 cl == &s->oracle ? "oracle's" : "kernel's");
+        kg_session_note_host_oom(s, cl == &s->oracle ? "oracle's" : "kernel's", NULL);
     return rc;
+}
+
+void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id)
+{
+    snprintf(s->judge_broken, sizeof s->judge_broken,
+             "the host ran out of memory%s%s: its out-of-memory killer took the %s worker, which says nothing about "
+             "the kernel (run it with fewer checks at once, or on a larger host)",
+             case_id ? " at " : "", case_id ? case_id : "", who);
 }
 
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp)

@@ -151,6 +151,9 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
 /* The same with the shared memory fd (a run's own segment; kg_session_call: the session's). */
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp);
+/* s->judge_broken for a worker the host's out-of-memory killer took (KG_WS_HOST_OOM): whose
+ * worker ("kernel's", "oracle's"), and at which case when known (NULL: not). */
+void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id);
 void kg_session_restart(struct kg_session *s, struct kg_client *cl);
 
 /* Grows the candidate's / the oracle worker's shared memory to at least size bytes. */
