@@ -554,6 +554,50 @@ static bool diagnose_approximation(struct kg_session *s, const struct kg_case *k
     return true;
 }
 
+/* A formula that cancels: where its result is far smaller than the terms it is computed from (tanh
+ * as 1 - 2/(exp(2x)+1) near 0, exp(x) - 1, log(1 + exp(x)) at very negative x), the digits kept
+ * are the terms', so the absolute error there stays the size of an ordinary result's rounding
+ * error instead of shrinking with the result. The failing elements are all small results
+ * (|exact| <= scale/8), their largest error within 1/16..2x the largest error over the ordinary
+ * results (|exact| >= scale), which pass, and the run repeats. Not a flush to zero (an error the
+ * size of the tiny result itself) nor a reduction whose error grows with its length. */
+static bool diagnose_cancellation(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                                  const struct kg_exec *x, const struct kg_expect *ex, const struct kg_judgement *j,
+                                  struct shorter *sh, int *have_sh, struct kg_verdict *v)
+{
+    double err = worst_err(j);
+    int o = j->worst;
+    if (!isfinite(err) || err > 1e-2) return false;
+    const struct kg_tensor *got = &x->after[ex->arg[o]];
+    const double *xe = ex->exact[o].data;
+    const double scale = ex->scale[o];
+    if (!(scale > 0)) return false;
+    double e_small = 0, e_large = 0, a_small = 0; /* largest errors: failing small results, ordinary ones */
+    int64_t failing = 0;
+    for (int64_t i = 0; i < got->numel; i++) {
+        double g = kg_load(got->dtype, got->data, i), a = fabs(xe[i]);
+        if (!isfinite(g) || !isfinite(xe[i])) continue;
+        double d = fabs(g - xe[i]);
+        if (a >= scale && d > e_large) e_large = d;
+        if (kg_elem_err(g, xe[i], scale) <= ex->threshold[o]) continue;
+        if (!(a <= scale / 8) || !(d < a)) return false; /* a large result wrong, or no digit right */
+        failing++;
+        if (d > e_small) e_small = d, a_small = a;
+    }
+    if (!failing || !(e_large > 0) || !(e_small >= e_large / 16 && e_small <= 2 * e_large)) return false;
+    if (!repeats(s, k, in, x)) return false;
+    if (kg_reduce_symbol(s) >= 0) {
+        if (*have_sh == 0) *have_sh = measure_shorter(s, k, sh) == 0 ? 1 : -1;
+        if (*have_sh > 0 && !(sh->err * 2 >= err)) return false; /* it shrinks with the reduction length */
+    }
+    kg_verdict_cause(v, KG_CAUSE_APPROXIMATION,
+                     "a formula that cancels: %lld results far below the output's scale %.3g (%.3g at the worst) "
+                     "are off by up to %.3g, as much as results of ordinary size round by (%.3g): it keeps the "
+                     "digits of terms larger than its result (tanh as 1 - 2/(exp(2x)+1), exp(x) - 1, log(1 + exp(x)))",
+                     (long long)failing, scale, a_small, e_small, e_large);
+    return true;
+}
+
 /* ---- gross failures ----------------------------------------------------------------------- */
 
 bool kg_gross_failure(const struct kg_expect *ex, const struct kg_judgement *j, char *why, size_t n)
@@ -708,6 +752,7 @@ void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_
                          m, j->margin, cancellation, ratio_words(j, rw, sizeof rw));
         return;
     }
+    if (!cancellation && (nominal || nominal_ok) && diagnose_cancellation(s, k, in, x, ex, j, &sh, &have_sh, v)) return;
     if (!nominal && !nominal_ok) { /* wrong on the accuracy gate's own inputs: that gate's finding */
         kg_verdict_cause(v, KG_CAUSE_GATE,
                          "not diagnosed, and the nominal N(0,1) case fails too: the accuracy "
