@@ -72,6 +72,7 @@ FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
 # enum kg_dtype
 DTYPES = ["f64", "f32", "f16", "bf16", "i32", "i64", "u8", "bool"]
 COMPARE_BLOCK = 1 << 24  # elements a comparison on the worker's device takes at once
+LATE_SAMPLE = 1 << 26  # bytes of an output kept to tell a late write: all of a smaller one, else evenly spaced
 
 
 class ReqLoad(C.Structure):
@@ -969,6 +970,14 @@ class OracleModes:
 
 # ---- runs: ModelNew on the judge's inputs (RUN), allocator poisoning and the canary --------------
 
+def late_sample(b):
+    """The bytes of an output (b: flat, uint8) a late write is told by: all of them up to LATE_SAMPLE,
+    else about that many evenly spaced, an odd stride apart so that every byte of an element is
+    sampled somewhere (work that writes late writes blocks, not one byte in a stride)."""
+    step = -(-b.numel() // LATE_SAMPLE)
+    return b if step <= 1 else b[::step | 1]
+
+
 class Runs:
     """Worker's RUN, and the caching allocator's memory it prefills and watches."""
 
@@ -993,7 +1002,7 @@ class Runs:
         if cuda:
             torch.cuda.synchronize()
             rep.seconds = start.elapsed_time(end) / 1e3
-            late = any(not torch.equal(snap, o.detach().contiguous().reshape(-1).view(torch.uint8))
+            late = any(not torch.equal(snap, late_sample(o.detach().contiguous().reshape(-1).view(torch.uint8)))
                        for snap, o in self.as_read)
             self.as_read = []
             if late:
@@ -1133,18 +1142,19 @@ class Runs:
                     if o.numel() and lo <= o.data_ptr() < lo + buf.numel():
                         rep.code |= OUT_SHARES_INPUT
             ready.append((a, o))
-        # each output as read, kept on the device to compare once the whole device is done: one that
-        # changed since was still being written by work the call left on another stream
+        # each output as read (a sample of its bytes, kept on the device) to compare once the whole
+        # device is done: one that changed since was still being written by work the call left on
+        # another stream; taken before the read below, in the caller's stream's order
         watch = self.device == "cuda" and not (r.flags & RUN_SYNC_DEVICE)
         self.as_read = []
         for a, o in ready:
             b = o.detach().contiguous().reshape(-1).view(torch.uint8)
             if b.numel():
-                snap = self.kept_copy(b) if watch else None
-                torch.frombuffer(memoryview(shm)[a.off + a.guard:a.off + a.guard + a.bytes],
-                                 dtype=torch.uint8).copy_(b if snap is None else snap)
+                snap = self.kept_copy(late_sample(b)) if watch else None
                 if snap is not None:
                     self.as_read.append((snap, o))
+                torch.frombuffer(memoryview(shm)[a.off + a.guard:a.off + a.guard + a.bytes],
+                                 dtype=torch.uint8).copy_(b)
 
     def kept_copy(self, buf):
         """A copy of an input region as staged, on its device (where it compares at the device's
