@@ -13,6 +13,23 @@ void kg_session_stall_words(const struct kg_session *s, int n, char *buf, size_t
              n, n > 1 ? "s" : "", s->o.timeout, s->stall_case, s->stall_seconds);
 }
 
+/* Whether a gate's failure of cause c can be outputs read while still being written: any finding
+ * about output values, but not a crash, a hang, memory, a launch the device refuses, bytes written
+ * outside the buffers or a decoy, which are defects of their own. */
+static bool late_write_explains(enum kg_cause c)
+{
+    switch (c) {
+    case KG_CAUSE_WRONG_STREAM:
+    case KG_CAUSE_CRASH:
+    case KG_CAUSE_HANG:
+    case KG_CAUSE_OUT_OF_MEMORY:
+    case KG_CAUSE_LAUNCH_LIMIT:
+    case KG_CAUSE_OOB_WRITE:
+    case KG_CAUSE_DECOY: return false;
+    default: return true;
+    }
+}
+
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)
 {
     kg_verdict_init(v, g);
@@ -52,7 +69,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
         kg_session_stall_words(s, s->nstalls - stalls0, words, sizeof words);
         kg_verdict_detail(v, "%s", words);
     }
-    if (kg_verdict_failed(v) && s->late_writes > late0 && v->cause != KG_CAUSE_WRONG_STREAM) {
+    if (v->status == KG_FAIL && s->late_writes > late0 && late_write_explains(v->cause)) {
         /* whatever the gate made of them, its runs read outputs that were still being written:
          * that race is the finding, in the words of the gate whose question it is */
         kg_verdict_cause(v, KG_CAUSE_WRONG_STREAM,
