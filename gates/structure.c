@@ -16,6 +16,13 @@ static bool all_bytes(const uint8_t *p, size_t n, uint8_t b)
     return true;
 }
 
+/* Whether arg i is a pure output: inout and aliased tensors start with input values, so what
+ * they hold after a call says nothing of which elements were written. */
+static bool pure_output(const struct kg_contract *c, int i)
+{
+    return c->args[i].kind == KG_ARG_TENSOR && c->args[i].io == KG_OUT && c->alias_of[i] < 0;
+}
+
 /* Elements of output i that held the prefill in runs a and b (and in c, prefilled with seeded
  * garbage, when c is not NULL); the first one into *first. */
 static int64_t count_unwritten(const struct kg_case *k, int i, const struct kg_exec *a, const struct kg_exec *b,
@@ -49,10 +56,8 @@ static bool written_synchronised(struct kg_session *s, const struct kg_case *k, 
     }
     bool written = kg_exec(s, k, in, &ob, &b) == KG_WS_OK;
     for (int i = 0; i < k->c->nargs && written; i++) {
-        const struct kg_arg *arg = &k->c->args[i];
         int64_t first;
-        if (arg->kind != KG_ARG_TENSOR || arg->io != KG_OUT || k->c->alias_of[i] >= 0) continue;
-        written = !count_unwritten(k, i, &a, &b, NULL, &first);
+        if (pure_output(k->c, i)) written = !count_unwritten(k, i, &a, &b, NULL, &first);
     }
     kg_exec_free(&b);
     kg_exec_free(&a);
@@ -90,7 +95,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     int64_t from_prior = 0;
     for (int i = 0; i < c->nargs && !have_g && !fresh; i++) {
         int64_t first;
-        if (c->args[i].kind != KG_ARG_TENSOR || c->args[i].io != KG_OUT || c->alias_of[i] >= 0) continue;
+        if (!pure_output(c, i)) continue;
         if (!count_unwritten(&k, i, &a, &b, NULL, &first)) continue;
         struct kg_exec_opts og = {.fill = KG_FILL_GARBAGE, .guard_byte = 0xA5};
         kg_exec(s, &k, &in, &og, &g);
@@ -107,7 +112,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     bool failed = false;
     for (int i = 0; i < c->nargs; i++) {
         const struct kg_arg *arg = &c->args[i];
-        if (arg->kind != KG_ARG_TENSOR || arg->io != KG_OUT || c->alias_of[i] >= 0) continue;
+        if (!pure_output(c, i)) continue;
         checked++;
         int64_t first = -1, first2;
         int64_t unwritten = count_unwritten(&k, i, &a, &b, have_g ? &g : NULL, &first);
