@@ -34,6 +34,9 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o)
     s->compare0 = kg_compare_seconds();
     const char *dbg = getenv("KGATE_DEBUG_MEMO");
     s->debug_memo = dbg && *dbg && strcmp(dbg, "0");
+    const char *tr = getenv("KGATE_TRACE");
+    s->trace = tr && *tr && strcmp(tr, "0");
+    s->t_open = kg_now();
     /* the memo's bytes (with the oracle's values kept in its worker): a quarter of what this
      * process could still allocate, and of its share of the host when kgate audit runs several
      * checks at once (measured: six real-size checks, each taking a quarter of what was free
@@ -65,6 +68,23 @@ static void keep_load(struct kg_session *s, const struct kg_reply *rp)
     if (compiled) memcpy(s->last_load.compiler, compiler, sizeof compiler);
 }
 
+/* KGATE_TRACE=1: one line per worker call, for finding where a slow check spends its time:
+ * when it started (seconds since the session opened), how long it took, which worker, the
+ * command (a resident operation's number after it), the gate, the reply's status. The time
+ * between one call's end and the next call's start is the judge's own. */
+static void trace_call(const struct kg_session *s, const struct kg_client *cl, const struct kg_req *rq, double t0,
+                       const struct kg_reply *rp)
+{
+    static const char *const name[] = {"?", "load", "run", "oracle", "quit", "describe", "inputs",
+                                       "standard", "sample", "resident"};
+    const char *cmd = rq->cmd < sizeof name / sizeof *name ? name[rq->cmd] : "?";
+    double now = kg_now();
+    fprintf(stderr, "kgate: trace: %9.3f s %8.3f s  %-6s %s", t0 - s->t_open, now - t0,
+            cl == &s->oracle ? "oracle" : "kernel", cmd);
+    if (rq->cmd == KG_CMD_RESIDENT) fprintf(stderr, " %d", (int)rq->u.oracle.working);
+    fprintf(stderr, "  %s  status %d\n", s->current_gate ? s->current_gate->id : "-", rp->status);
+}
+
 int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp)
 {
     if (kg_worker_alive(&cl->w)) return 0;
@@ -94,6 +114,7 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
                               .ud = s->o.interrupted_ud};
     int rc = kg_worker_request(&cl->w, &cl->load, -1, rp, 600, &co);
     s->t_compile += kg_now() - t0;
+    if (s->trace) trace_call(s, cl, &cl->load, t0, rp);
     if (rc || rp->status != KG_WS_OK) {
         if (kg_worker_alive(&cl->w)) kg_worker_stop(&cl->w);
         return -1;
@@ -133,7 +154,9 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
     /* --timeout limits the kernel under test; the oracle worker runs only trusted code (the
      * reference, the inputs), which on a loaded GPU host can take longer than a short limit */
     double timeout = rq->cmd == KG_CMD_ORACLE || cl == &s->oracle ? 600 : s->o.timeout;
+    double t0 = kg_now();
     int rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
+    if (s->trace) trace_call(s, cl, rq, t0, rp);
     if (rp->status == KG_WS_HOST_OOM) /* the host's trouble: the gate decides nothing (run.c) */
         kg_session_note_host_oom(s, cl == &s->oracle ? "oracle's" : "kernel's", NULL);
     return rc;

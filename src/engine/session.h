@@ -127,6 +127,8 @@ struct kg_session {
     uint64_t memo_budget; /* bytes the memo may hold (KGATE_MEMO_BYTES, else a quarter of the free memory) */
     struct kg_memo_stats memo_stats;
     bool debug_memo; /* KGATE_DEBUG_MEMO=1: each memo event on stderr */
+    bool trace;      /* KGATE_TRACE=1: each worker call on stderr (kg_session_call_fd) */
+    double t_open;   /* kg_now() when the session opened, for the trace's times */
     /* workers started as programs (python) are forked from this fork server when it is named */
     char zygote[96];
     struct kg_worker zyg; /* this session's own fork server, when it started one */
