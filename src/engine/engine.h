@@ -209,6 +209,18 @@ int kg_session_sample(struct kg_session *s, bool candidate, const struct kg_case
 void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, const struct kg_expect *ex,
               struct kg_judgement *j);
 
+/* The nonfinite gate's test of a run (x->after): per oracle output, the positions whose class
+ * (finite, NaN, +Inf, -Inf) differs from the fp64 oracle's (or from the op's second legitimate
+ * algorithm's, where it has one), for integer outputs (an integer dtype, or ex->int_out) whose
+ * value differs; the first of them (-1: none) and how many of the oracle's values are not
+ * finite. Made in the oracle worker for a resident case (only the counts cross: a run that
+ * passes never fetches the values), else here. 0, or -1 (e). */
+struct kg_classes {
+    int64_t mismatches, first, oracle_nonfinite;
+};
+int kg_compare_classes(struct kg_session *s, const struct kg_exec *x, const struct kg_expect *ex, struct kg_classes *c,
+                       struct kg_err *e);
+
 /* Fills v->ev (and v->replay for v's gate) from the worst output of a judgement. */
 void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const struct kg_expect *ex,
                            const struct kg_judgement *j, struct kg_verdict *v);

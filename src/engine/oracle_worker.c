@@ -180,18 +180,17 @@ int kg_oracle_resident_calibrate(struct kg_session *s, uint64_t id, const enum k
     return 0;
 }
 
-int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
-                             const struct kg_seg *seg, int nout, struct kg_cmp *cmp, struct kg_err *e)
+/* A run's outputs got[j], where they lie in its segment seg, as the request's out[j]. */
+static int place_run_outputs(struct kg_req *rq, const struct kg_tensor *const *got, const struct kg_seg *seg, int nout,
+                             struct kg_err *e)
 {
-    static struct kg_req rq;
-    resident_request(&rq, id, KG_RES_JUDGE, nout);
     uint64_t end = 8;
     for (int j = 0; j < nout; j++) {
         const uint8_t *p = got[j]->data;
         size_t bytes = (size_t)kg_tensor_bytes(got[j]);
         if (got[j]->numel && (!p || p < seg->mem || p + bytes > seg->mem + seg->size))
             return kg_errf(e, "output %d is not in the run's shared memory", j);
-        struct kg_req_tensor *t = &rq.u.oracle.out[j];
+        struct kg_req_tensor *t = &rq->u.oracle.out[j];
         t->kind = KG_ARG_TENSOR;
         t->dtype = t->data_dtype = got[j]->dtype;
         t->rank = got[j]->rank;
@@ -199,7 +198,16 @@ int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_
         t->off = got[j]->numel ? (uint64_t)(p - seg->mem) : 0;
         if (t->off + bytes > end) end = t->off + bytes;
     }
-    rq.u.oracle.shm_size = end;
+    rq->u.oracle.shm_size = end;
+    return 0;
+}
+
+int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
+                             const struct kg_seg *seg, int nout, struct kg_cmp *cmp, struct kg_err *e)
+{
+    static struct kg_req rq;
+    resident_request(&rq, id, KG_RES_JUDGE, nout);
+    if (place_run_outputs(&rq, got, seg, nout, e)) return -1;
     struct kg_reply rp;
     enum { NF = 12 };
     double v[NF * KG_OP_MAX_IO];
@@ -219,6 +227,24 @@ int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_
                                  .excused = (int64_t)f[10],
                                  .first_excused = (int64_t)f[11]};
     }
+    return 0;
+}
+
+int kg_oracle_resident_classes(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
+                               const struct kg_seg *seg, int nout, bool exact, struct kg_classes *c,
+                               struct kg_err *e)
+{
+    static struct kg_req rq;
+    resident_request(&rq, id, KG_RES_CLASSES, nout);
+    rq.u.oracle.resident_set = exact;
+    if (place_run_outputs(&rq, got, seg, nout, e)) return -1;
+    struct kg_reply rp;
+    enum { NF = 3 };
+    double v[NF * KG_OP_MAX_IO];
+    if (resident_call(s, &rq, seg->fd, &rp, e) || reply_numbers(rp.msg, nout, NF, v, e)) return -1;
+    for (int j = 0; j < nout; j++)
+        c[j] = (struct kg_classes){
+            .mismatches = (int64_t)v[NF * j], .first = (int64_t)v[NF * j + 1], .oracle_nonfinite = (int64_t)v[NF * j + 2]};
     return 0;
 }
 

@@ -60,7 +60,7 @@ void kg_oracle_worker_settle(struct kg_oracle_case *oc, int keep);
  * its device, and only numbers cross. calibrate: evaluations 1 and 2 become the reference in
  * dtypes dt, and each output's scale and reference error come back (kg_expect_eval's, computed
  * there). judge: the run's outputs got[j] (in its segment seg) compared there as kg_judge's
- * kg_compare_calibrated would. fetch: the values into a segment of their own (*seg), exact[j]
+ * kg_compare_calibrated would (classes: kg_compare_classes's test). fetch: the values into a segment of their own (*seg), exact[j]
  * and ref[j] (shapes set by the caller) its views. drop: the case forgotten. 0 or -1 (e). */
 struct kg_cmp;
 int kg_oracle_resident_calibrate(struct kg_session *s, uint64_t id, const enum kg_dtype *dt, int nout, double *scale,
@@ -69,6 +69,12 @@ int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_
                              const struct kg_seg *seg, int nout, struct kg_cmp *cmp, struct kg_err *e);
 int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor *exact, struct kg_tensor *ref,
                              int nout, struct kg_seg **seg, struct kg_err *e);
+/* classes: the run's outputs got[j] (in seg) compared with the kept values as kg_compare_classes
+ * does (exact: every output compared exactly, as integers), into c[j]. 0 or -1 (e). */
+struct kg_classes;
+int kg_oracle_resident_classes(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
+                               const struct kg_seg *seg, int nout, bool exact, struct kg_classes *c,
+                               struct kg_err *e);
 void kg_oracle_resident_drop(struct kg_session *s, uint64_t id);
 /* Whether values kept when the oracle worker had restarted gen times are still there (the
  * worker then alive, not replaced since: one that died took them with it). */

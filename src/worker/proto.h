@@ -44,6 +44,11 @@ enum {
     KG_RES_JUDGE,
     KG_RES_FETCH, /* output j's fp64 values to out[j].off, its reference (as float64) to in[j].off */
     KG_RES_DROP,  /* forget the case */
+    /* the tensors at out[j] (as for JUDGE) compared with output j's fp64 values class by class
+     * (finite, NaN, +Inf, -Inf), or exactly (integer dtypes, and all of them when resident_set
+     * is 1: an op with integer outputs), as kg_compare_classes does: per output "mismatches
+     * first oracle_nonfinite" */
+    KG_RES_CLASSES,
 };
 
 enum kg_runner_kind { KG_RUNNER_HOST, KG_RUNNER_CUDA, KG_RUNNER_TORCH };

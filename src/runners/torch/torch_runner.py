@@ -55,7 +55,7 @@ MAX_ARGS, NAME_MAX, MAX_RANK, MAX_SYMS, OP_MAX_IO, MAX_RECS = 32, 64, 8, 32, 8, 
 
 # enum kg_cmd
 LOAD, RUN, ORACLE, QUIT, DESCRIBE, INPUTS, STANDARD, SAMPLE, RESIDENT = 1, 2, 3, 4, 5, 6, 7, 8, 9
-RES_CALIBRATE, RES_JUDGE, RES_FETCH, RES_DROP = 1, 2, 3, 4
+RES_CALIBRATE, RES_JUDGE, RES_FETCH, RES_DROP, RES_CLASSES = 1, 2, 3, 4, 5
 # enum kg_wstatus
 (OK, REFUSED, COMPILE, ENTRY, LAUNCH, CUDAERR, UNAVAILABLE, BAD_REQUEST, CRASH, TIMEOUT, MISMATCH,
  EXCEPTION, PROGRESS, OOM, INTERRUPTED) = range(15)
@@ -840,6 +840,28 @@ def compare(torch, got, x, r, scale):
     return [n, float(scale), float(mx), worst, g_w, x_w, rms, nfm, first_nfm, mism, exc, first_exc]
 
 
+def classes(torch, got, x, exact):
+    """judge.c's classes_here for got (any dtype) against float64 x, on their device, in blocks:
+    (positions whose class (compare.c's kind) differs, or under exact whose value differs as
+    float64; the first of them or -1; x's non-finite count)."""
+    mism, first, nonfinite = 0, -1, 0
+    for lo in range(0, got.numel(), COMPARE_BLOCK):
+        xe = x[lo:lo + COMPARE_BLOCK]
+        kx = nonfinite_kind(torch, xe)
+        if exact:
+            g = got[lo:lo + COMPARE_BLOCK].to(torch.float64)
+            bad = (g != xe) & ~(torch.isnan(g) & torch.isnan(xe))
+        else:
+            bad = nonfinite_kind(torch, got[lo:lo + COMPARE_BLOCK]) != kx
+        nonfinite += int((kx != 0).sum())
+        c = int(bad.sum())
+        if c:
+            if first < 0:
+                first = lo + first_true(torch, bad)
+            mism += c
+    return mism, first, nonfinite
+
+
 class OracleModes:
     """Worker's ORACLE."""
 
@@ -956,6 +978,13 @@ class OracleModes:
                     raise Refused(BAD_REQUEST, "output %d has %d elements, the kept one %d" % (j, got.numel(), x.numel()))
                 c = compare(torch, got, x, case["ref"][j], case["scale"][j])
                 lines.append(" ".join(hexfloat(v) if isinstance(v, float) else str(v) for v in c))
+        elif o.working == RES_CLASSES:
+            for j, x in enumerate(exact):
+                t = o.out[j]
+                got = self.tensor_from_shm(shm, t, self.dt(t.dtype)).reshape(-1)
+                if got.numel() != x.numel():
+                    raise Refused(BAD_REQUEST, "output %d has %d elements, the kept one %d" % (j, got.numel(), x.numel()))
+                lines.append("%d %d %d" % classes(torch, got, x, bool(o.resident_set) or not got.is_floating_point()))
         elif o.working == RES_FETCH:
             for j, x in enumerate(exact):
                 for t, v in ((o.out[j], x), (o.inp[j], case["ref"][j])):
