@@ -50,7 +50,7 @@ static int check_inputs(struct kg_session *s, const struct kg_case *k, struct kg
     }
     struct kg_expect ex;
     struct kg_err e;
-    if (kg_expect_compute(s, k, in, &ex, &e)) {
+    if (kg_expect_for_judge(s, k, in, &ex, &e)) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         kg_exec_free(&x);
         return -1;

@@ -25,6 +25,10 @@ struct kg_backend {
     int64_t budget;    /* elements of all tensors of a case a gate may build (kg_case_affordable) */
     unsigned caps;     /* enum kg_cap */
     uint32_t found;    /* the KG_RUN_OUT_* bits a RUN reply's code carries (0: the code is not flags) */
+    /* The worker allocates a run's outputs itself and prefills that memory with the run's fill
+     * (the torch runner: the caching allocator's free blocks), then writes every byte of each
+     * output into the segment: the judge lays out only guards and inputs there. */
+    bool worker_fills_outputs;
     /* Fills the LOAD request of a new candidate client for an instance dtype. */
     void (*load_req)(struct kg_session *s, struct kg_client *cl, enum kg_dtype dtype);
     /* Why GPU-only gates skip, or NULL when the candidate runs on a GPU. */

@@ -566,6 +566,7 @@ const struct kg_backend kg_backend_torch = {
     .inputs = inputs,
     .oracle = oracle,
     .oracle_lends = true,
+    .worker_fills_outputs = true,
     .baseline = standard,
     .sample = sample,
     .decoy = decoy,

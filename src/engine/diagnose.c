@@ -91,7 +91,7 @@ static bool tf32_inputs_explain(struct kg_session *s, const struct kg_case *k, c
     if (kg_inputs_tf32(in, truncate, &r)) return false;
     struct kg_expect ex2;
     struct kg_err e;
-    if (kg_expect_compute(s, k, &r, &ex2, &e)) goto out;
+    if (kg_expect_for_judge(s, k, &r, &ex2, &e)) goto out;
     for (int o = 0; o < ex2.nout; o++) ex2.threshold[o] = ex->threshold[o]; /* fp32 noise, as given */
     struct kg_judgement j2;
     kg_judge(k, x, false, &ex2, &j2);

@@ -182,9 +182,14 @@ void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_ca
 int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
 int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e);
 
-/* The oracle's values for case k on inputs in (not memoised: for inputs a gate made itself). */
+/* The oracle's values for case k on inputs in (not memoised: for inputs a gate made itself), at
+ * hand. kg_expect_for_judge: the same for a caller that only gives them to kg_judge; they stay
+ * in the oracle worker where the backend keeps them there (a diagnosis that reads them fetches
+ * them itself), which at real sizes saves a copy of GBs of fp64 values to the host. */
 int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                       struct kg_err *e);
+int kg_expect_for_judge(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                        struct kg_expect *x, struct kg_err *e);
 
 /* The values of ex at hand: where they stay in the oracle worker (ex->resident), fetched into
  * ex (a cache: it is otherwise unchanged), once. Code that reads ex->exact or ex->ref calls it

@@ -140,8 +140,9 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
     return off;
 }
 
-/* Writes guards, inputs and prefills into the run's segment; keeps a copy of a garbage prefill
- * in x->before (the inputs as sent are in, until read_back). */
+/* Writes guards, inputs and prefills (not where the worker prefills its own outputs) into the
+ * run's segment; keeps a copy of a garbage prefill in x->before (the inputs as sent are in,
+ * until read_back). */
 static int lay_out(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                    const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
 {
@@ -158,6 +159,9 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
                 if (a->bytes) memcpy(region + a->guard, src->t[i].data, a->bytes);
                 continue;
             }
+            /* a prefill here would be overwritten whole, and a garbage one (drawn, and copied to
+             * before) is not the worker's: kg_exec_kept_prefill cannot tell it, nor need to */
+            if (s->be->worker_fills_outputs) continue;
             prefill(s, k, i, o->fill, region + a->guard, a->bytes);
             if (set == 0 && o->fill == KG_FILL_GARBAGE) { /* a constant one is known without a copy */
                 kg_tensor_free(&x->before[i]);            /* a rerun lays out again */

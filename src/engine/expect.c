@@ -116,8 +116,8 @@ out:
     return rc;
 }
 
-int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
-                      struct kg_err *e)
+int kg_expect_for_judge(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                        struct kg_expect *x, struct kg_err *e)
 {
     s->memo_stats.oracle_direct++;
     if (s->debug_memo) {
@@ -125,8 +125,14 @@ int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struc
         kg_case_id(k, id, sizeof id);
         fprintf(stderr, "kgate memo: %s: oracle direct %s\n", s->current_gate ? s->current_gate->id : "-", id);
     }
+    return kg_expect_eval(s, k, in, x, e);
+}
+
+int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
+                      struct kg_err *e)
+{
     /* its callers (the nonfinite gate, diagnoses) read the values themselves */
-    return kg_expect_eval(s, k, in, x, e) || kg_expect_values(s, x, e) ? -1 : 0;
+    return kg_expect_for_judge(s, k, in, x, e) || kg_expect_values(s, x, e) ? -1 : 0;
 }
 
 int kg_expect_values(struct kg_session *s, const struct kg_expect *ex, struct kg_err *e)

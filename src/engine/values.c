@@ -26,7 +26,8 @@ bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q)
 {
     size_t es = kg_dtype_size(x->after[i].dtype);
     const uint8_t *a = (const uint8_t *)x->after[i].data + (size_t)q * es;
-    if (x->fill == KG_FILL_GARBAGE) return !memcmp(a, (const uint8_t *)x->before[i].data + (size_t)q * es, es);
+    if (x->fill == KG_FILL_GARBAGE) /* no copy: the worker drew it (worker_fills_outputs) */
+        return x->before[i].data && !memcmp(a, (const uint8_t *)x->before[i].data + (size_t)q * es, es);
     const uint8_t b = x->fill == KG_FILL_SENTINEL_A ? 0xFF : x->fill == KG_FILL_SENTINEL_B ? 0x7F : 0;
     for (size_t j = 0; j < es; j++)
         if (a[j] != b) return false;

@@ -40,7 +40,8 @@ struct kg_exec {
     char msg[KG_MSG_MAX];
     double seconds;
     struct kg_tensor before[KG_MAX_ARGS]; /* every input as sent, and an output's garbage prefill (a
-                                             constant prefill is not copied: kg_exec_kept_prefill) */
+                                             constant prefill is not copied, nor one the worker
+                                             made: kg_exec_kept_prefill) */
     struct kg_tensor after[KG_MAX_ARGS];  /* every tensor after the call */
     struct kg_tensor after2[KG_MAX_ARGS]; /* KG_RUN_PAIR: the second launch's */
     /* The run's shared memory, held until kg_exec_free: after and after2 are read where the
@@ -65,7 +66,8 @@ struct kg_exec {
 };
 
 void kg_exec_free(struct kg_exec *x);
-/* Whether element q of output i still holds the run's prefill after the call (never written). */
+/* Whether element q of output i still holds the run's prefill after the call (never written);
+ * false for a garbage prefill the worker drew itself (backend worker_fills_outputs: unknown here). */
 bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q);
 
 struct kg_expect {
