@@ -16,12 +16,13 @@ done
 kb=$top_srcdir/testdata/kernelbench
 fails=0
 # a pass, an accuracy failure with its diagnosis (fp16 accumulation), NaN and Inf handling (a
-# softmax without its max: non-finite outputs whose NaN sign is printed), a NaN swallowed
-for c in ok_torch_clamp_relu fp16_accum_torch_mean_dim no_max_softmax nan_maskmul_relu; do
+# softmax without its max: non-finite outputs whose NaN sign is printed), a spurious NaN, a NaN
+# swallowed (fmax)
+for c in ok_torch_clamp_relu fp16_accum_torch_mean_dim no_max_softmax nan_maskmul_relu nan_fmax_relu; do
     f=$kb/candidates/$c.py
     p=$kb/$(sed -n 's/^# kgate-problem: *//p' "$f")
     for r in 0 1; do # (the memo's debug lines say where the values are)
-        KGATE_DEBUG_MEMO=1 KGATE_RESIDENT=$r "$KGATE" check --ref "$p" "$f" --python "$py" --json > "$t/$c.$r.json" 2> "$t/$c.$r.err"
+        KGATE_TRACE=1 KGATE_DEBUG_MEMO=1 KGATE_RESIDENT=$r "$KGATE" check --ref "$p" "$f" --python "$py" --json > "$t/$c.$r.json" 2> "$t/$c.$r.err"
     done
     if "$py" - "$t/$c.0.json" "$t/$c.1.json" <<'PY'; then echo "ok: $c: the same report either way"; else echo "FAIL: $c"; fails=$((fails + 1)); fi
 import json, sys
@@ -50,6 +51,17 @@ PY
         echo "ok: $c: values kept in the worker only when resident"
     else
         echo "FAIL: $c: KGATE_RESIDENT did not choose the path"
+        fails=$((fails + 1))
+    fi
+    # the nonfinite gate compares classes in the worker (resident operation 5) and fetches the
+    # values (3) only to diagnose a mismatch: a kernel that passes it never fetches there
+    fetched=$(grep -c "oracle resident 3  nonfinite" "$t/$c.1.err")
+    classes=$(grep -c "oracle resident 5  nonfinite" "$t/$c.1.err")
+    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(g['id']=='nonfinite' and g['status']=='fail' for g in d['gates']) else 1)" "$t/$c.1.json" && nf_fail=1 || nf_fail=0
+    if [ "$classes" -gt 0 ] && { { [ $nf_fail = 1 ] && [ "$fetched" -gt 0 ]; } || { [ $nf_fail = 0 ] && [ "$fetched" = 0 ]; }; }; then
+        echo "ok: $c: nonfinite compared classes in the worker ($classes), fetched $fetched times (gate failed: $nf_fail)"
+    else
+        echo "FAIL: $c: nonfinite classes $classes, fetches $fetched, gate failed $nf_fail"
         fails=$((fails + 1))
     fi
 done
