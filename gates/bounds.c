@@ -15,6 +15,7 @@ static bool outputs_equal(const struct kg_case *k, const struct kg_exec *a, cons
         if (!kg_arg_is_output(&k->c->args[i])) continue;
         size_t es = kg_dtype_size(k->adtype[i]);
         const uint8_t *pa = a->after[i].data, *pb = b->after[i].data;
+        if (!k->numel[i] || !memcmp(pa, pb, (size_t)k->numel[i] * es)) continue; /* the usual case, at memory speed */
         for (int64_t q = 0; q < k->numel[i]; q++)
             if (memcmp(pa + q * es, pb + q * es, es)) {
                 *arg = i;

@@ -1,4 +1,4 @@
-/* parallel.c: kg_parallel_for (parallel.h). Threads are made per loop and joined before it
+/* parallel.c: kg_parallel_for and kg_memcpy_parallel (parallel.h). Threads are made per loop and joined before it
  * returns: the judge forks workers, and a fork never meets a thread of ours mid-loop. */
 #include "base/parallel.h"
 
@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_THREADS 8
 #define MIN_SPLIT   ((int64_t)1 << 20)
@@ -59,4 +60,21 @@ void kg_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t lo,
         else
             run_chunk(&c[t]); /* no thread to be had: the caller does it */
     }
+}
+
+struct copy {
+    uint8_t *dst;
+    const uint8_t *src;
+};
+
+static void copy_range(void *ctx, int64_t lo, int64_t hi)
+{
+    const struct copy *c = ctx;
+    memcpy(c->dst + lo, c->src + lo, (size_t)(hi - lo));
+}
+
+void kg_memcpy_parallel(void *dst, const void *src, size_t n)
+{
+    struct copy c = {dst, src};
+    kg_parallel_for((int64_t)n, (int64_t)16 << 20, copy_range, &c);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "engine/backend.h"
 #include "engine/session.h"
 
@@ -156,7 +157,7 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
             memset(region, o->guard_byte, a->guard);
             memset(region + a->guard + a->bytes, o->guard_byte, a->guard);
             if (kg_arg_is_input(&c->args[i])) {
-                if (a->bytes) memcpy(region + a->guard, src->t[i].data, a->bytes);
+                if (a->bytes) kg_memcpy_parallel(region + a->guard, src->t[i].data, a->bytes);
                 continue;
             }
             /* a prefill here would be overwritten whole, and a garbage one (drawn, and copied to
