@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "base/util.h"
 
 /* ---- a pool of large blocks ------------------------------------------------------------------ */
@@ -128,14 +129,14 @@ int kg_tensor_alloc(struct kg_tensor *t, enum kg_dtype dtype, int rank, const in
 int kg_tensor_copy(struct kg_tensor *dst, const struct kg_tensor *src)
 {
     if (alloc(dst, src->dtype, src->rank, src->dims, false)) return -1;
-    memcpy(dst->data, src->data, kg_tensor_bytes(dst));
+    kg_memcpy_parallel(dst->data, src->data, kg_tensor_bytes(dst));
     return 0;
 }
 
 int kg_tensor_copy_from(struct kg_tensor *dst, enum kg_dtype dtype, int rank, const int64_t *dims, const void *src)
 {
     if (alloc(dst, dtype, rank, dims, false)) return -1;
-    memcpy(dst->data, src, kg_tensor_bytes(dst));
+    kg_memcpy_parallel(dst->data, src, kg_tensor_bytes(dst));
     return 0;
 }
 

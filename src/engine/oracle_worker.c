@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/parallel.h"
 #include "engine/session.h"
 
 /* The ORACLE request of case k: inputs at 64-byte-padded offsets, then the outputs of
@@ -70,7 +71,7 @@ static void place_inputs(uint8_t *mem, const struct kg_req_oracle *o, const stru
         if (in[j].kind != KG_ARG_TENSOR) continue;
         double *d = (double *)(mem + o->in[j].off);
         if (in[j].data_dtype == (enum kg_dtype)o->in[j].data_dtype)
-            memcpy(d, in[j].data, (size_t)in[j].numel * kg_dtype_size(in[j].data_dtype));
+            kg_memcpy_parallel(d, in[j].data, (size_t)in[j].numel * kg_dtype_size(in[j].data_dtype));
         else
             for (int64_t x = 0; x < in[j].numel; x++) d[x] = kg_load(in[j].data_dtype, in[j].data, x);
     }

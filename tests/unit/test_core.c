@@ -333,6 +333,29 @@ static void test_parallel_for_covers_each_index_once(void **state)
     assert_true(kg_parallel_threads() >= 1 && kg_parallel_threads() <= 8);
 }
 
+/* The parallel copy copies every byte, of any size and alignment, and nothing past the end. */
+static void test_memcpy_parallel_copies_every_byte(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {0, 1, 4095, ((size_t)16 << 20) - 1, ((size_t)16 << 20) * 3 + 7};
+    for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+        size_t n = sizes[t];
+        uint8_t *src = malloc(n + 3), *dst = malloc(n + 3);
+        assert_non_null(src);
+        assert_non_null(dst);
+        for (size_t i = 0; i < n + 3; i++) {
+            src[i] = (uint8_t)(i * 2654435761u >> 13);
+            dst[i] = 0xEE;
+        }
+        kg_memcpy_parallel(dst + 1, src + 1, n); /* unaligned on both sides */
+        assert_int_equal(dst[0], 0xEE);
+        if (n) assert_memory_equal(dst + 1, src + 1, n);
+        assert_int_equal(dst[n + 1], 0xEE);
+        free(src);
+        free(dst);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_tensor_pool_reuses_large_blocks),
         cmocka_unit_test(test_segment_pool_reuses_segments),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
+        cmocka_unit_test(test_memcpy_parallel_copies_every_byte),
         cmocka_unit_test(test_rng_moments),
         cmocka_unit_test(test_f16_and_bf16_round_to_nearest_even),
         cmocka_unit_test(test_compare_fails_on_nan_and_nonfinite_mismatch),
