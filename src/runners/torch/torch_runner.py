@@ -933,6 +933,15 @@ class OracleModes:
                 [y.to(torch.float64) for y in ys] if o.resident_set == 0 else ys
         return OK
 
+    def run_output(self, shm, o, j, x):
+        """A run's output j (o.out[j], in the run's segment) on the device, flat, checked against the
+        kept output x's size."""
+        t = o.out[j]
+        got = self.tensor_from_shm(shm, t, self.dt(t.dtype)).reshape(-1)
+        if got.numel() != x.numel():
+            raise Refused(BAD_REQUEST, "output %d has %d elements, the kept one %d" % (j, got.numel(), x.numel()))
+        return got
+
     def resident_cmd(self, req, shm, rep):
         """RESIDENT: a kept case calibrated, compared with a run's outputs, fetched or forgotten."""
         torch = self.torch
@@ -972,18 +981,11 @@ class OracleModes:
                 lines.append("%s %s" % (hexfloat(scale), hexfloat(c[2])))
         elif o.working == RES_JUDGE:
             for j, x in enumerate(exact):
-                t = o.out[j]
-                got = self.tensor_from_shm(shm, t, self.dt(t.dtype)).reshape(-1)
-                if got.numel() != x.numel():
-                    raise Refused(BAD_REQUEST, "output %d has %d elements, the kept one %d" % (j, got.numel(), x.numel()))
-                c = compare(torch, got, x, case["ref"][j], case["scale"][j])
+                c = compare(torch, self.run_output(shm, o, j, x), x, case["ref"][j], case["scale"][j])
                 lines.append(" ".join(hexfloat(v) if isinstance(v, float) else str(v) for v in c))
         elif o.working == RES_CLASSES:
             for j, x in enumerate(exact):
-                t = o.out[j]
-                got = self.tensor_from_shm(shm, t, self.dt(t.dtype)).reshape(-1)
-                if got.numel() != x.numel():
-                    raise Refused(BAD_REQUEST, "output %d has %d elements, the kept one %d" % (j, got.numel(), x.numel()))
+                got = self.run_output(shm, o, j, x)
                 lines.append("%d %d %d" % classes(torch, got, x, bool(o.resident_set) or not got.is_floating_point()))
         elif o.working == RES_FETCH:
             for j, x in enumerate(exact):
