@@ -26,6 +26,8 @@ static double run_diff(const struct kg_case *k, const struct kg_expect *ex, cons
     double d = 0;
     for (int o = 0; o < ex->nout; o++) {
         const struct kg_tensor *ta = &a[ex->arg[o]], *tb = &b[ex->arg[o]];
+        /* the same bits are no difference (every element's error 0): the usual case, at memory speed */
+        if (!ta->numel || !memcmp(ta->data, tb->data, (size_t)kg_tensor_bytes(ta))) continue;
         for (int64_t i = 0; i < ta->numel; i++) {
             if (holds_prefill(tb, i)) continue;
             double e = kg_elem_err(kg_load(ta->dtype, ta->data, i), kg_load(tb->dtype, tb->data, i), ex->scale[o]);
