@@ -188,8 +188,8 @@ int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_e
  * them itself), which at real sizes saves a copy of GBs of fp64 values to the host. */
 int kg_expect_compute(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
                       struct kg_err *e);
-int kg_expect_for_judge(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
-                        struct kg_expect *x, struct kg_err *e);
+int kg_expect_for_judge(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
+                        struct kg_err *e);
 
 /* The values of ex at hand: where they stay in the oracle worker (ex->resident), fetched into
  * ex (a cache: it is otherwise unchanged), once. Code that reads ex->exact or ex->ref calls it

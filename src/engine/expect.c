@@ -116,8 +116,8 @@ out:
     return rc;
 }
 
-int kg_expect_for_judge(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
-                        struct kg_expect *x, struct kg_err *e)
+int kg_expect_for_judge(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, struct kg_expect *x,
+                        struct kg_err *e)
 {
     s->memo_stats.oracle_direct++;
     if (s->debug_memo) {

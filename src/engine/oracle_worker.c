@@ -232,8 +232,7 @@ int kg_oracle_resident_judge(struct kg_session *s, uint64_t id, const struct kg_
 }
 
 int kg_oracle_resident_classes(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
-                               const struct kg_seg *seg, int nout, bool exact, struct kg_classes *c,
-                               struct kg_err *e)
+                               const struct kg_seg *seg, int nout, bool exact, struct kg_classes *c, struct kg_err *e)
 {
     static struct kg_req rq;
     resident_request(&rq, id, KG_RES_CLASSES, nout);
@@ -244,8 +243,9 @@ int kg_oracle_resident_classes(struct kg_session *s, uint64_t id, const struct k
     double v[NF * KG_OP_MAX_IO];
     if (resident_call(s, &rq, seg->fd, &rp, e) || reply_numbers(rp.msg, nout, NF, v, e)) return -1;
     for (int j = 0; j < nout; j++)
-        c[j] = (struct kg_classes){
-            .mismatches = (int64_t)v[NF * j], .first = (int64_t)v[NF * j + 1], .oracle_nonfinite = (int64_t)v[NF * j + 2]};
+        c[j] = (struct kg_classes){.mismatches = (int64_t)v[NF * j],
+                                   .first = (int64_t)v[NF * j + 1],
+                                   .oracle_nonfinite = (int64_t)v[NF * j + 2]};
     return 0;
 }
 

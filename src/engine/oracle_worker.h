@@ -73,8 +73,7 @@ int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor
  * does (exact: every output compared exactly, as integers), into c[j]. 0 or -1 (e). */
 struct kg_classes;
 int kg_oracle_resident_classes(struct kg_session *s, uint64_t id, const struct kg_tensor *const *got,
-                               const struct kg_seg *seg, int nout, bool exact, struct kg_classes *c,
-                               struct kg_err *e);
+                               const struct kg_seg *seg, int nout, bool exact, struct kg_classes *c, struct kg_err *e);
 void kg_oracle_resident_drop(struct kg_session *s, uint64_t id);
 /* Whether values kept when the oracle worker had restarted gen times are still there (the
  * worker then alive, not replaced since: one that died took them with it). */

@@ -75,8 +75,8 @@ static void keep_load(struct kg_session *s, const struct kg_reply *rp)
 static void trace_call(const struct kg_session *s, const struct kg_client *cl, const struct kg_req *rq, double t0,
                        const struct kg_reply *rp)
 {
-    static const char *const name[] = {"?", "load", "run", "oracle", "quit", "describe", "inputs",
-                                       "standard", "sample", "resident"};
+    static const char *const name[] = {"?",        "load",   "run",      "oracle", "quit",
+                                       "describe", "inputs", "standard", "sample", "resident"};
     const char *cmd = rq->cmd < sizeof name / sizeof *name ? name[rq->cmd] : "?";
     double now = kg_now();
     fprintf(stderr, "kgate: trace: %9.3f s %8.3f s  %-6s %s", t0 - s->t_open, now - t0,
