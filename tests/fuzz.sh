@@ -32,7 +32,7 @@ rm -f "$out/probe.c" "$out/probe" "$out/probe.log"
 
 # the contract parser and what it calls: base, the op registry (oracle/, gdn/) for op: checks
 SRCS="src/contract/contract.c src/contract/parse.c src/contract/args.c src/contract/signature.c src/contract/case.c
- src/base/util.c src/base/expr.c src/base/dtype.c src/base/tensor.c src/oracle/oracle.c src/oracle/elementwise.c
+ src/base/util.c src/base/expr.c src/base/dtype.c src/base/tensor.c src/base/parallel.c src/oracle/oracle.c src/oracle/elementwise.c
  src/oracle/reduce.c src/oracle/norm.c src/oracle/linalg.c src/oracle/gdn_ops.c gdn/oracle.c gdn/chunk_host.c"
 files=
 for s in $SRCS; do files="$files $top/$s"; done
