@@ -6,25 +6,26 @@
 
 #include "gates/gate.h"
 
+/* the first differing element and how many differ */
+struct first_diff {
+    int arg;
+    int64_t idx;
+};
+
+static bool note_first(void *ctx, int arg, int64_t q)
+{
+    struct first_diff *f = ctx;
+    if (f->idx < 0) *f = (struct first_diff){.arg = arg, .idx = q};
+    return true;
+}
+
 static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                          int64_t *idx, int64_t *count)
 {
-    *count = 0;
-    *idx = -1;
-    for (int i = 0; i < k->c->nargs; i++) {
-        if (!kg_arg_is_output(&k->c->args[i])) continue;
-        size_t es = kg_dtype_size(k->adtype[i]);
-        const uint8_t *pa = a->after[i].data, *pb = b->after[i].data;
-        if (!k->numel[i] || !memcmp(pa, pb, (size_t)k->numel[i] * es)) continue;
-        for (int64_t q = 0; q < k->numel[i]; q++)
-            if (memcmp(pa + q * es, pb + q * es, es)) {
-                if (*idx < 0) {
-                    *idx = q;
-                    *arg = i;
-                }
-                (*count)++;
-            }
-    }
+    struct first_diff f = {.idx = -1};
+    *count = kg_exec_bits_differ(k, a, b, note_first, &f);
+    *idx = f.idx;
+    if (f.idx >= 0) *arg = f.arg;
     return *count == 0;
 }
 

@@ -8,22 +8,25 @@
 
 #include "gates/gate.h"
 
+struct first_diff {
+    int arg;
+    int64_t idx;
+};
+
+static bool stop_at_first(void *ctx, int arg, int64_t q)
+{
+    *(struct first_diff *)ctx = (struct first_diff){.arg = arg, .idx = q};
+    return false;
+}
+
 static bool outputs_equal(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                           int64_t *idx)
 {
-    for (int i = 0; i < k->c->nargs; i++) {
-        if (!kg_arg_is_output(&k->c->args[i])) continue;
-        size_t es = kg_dtype_size(k->adtype[i]);
-        const uint8_t *pa = a->after[i].data, *pb = b->after[i].data;
-        if (!k->numel[i] || !memcmp(pa, pb, (size_t)k->numel[i] * es)) continue; /* the usual case, at memory speed */
-        for (int64_t q = 0; q < k->numel[i]; q++)
-            if (memcmp(pa + q * es, pb + q * es, es)) {
-                *arg = i;
-                *idx = q;
-                return false;
-            }
-    }
-    return true;
+    struct first_diff f;
+    if (!kg_exec_bits_differ(k, a, b, stop_at_first, &f)) return true;
+    *arg = f.arg;
+    *idx = f.idx;
+    return false;
 }
 
 /* 1: failed (v set), 0: clean, -1: error (v set), 2: the kernel refused the case */

@@ -19,27 +19,32 @@ struct diff {
     double d, a, b;
 };
 
+struct differing {
+    const struct kg_case *k;
+    const struct kg_exec *a, *b;
+    int run;
+    struct diff *w;
+};
+
+static bool note_worst(void *ctx, int arg, int64_t q)
+{
+    struct differing *c = ctx;
+    double va = kg_load(c->k->adtype[arg], c->a->after[arg].data, q);
+    double vb = kg_load(c->k->adtype[arg], c->b->after[arg].data, q);
+    double d = fabs(va - vb);
+    if (isnan(d)) d = INFINITY;
+    if (c->w->idx < 0 || d > c->w->d)
+        *c->w = (struct diff){.idx = q, .arg = arg, .run = c->run, .d = d, .a = va, .b = vb};
+    return true;
+}
+
 /* How many output elements of run x differ from run first, bit for bit; the largest difference
  * goes to w (run number r) when it beats w's. */
 static int64_t count_differing(const struct kg_case *k, const struct kg_exec *first, const struct kg_exec *x, int r,
                                struct diff *w)
 {
-    int64_t count = 0;
-    for (int i = 0; i < k->c->nargs; i++) {
-        if (!kg_arg_is_output(&k->c->args[i])) continue;
-        size_t es = kg_dtype_size(k->adtype[i]);
-        const uint8_t *a = first->after[i].data, *b = x->after[i].data;
-        if (!k->numel[i] || !memcmp(a, b, (size_t)k->numel[i] * es)) continue; /* the usual case, at memory speed */
-        for (int64_t q = 0; q < k->numel[i]; q++) {
-            if (!memcmp(a + q * es, b + q * es, es)) continue;
-            count++;
-            double va = kg_load(k->adtype[i], a, q), vb = kg_load(k->adtype[i], b, q);
-            double d = fabs(va - vb);
-            if (isnan(d)) d = INFINITY;
-            if (w->idx < 0 || d > w->d) *w = (struct diff){.idx = q, .arg = i, .run = r, .d = d, .a = va, .b = vb};
-        }
-    }
-    return count;
+    struct differing c = {.k = k, .a = first, .b = x, .run = r, .w = w};
+    return kg_exec_bits_differ(k, first, x, note_worst, &c);
 }
 
 /* Comparisons a diagnosis makes among synchronised runs: enough that a kernel which differed in

@@ -8,15 +8,10 @@
 
 #include "gates/gate.h"
 
-static int cls(double v)
-{
-    return isnan(v) ? 1 : v == INFINITY ? 2 : v == -INFINITY ? 3 : 0;
-}
-
 static const char *cls_name(double v)
 {
     static const char *const n[] = {"finite", "NaN", "+Inf", "-Inf"};
-    return n[cls(v)];
+    return n[kg_value_class(v)];
 }
 
 /* The injected special value most likely behind output element `flat` of output arg o, by
@@ -69,7 +64,7 @@ static int culprit(struct kg_session *s, const struct kg_case *k, const struct k
         if (isfinite(val) || (nan_only && !isnan(val))) continue;
         struct kg_expect e2;
         if (expect_replaced(s, k, in, nan_only, q, &e2)) continue;
-        bool it = cls(((const double *)e2.exact[j].data)[pos]) == cls(want);
+        bool it = kg_value_class(((const double *)e2.exact[j].data)[pos]) == kg_value_class(want);
         kg_expect_free(&e2);
         if (it) return q;
     }
@@ -155,7 +150,8 @@ static int64_t swallowed_at(struct kg_session *s, const struct kg_case *k, const
     int64_t at = -1;
     for (int64_t i = 0; i < got->numel && at < 0; i++)
         if (isnan(exp[i]) && isfinite(fin[i]) && !isnan(g_at(got, i)) &&
-            !(ex->alt[j].data && cls(((const double *)ex->alt[j].data)[i]) == cls(g_at(got, i))) &&
+            !(ex->alt[j].data &&
+              kg_value_class(((const double *)ex->alt[j].data)[i]) == kg_value_class(g_at(got, i))) &&
             !is_unwritten(c, ex->arg[j], got, i))
             at = i;
     kg_expect_free(&e2);

@@ -10,6 +10,7 @@
 #ifndef KG_ENGINE_H
 #define KG_ENGINE_H
 
+#include <math.h>
 #include <stdbool.h>
 
 #include "engine/values.h"
@@ -223,6 +224,11 @@ void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, con
 struct kg_classes {
     int64_t mismatches, first, oracle_nonfinite;
 };
+/* A value's class as the nonfinite comparisons see it: 0 finite, 1 NaN, 2 +Inf, 3 -Inf. */
+static inline int kg_value_class(double v)
+{
+    return isnan(v) ? 1 : v == INFINITY ? 2 : v == -INFINITY ? 3 : 0;
+}
 int kg_compare_classes(struct kg_session *s, const struct kg_exec *x, const struct kg_expect *ex, struct kg_classes *c,
                        struct kg_err *e);
 

@@ -33,11 +33,6 @@ static int compare_resident(const struct kg_exec *x, bool second, const struct k
     return 0;
 }
 
-static int nf_class(double v)
-{
-    return isnan(v) ? 1 : v == INFINITY ? 2 : v == -INFINITY ? 3 : 0;
-}
-
 static void classes_here(const struct kg_tensor *got, const struct kg_expect *ex, int o, struct kg_classes *c)
 {
     const double *exp = ex->exact[o].data, *alt = ex->alt[o].data;
@@ -45,9 +40,9 @@ static void classes_here(const struct kg_tensor *got, const struct kg_expect *ex
     *c = (struct kg_classes){.first = -1};
     for (int64_t i = 0; i < got->numel; i++) {
         double g = kg_load(got->dtype, got->data, i);
-        bool bad = exact ? !(g == exp[i]) && !(isnan(g) && isnan(exp[i])) : nf_class(g) != nf_class(exp[i]);
-        if (bad && alt && nf_class(g) == nf_class(alt[i])) bad = false; /* either algorithm's pattern */
-        if (nf_class(exp[i])) c->oracle_nonfinite++;
+        bool bad = exact ? !(g == exp[i]) && !(isnan(g) && isnan(exp[i])) : kg_value_class(g) != kg_value_class(exp[i]);
+        if (bad && alt && kg_value_class(g) == kg_value_class(alt[i])) bad = false; /* either algorithm's pattern */
+        if (kg_value_class(exp[i])) c->oracle_nonfinite++;
         if (bad) {
             if (c->first < 0) c->first = i;
             c->mismatches++;

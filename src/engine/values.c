@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "contract/case.h"
+
 void kg_exec_free(struct kg_exec *x)
 {
     for (int i = 0; i < KG_MAX_ARGS; i++) {
@@ -32,6 +34,24 @@ bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q)
     for (size_t j = 0; j < es; j++)
         if (a[j] != b) return false;
     return true;
+}
+
+int64_t kg_exec_bits_differ(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b,
+                            bool (*fn)(void *ctx, int arg, int64_t q), void *ctx)
+{
+    int64_t n = 0;
+    for (int i = 0; i < k->c->nargs; i++) {
+        if (!kg_arg_is_output(&k->c->args[i]) || !k->numel[i]) continue;
+        size_t es = kg_dtype_size(k->adtype[i]);
+        const uint8_t *pa = a->after[i].data, *pb = b->after[i].data;
+        if (!memcmp(pa, pb, (size_t)k->numel[i] * es)) continue; /* the usual case */
+        for (int64_t q = 0; q < k->numel[i]; q++) {
+            if (!memcmp(pa + q * es, pb + q * es, es)) continue;
+            n++;
+            if (!fn(ctx, i, q)) return n;
+        }
+    }
+    return n;
 }
 
 void kg_expect_free(struct kg_expect *x)

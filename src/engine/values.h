@@ -14,6 +14,7 @@
 #include "worker/proto.h"
 
 struct kg_session;
+struct kg_case;
 
 /* How outputs are prefilled before a run. */
 enum kg_fill {
@@ -69,6 +70,11 @@ void kg_exec_free(struct kg_exec *x);
 /* Whether element q of output i still holds the run's prefill after the call (never written);
  * false for a garbage prefill the worker drew itself (backend worker_fills_outputs: unknown here). */
 bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q);
+/* Calls fn(ctx, arg, q) for each output element q of contract arg `arg` whose bits differ between
+ * runs a and b of case k (their `after`), in order, until fn returns false; whole outputs are
+ * compared first, at memory speed. Returns how many elements fn was called for. */
+int64_t kg_exec_bits_differ(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b,
+                            bool (*fn)(void *ctx, int arg, int64_t q), void *ctx);
 
 struct kg_expect {
     int nout;
