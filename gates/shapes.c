@@ -108,7 +108,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     }
     enum kg_dtype dts[KG_MAX_DTYPES];
     int nd = kg_instance_dtypes(s, dts);
-    int pass = 0, refused = 0, ran = 0;
+    int pass = 0, refused = 0, ran = 0, conditioned = 0;
     double worst_margin = -1;
     json_t *list = json_array();
     v->extra = json_pack("{s:o}", "cases", list);
@@ -179,6 +179,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
             json_array_append_new(list, kg_case_json(id, &ex, &j));
             if (j.pass) {
                 pass++;
+                conditioned += j.conditioned;
                 if (j.margin > worst_margin) worst_margin = j.margin;
             } else if (!failed) {
                 char desc[KG_DESCRIBE_MAX], sh[KG_SHAPE_STR_MAX];
@@ -233,7 +234,10 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     v->ncases = ran;
     if (!failed) {
         char also[96] = "";
-        if (undefined) snprintf(also, sizeof also, "; %d the reference cannot compute skipped", undefined);
+        size_t al = 0;
+        if (undefined) kg_appendf(also, sizeof also, &al, "; %d the reference cannot compute skipped", undefined);
+        if (conditioned)
+            kg_appendf(also, sizeof also, &al, "; %d within %gx the inputs' conditioning", conditioned, KG_SENS_K);
         if (ran == 0)
             kg_verdict_set(v, KG_SKIP, "no affordable boundary case (%d over the size budget%s)", skipped_budget, also);
         else

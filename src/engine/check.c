@@ -1,8 +1,80 @@
 /* check.c: the one-shot case most calibrated gates use: inputs, one run, the oracle, a
  * judgement; a run that fails sets the verdict instead. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/session.h"
+
+/* Judges a failing, not gross, calibrated case again against the inputs' own conditioning. The
+ * reference's error calibrates the threshold, but on inputs where the result hangs on the last
+ * bits of a few elements (LayerNorm over three nearly equal values: x - mean cancels) any fp32
+ * algorithm errs by a lot, and which one errs most there is luck: a two-pass LayerNorm failed at
+ * 2.9x the reference's error on one seed of twelve. So: the oracle again on the inputs nudged by
+ * an ulp in a checkerboard, then by one or two ulps each way at random (SENS_DRAWS in all); at
+ * each element over the threshold, the oracle's largest change there is an error any
+ * backward-stable fp32 computation may make, and the element passes within KG_SENS_K times it
+ * (on its own: it does not top up the threshold, which a cancelling tanh only just exceeds).
+ * Cases of N(0,1) inputs only (accuracy, shapes). Per element, not the output's largest
+ * change: a gemm's most ill-conditioned elements would otherwise excuse a tanh that cancels on
+ * all the others. Only fp32 inputs (a bf16 or fp16 one cannot move by less than its own ulp). */
+#define SENS_DRAWS 3
+static void allow_conditioning(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                               const struct kg_exec *x, struct kg_expect *ex, struct kg_judgement *j)
+{
+    char why[128];
+    /* N(0,1) inputs only: the precision gate's large or mixed magnitudes are there to hold a kernel
+     * to the standard algorithm's accuracy, beyond what the inputs' conditioning excuses (a softmax
+     * as exp(x - logsumexp(x)) at 1e3 errs as an ulp's nudge of the inputs moves the result, and
+     * the max-subtracted one, exact by Sterbenz, does not) */
+    if (j->pass || k->dist != KG_DIST_NORMAL || ex->int_out || kg_gross_failure(ex, j, why, sizeof why)) return;
+    bool f32 = false;
+    for (int i = 0; i < KG_MAX_ARGS; i++) f32 |= in->t[i].data && in->t[i].dtype == KG_F32 && in->t[i].numel;
+    struct kg_err e;
+    if (!f32 || kg_expect_values(s, ex, &e)) return;
+    double *sens[KG_OP_MAX_IO] = {0};
+    bool ok = true;
+    for (int o = 0; o < ex->nout && ok; o++)
+        ok = (sens[o] = calloc((size_t)(ex->exact[o].numel ? ex->exact[o].numel : 1), sizeof(double))) != NULL;
+    for (uint64_t p = 0; p < SENS_DRAWS && ok; p++) {
+        struct kg_inputs r;
+        struct kg_expect e2;
+        ok = kg_inputs_ulp_nudged(in, k->seed * SENS_DRAWS + p, p == 0, &r) == 0;
+        if (!ok) break;
+        ok = kg_expect_compute(s, k, &r, &e2, &e) == 0;
+        kg_inputs_free(&r);
+        if (!ok) break;
+        for (int o = 0; o < ex->nout && o < e2.nout; o++) {
+            const double *a = e2.exact[o].data, *b = ex->exact[o].data;
+            for (int64_t q = 0; q < ex->exact[o].numel; q++) {
+                if (!isfinite(a[q]) || !isfinite(b[q])) continue;
+                double d = kg_elem_err(a[q], b[q], ex->scale[o]);
+                if (d > sens[o][q]) sens[o][q] = d;
+            }
+        }
+        kg_expect_free(&e2);
+    }
+    /* each output's margin: an element over the threshold against KG_SENS_K x its own change */
+    double margin = 0;
+    for (int o = 0; o < ex->nout && ok; o++) {
+        const struct kg_tensor *got = &x->after[ex->arg[o]];
+        const double *xe = ex->exact[o].data, thr = ex->threshold[o];
+        double m = 0;
+        for (int64_t q = 0; q < got->numel; q++) {
+            double err = kg_elem_err(kg_load(got->dtype, got->data, q), xe[q], ex->scale[o]);
+            if (err <= thr) continue;
+            double allowed = KG_SENS_K * sens[o][q] > thr ? KG_SENS_K * sens[o][q] : thr;
+            double mq = err / allowed;
+            if (!(mq <= m)) m = isnan(mq) ? INFINITY : mq;
+        }
+        if (j->cmp[o].worst >= 0) ex->sens_err[o] = sens[o][j->cmp[o].worst];
+        if (m > margin) margin = m;
+    }
+    for (int o = 0; o < ex->nout; o++) free(sens[o]);
+    if (!ok || !(margin <= 1)) return;
+    j->pass = j->conditioned = true;
+    j->margin = margin;
+}
 
 int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o, struct kg_judgement *j,
                   struct kg_expect *ex_out, struct kg_exec *x_out, struct kg_verdict *v)
@@ -16,26 +88,30 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
     struct kg_exec x;
     struct kg_exec_opts def = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
     kg_exec(s, k, &in, o ? o : &def, &x);
-    kg_inputs_free(&in);
     if (x.status == KG_WS_OK && kg_case_outputs_empty(k)) { /* it ran (no crash), but there is nothing to judge */
         kg_verdict_empty(v, k);
         kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+        kg_inputs_free(&in);
         kg_exec_free(&x);
         return -1;
     }
     if (x.status != KG_WS_OK) {
         kg_verdict_from_exec(v, k, &x);
         kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+        kg_inputs_free(&in);
         kg_exec_free(&x);
         return -1;
     }
     struct kg_expect ex;
     if (kg_session_expect(s, k, &ex, &e)) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
+        kg_inputs_free(&in);
         kg_exec_free(&x);
         return -1;
     }
     kg_judge(k, &x, false, &ex, j);
+    if (!s->judge_broken[0]) allow_conditioning(s, k, &in, &x, &ex, j);
+    kg_inputs_free(&in);
     if (s->judge_broken[0]) { /* no comparison: no verdict on the kernel */
         kg_verdict_set(v, KG_ERROR, "%s", s->judge_broken);
         v->not_kernel = true;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/parallel.h"
+#include "base/rng.h"
 #include "base/util.h"
 
 static double compare_seconds;
@@ -269,6 +270,43 @@ int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *
 int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out)
 {
     return inputs_map(in, times, &f, out);
+}
+
+int kg_inputs_ulp_nudged(const struct kg_inputs *in, uint64_t seed, bool checkerboard, struct kg_inputs *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < KG_MAX_ARGS; i++) {
+        const struct kg_tensor *t = &in->t[i];
+        if (!t->data) continue;
+        if (kg_tensor_alloc(&out->t[i], t->dtype, t->rank, t->dims)) {
+            kg_inputs_free(out);
+            return -1;
+        }
+        memcpy(out->t[i].data, t->data, kg_tensor_bytes(t));
+        if (t->dtype != KG_F32) continue;
+        float *f = out->t[i].data;
+        uint32_t w[4] = {0};
+        int64_t at[KG_MAX_RANK] = {0}; /* the element's coordinates: their sum's parity is its colour */
+        unsigned parity = 0;
+        for (int64_t q = 0; q < t->numel; q++) {
+            unsigned r; /* bit 0: up or down; bit 1: one ulp or two */
+            if (checkerboard) {
+                r = parity;
+                for (int d = t->rank - 1; d >= 0; d--) { /* the next element's coordinates */
+                    parity ^= 1;
+                    if (++at[d] < t->dims[d]) break;
+                    parity ^= (unsigned)(at[d] & 1); /* back to 0 from dims[d] */
+                    at[d] = 0;
+                }
+            } else {
+                if (q % 64 == 0) kg_philox(seed, 0x6e756467650000ull + (uint64_t)i, (uint64_t)q / 64, w);
+                r = (w[q % 64 / 16] >> (q % 16 * 2)) & 3;
+            }
+            if (!isfinite(f[q]) || f[q] == 0) continue;
+            for (unsigned n = 0; n < 1 + (r >> 1); n++) f[q] = nextafterf(f[q], r & 1 ? INFINITY : -INFINITY);
+        }
+    }
+    return 0;
 }
 
 double kg_floor(enum kg_dtype t)

@@ -61,6 +61,13 @@ int kg_inputs_tf32(const struct kg_inputs *in, bool truncate, struct kg_inputs *
  * out of memory (out freed). */
 int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out);
 
+/* A copy of in with every finite nonzero fp32 element moved up or down by one or two ulps, drawn
+ * from (seed, tensor, element), or, checkerboard, by one ulp up or down as the parity of the sum
+ * of its coordinates says (two neighbours along any axis move apart: a difference of two
+ * inputs is never left unmoved): inputs as a backward-stable fp32 computation may as well have
+ * seen them. 0, or -1 out of memory (out freed). */
+int kg_inputs_ulp_nudged(const struct kg_inputs *in, uint64_t seed, bool checkerboard, struct kg_inputs *out);
+
 /* Seconds this process has spent in kg_compare and kg_compare_calibrated (the judge is single-
  * threaded: a session's share is the difference over its life). */
 double kg_compare_seconds(void);

@@ -284,6 +284,13 @@ void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, cons
     else if (c->nonfinite_mismatch)
         snprintf(buf, n, "%s%s = %.9g, expected %.9g (%lld non-finite mismatch%s)", k->c->args[arg].name, idx, c->got,
                  c->exp, (long long)c->nonfinite_mismatch, c->nonfinite_mismatch == 1 ? "" : "es");
+    else if (ex->sens_err[j->worst] > 0)
+        snprintf(buf, n,
+                 "%s%s = %.9g, expected %.9g: error %.2e, %s (threshold %.2e; the oracle itself moves by %.2e there "
+                 "when the inputs move by an ulp)",
+                 k->c->args[arg].name, idx, c->got, c->exp, c->max_err,
+                 ratio_text(c->max_err, ex->ref_err[j->worst], r, sizeof r), ex->threshold[j->worst],
+                 ex->sens_err[j->worst]);
     else
         snprintf(buf, n, "%s%s = %.9g, expected %.9g: error %.2e, %s (threshold %.2e)", k->c->args[arg].name, idx,
                  c->got, c->exp, c->max_err, ratio_text(c->max_err, ex->ref_err[j->worst], r, sizeof r),
@@ -300,10 +307,17 @@ json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg
     json_t *outs = json_array();
     for (int o = 0; o < ex->nout; o++) {
         /* with error and ref_error, the floor lets a report re-judge the case at any k */
-        json_array_append_new(outs, json_pack("{s:o,s:o,s:o}", "error", num(j->cmp[o].max_err), "ref_error",
-                                              num(ex->ref_err[o]), "floor", num(ex->floor[o])));
+        json_t *oj = json_pack("{s:o,s:o,s:o}", "error", num(j->cmp[o].max_err), "ref_error", num(ex->ref_err[o]),
+                               "floor", num(ex->floor[o]));
+        /* the inputs' conditioning where it errs most, when measured */
+        if (ex->sens_err[o] > 0) json_object_set_new(oj, "sens_error", num(ex->sens_err[o]));
+        json_array_append_new(outs, oj);
     }
-    return json_pack("{s:s,s:o,s:o,s:o,s:b,s:o}", "case", id, "error", num(j->cmp[j->worst].max_err), "ref_error",
-                     num(ex->ref_err[j->worst]), "threshold", num(ex->threshold[j->worst]), "pass", j->pass, "outputs",
-                     outs);
+    json_t *c = json_pack("{s:s,s:o,s:o,s:o,s:b,s:o}", "case", id, "error", num(j->cmp[j->worst].max_err), "ref_error",
+                          num(ex->ref_err[j->worst]), "threshold", num(ex->threshold[j->worst]), "pass", j->pass,
+                          "outputs", outs);
+    /* passed on the inputs' conditioning (kg_check_case): a report cannot re-judge it from the
+     * numbers above, and counts it as passing at any k */
+    if (j->conditioned) json_object_set_new(c, "conditioned", json_true());
+    return c;
 }

@@ -76,6 +76,12 @@ bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q);
 int64_t kg_exec_bits_differ(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b,
                             bool (*fn)(void *ctx, int arg, int64_t q), void *ctx);
 
+/* How many times the oracle's own change at an element under ulp-nudged inputs a legitimate fp32
+ * kernel may err by there, where that is more than the threshold (kg_check_case): a stable algorithm on
+ * ill-conditioned inputs (LayerNorm over a row of nearly equal values) errs by 0.5-1.5x that;
+ * fp16 or TF32 arithmetic, a one-pass variance, by 25x or far more. */
+#define KG_SENS_K 4.0
+
 struct kg_expect {
     int nout;
     int arg[KG_OP_MAX_IO];                /* contract arg index of each oracle output */
@@ -88,6 +94,9 @@ struct kg_expect {
     double ref_err[KG_OP_MAX_IO];   /* error of ref vs exact (compare.h's measure) */
     double threshold[KG_OP_MAX_IO]; /* k * ref_err + floor(dtype) */
     double floor[KG_OP_MAX_IO];     /* floor(dtype), 0 for exact-match outputs */
+    double sens_err[KG_OP_MAX_IO];  /* where the output errs most, the oracle's own change (compare.h's
+                                       measure) when the fp32 inputs move by an ulp: measured only to
+                                       judge a failure again (kg_check_case; 0: not measured) */
     bool int_out;
     /* set when the tensors are the session memo's (kg_session_expect): read only, and
      * kg_expect_free gives them back (counts *holds down) instead of freeing them */
@@ -121,6 +130,9 @@ struct kg_judgement {
      * pure outputs prefilled with a sentinel), and whether the worst element is one of them */
     int64_t unwritten[KG_OP_MAX_IO];
     bool worst_unwritten;
+    /* passed only with each element over the threshold allowed KG_SENS_K x the oracle's own
+     * change there under ulp-nudged inputs (kg_check_case) */
+    bool conditioned;
 };
 
 #endif
