@@ -7,11 +7,8 @@
 # here: the legitimate host LayerNorms tried (Welford, a reciprocal mean, backward sums) stayed
 # within the host reference's threshold at these shapes.
 set -u
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with torch"; exit 77; }
+. "$top_srcdir/tests/torch_python.sh"
+need_torch_python
 kb=$top_srcdir/testdata/kernelbench
 t=${TMPDIR:-/tmp}/kgate-cond-$$
 mkdir -p "$t"

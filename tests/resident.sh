@@ -8,11 +8,8 @@ set -u
 t=${TMPDIR:-/tmp}/kgate-resident-$$
 mkdir -p "$t"
 trap 'rm -rf "$t"' EXIT
-py=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { py=$p; break; }
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with torch"; exit 77; }
+. "$top_srcdir/tests/torch_python.sh"
+need_torch_python
 kb=$top_srcdir/testdata/kernelbench
 fails=0
 # a pass, an accuracy failure with its diagnosis (fp16 accumulation), NaN and Inf handling (a

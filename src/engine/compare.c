@@ -236,16 +236,10 @@ double kg_tf32(double v, bool truncate)
 static int inputs_map(const struct kg_inputs *in, double (*f)(double v, const void *arg), const void *arg,
                       struct kg_inputs *out)
 {
-    memset(out, 0, sizeof *out);
+    if (kg_inputs_copy(out, in)) return -1;
     for (int i = 0; i < KG_MAX_ARGS; i++) {
         const struct kg_tensor *t = &in->t[i];
-        if (!t->data) continue;
-        if (kg_tensor_alloc(&out->t[i], t->dtype, t->rank, t->dims)) {
-            kg_inputs_free(out);
-            return -1;
-        }
-        memcpy(out->t[i].data, t->data, kg_tensor_bytes(t));
-        if (t->dtype == KG_F32)
+        if (t->data && t->dtype == KG_F32)
             for (int64_t q = 0; q < t->numel; q++)
                 kg_store(t->dtype, out->t[i].data, q, f(kg_load(t->dtype, t->data, q), arg));
     }
@@ -274,16 +268,10 @@ int kg_inputs_scaled(const struct kg_inputs *in, double f, struct kg_inputs *out
 
 int kg_inputs_ulp_nudged(const struct kg_inputs *in, uint64_t seed, bool checkerboard, struct kg_inputs *out)
 {
-    memset(out, 0, sizeof *out);
+    if (kg_inputs_copy(out, in)) return -1;
     for (int i = 0; i < KG_MAX_ARGS; i++) {
         const struct kg_tensor *t = &in->t[i];
-        if (!t->data) continue;
-        if (kg_tensor_alloc(&out->t[i], t->dtype, t->rank, t->dims)) {
-            kg_inputs_free(out);
-            return -1;
-        }
-        memcpy(out->t[i].data, t->data, kg_tensor_bytes(t));
-        if (t->dtype != KG_F32) continue;
+        if (!t->data || t->dtype != KG_F32) continue;
         float *f = out->t[i].data;
         uint32_t w[4] = {0};
         int64_t at[KG_MAX_RANK] = {0}; /* the element's coordinates: their sum's parity is its colour */
