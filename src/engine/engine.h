@@ -232,6 +232,15 @@ static inline int kg_value_class(double v)
 int kg_compare_classes(struct kg_session *s, const struct kg_exec *x, const struct kg_expect *ex, struct kg_classes *c,
                        struct kg_err *e);
 
+/* Whether judgement j is a gross failure, one a wrong size or an unhandled tail gives and a
+ * numerically fragile algorithm does not: an element unwritten, a non-finite value where the
+ * oracle's is finite (or the reverse), or an error of at least KG_GROSS_ERR of the output's
+ * scale (compare.h's measure) and KG_GROSS_RATIO times the working-precision reference's. why:
+ * which, or (false) how far below the bar it is. */
+#define KG_GROSS_ERR   0.1
+#define KG_GROSS_RATIO 100.0
+bool kg_gross_failure(const struct kg_expect *ex, const struct kg_judgement *j, char *why, size_t n);
+
 /* Fills v->ev (and v->replay for v's gate) from the worst output of a judgement. */
 void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const struct kg_expect *ex,
                            const struct kg_judgement *j, struct kg_verdict *v);
@@ -273,15 +282,6 @@ json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg
 void kg_diagnose(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec *x,
                  const struct kg_expect *ex, const struct kg_judgement *j, const char *cancellation, bool nominal,
                  struct kg_verdict *v);
-
-/* Whether judgement j is a gross failure, one a wrong size or an unhandled tail gives and a
- * numerically fragile algorithm does not: an element unwritten, a non-finite value where the
- * oracle's is finite (or the reverse), or an error of at least KG_GROSS_ERR of the output's
- * scale (compare.h's measure) and KG_GROSS_RATIO times the working-precision reference's. why:
- * which, or (false) how far below the bar it is. */
-#define KG_GROSS_ERR   0.1
-#define KG_GROSS_RATIO 100.0
-bool kg_gross_failure(const struct kg_expect *ex, const struct kg_judgement *j, char *why, size_t n);
 
 /* The shape symbol of the op's reduction axis (of its first input), or -1. */
 int kg_reduce_symbol(const struct kg_session *s);

@@ -114,6 +114,31 @@ void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, con
     }
 }
 
+bool kg_gross_failure(const struct kg_expect *ex, const struct kg_judgement *j, char *why, size_t n)
+{
+    for (int o = 0; o < ex->nout; o++) {
+        const struct kg_cmp *c = &j->cmp[o];
+        if (j->unwritten[o] > 0) {
+            snprintf(why, n, "%lld element%s unwritten", (long long)j->unwritten[o], j->unwritten[o] == 1 ? "" : "s");
+            return true;
+        }
+        if (c->nonfinite_mismatch > 0) {
+            snprintf(why, n, "%lld non-finite mismatch%s", (long long)c->nonfinite_mismatch,
+                     c->nonfinite_mismatch == 1 ? "" : "es");
+            return true;
+        }
+        if (c->max_err >= KG_GROSS_ERR && !(c->max_err < KG_GROSS_RATIO * ex->ref_err[o])) {
+            snprintf(why, n, "error %.2g of the output's scale", c->max_err);
+            return true;
+        }
+    }
+    snprintf(why, n,
+             "error %.2g, %.3gx the reference's: below the gross bar (%g of the output's scale and %gx the "
+             "reference's, or unwritten or non-finite elements)",
+             j->cmp[j->worst].max_err, j->ratio, KG_GROSS_ERR, KG_GROSS_RATIO);
+    return false;
+}
+
 void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const struct kg_expect *ex,
                            const struct kg_judgement *j, struct kg_verdict *v)
 {
