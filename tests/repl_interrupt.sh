@@ -67,6 +67,10 @@ interrupt() { # interrupt NAME [worker]: SIGINT to kgate (and its worker) while 
 }
 (
     exec 3> "$t/in"
+    # the file loaded first: the load's own children (gcc) are not the run's workers, and a SIGINT
+    # in the load is not one in `run all` (seen in the sanitizer build under load: the SIGINT
+    # landed before the run, which then hung through every gate)
+    wait_out '^next: run all' 600 || exit 1
     echo "run all" >&3
     n=200
     while [ -z "$(workers)" ] && [ $n -gt 0 ]; do # the load started the first worker
