@@ -61,6 +61,15 @@ if [ -n "$tpy" ]; then
     check "the torch pair passes" test $? -eq 0
     check "torch: no case's inputs drawn twice" test "$(memo "$t/kb.json" inputs_again)" -eq 0
     check "torch: no case's oracle evaluated twice" test "$(memo "$t/kb.json" oracle_again)" -eq 0
+    # the worker keeps its staged inputs on its device and runs again from them when the judge's tag
+    # says the bytes are the same (at real sizes a gigabyte's copy per run); a candidate that
+    # overwrites those copies (as a kernel writing outside its buffers would) must not change its
+    # verdict: the worker's checksum sees it and stages from shared memory instead
+    check "torch: runs on the same inputs start from the worker's kept copy" test "$(memo "$t/kb.json" inputs_kept)" -gt 0
+    "$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/clobber_kept_relu.py" --python "$tpy" \
+        --json "$t/clobber.json" > "$t/clobber.out" 2>&1
+    check "torch: a candidate that overwrites the kept copies still passes" test $? -eq 0
+    check "torch: no run used an overwritten copy" test "$(memo "$t/clobber.json" inputs_kept)" -eq 0
 else
     echo "note: no python3 with torch: the KernelBench pair is not checked"
 fi

@@ -22,6 +22,10 @@ struct kg_inputs {
     /* set when the tensors are another's (the session memo's): read only, and kg_inputs_free
      * gives them back (counts *holds down) instead of freeing them */
     int *holds;
+    /* nonzero: these bits under a name unique in this process (the memo's inputs, which are read
+     * only): a worker that kept a copy of inputs of this id on its device may run from it instead
+     * of copying them again. 0 (copies, inputs of a caller's own): not to be recognised. */
+    uint64_t id;
 };
 
 /* Allocates and fills every input tensor of the case. */

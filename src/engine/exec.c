@@ -77,8 +77,8 @@ static void check_guards(const uint8_t *region, uint64_t guard, uint64_t bytes, 
 
 /* The RUN request of case k: every tensor's place in shared memory (both launches' for a pair),
  * scalars, symbols and the launch configuration. Returns the shared memory it needs. */
-static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o,
-                            struct kg_req *rq)
+static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                            const struct kg_exec_opts *o, struct kg_req *rq)
 {
     const struct kg_contract *c = k->c;
     bool pair = (o->flags & KG_RUN_PAIR) != 0;
@@ -121,10 +121,12 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
             }
             a->bytes = (uint64_t)k->numel[i] * kg_dtype_size(k->adtype[i]);
             a->guard = s->be->guard;
-            if (set == 0)
+            if (set == 0) {
                 a->off = off;
-            else
+                a->tag = kg_arg_is_input(ca) ? in->id : 0;
+            } else {
                 a->off2 = off;
+            }
             off = align_up(off + a->bytes + 2 * a->guard);
         }
     r->shm_size = off;
@@ -267,7 +269,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
         return x->status;
     }
     static struct kg_req rq;
-    uint64_t need = run_request(s, k, o, &rq);
+    uint64_t need = run_request(s, k, in, o, &rq);
     struct kg_err e;
     x->seg = kg_seg_get(KG_SEG_RUN, need, &e);
     if (!x->seg) return fail(x, KG_WS_UNAVAILABLE, e.msg);
@@ -319,6 +321,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     if (rp.status != KG_WS_OK && rp.status != KG_WS_REFUSED) return x->status;
     if (rp.status == KG_WS_OK) x->found = (uint32_t)rp.code & s->be->found;
     if (x->found & KG_RUN_OUT_LATE_WRITE) s->late_writes++;
+    if (x->found & KG_RUN_INPUTS_KEPT) s->memo_stats.inputs_kept++;
     if (read_back(k, in, o, &rq.u.run, x)) goto oom;
     return x->status;
 oom:

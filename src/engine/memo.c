@@ -122,6 +122,8 @@ static int memo_inputs(struct kg_session *s, const struct kg_case *k, struct kg_
     if (!m->has_in) {
         double t0 = kg_now();
         if (s->be->inputs(s, k, &m->in, e)) return -1;
+        static uint64_t serial;
+        m->in.id = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED); /* checks of an audit share the process */
         m->has_in = true;
         memo_fit(s, m);
         s->t_inputs += kg_now() - t0;

@@ -83,8 +83,9 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                                   s->nruns));
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",
-                        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made, "inputs_reused",
-                                  ms->inputs_reused, "inputs_again", ms->inputs_again, "oracle_made", ms->oracle_made,
+                        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made, "inputs_reused",
+                                  ms->inputs_reused, "inputs_again", ms->inputs_again, "inputs_kept", ms->inputs_kept,
+                                  "oracle_made", ms->oracle_made,
                                   "oracle_reused", ms->oracle_reused, "oracle_again", ms->oracle_again, "oracle_direct",
                                   ms->oracle_direct));
     if (b && b->asked) {

@@ -136,6 +136,7 @@ struct kg_req_arg {
     uint64_t guard;
     int64_t ival;
     double fval;
+    uint64_t tag; /* an input's kg_inputs id (0: none): the same tag, the same data bytes as before */
 };
 
 struct kg_req_run {
@@ -229,8 +230,15 @@ struct kg_dev_info {
  * as the judge laid it out; the worker compared them on its device and wrote none back) */
 /* KG_RUN_OUT_LATE_WRITE: an output changed after the caller's stream had finished the call's work
  * (read on that stream, then compared once the whole device was done): work the call left on a
- * stream of its own wrote it. */
-enum { KG_RUN_OUT_SHARES_INPUT = 1, KG_RUN_OUT_OOB_WRITE = 2, KG_RUN_INPUTS_AS_SENT = 4, KG_RUN_OUT_LATE_WRITE = 8 };
+ * stream of its own wrote it. KG_RUN_INPUTS_KEPT: an input's data came from the worker's own copy on
+ * its device, kept from an earlier run of the same kg_req_arg tag, not from shm. */
+enum {
+    KG_RUN_OUT_SHARES_INPUT = 1,
+    KG_RUN_OUT_OOB_WRITE = 2,
+    KG_RUN_INPUTS_AS_SENT = 4,
+    KG_RUN_OUT_LATE_WRITE = 8,
+    KG_RUN_INPUTS_KEPT = 16
+};
 
 /* One kernel launch seen by the CUPTI probe. */
 struct kg_launch_rec {
