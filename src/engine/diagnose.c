@@ -80,7 +80,11 @@ static bool diagnose_half_output(const struct kg_case *k, const struct kg_exec *
  * whole error is TF32's), or nearly so: its error there at most TF32_REST times the threshold and
  * a tenth of what it is against the true oracle (tensor cores round their fp32 accumulation
  * differently from the reference, so K = 4096 leaves a few thresholds of error after the inputs'
- * rounding is taken out). *margin: err / threshold there. */
+ * rounding is taken out). Within the threshold counts only where the TF32 oracle takes away at
+ * least half the error: where TF32's rounding hardly moves the result (a LayerNorm over two
+ * values is +-1 whatever the inputs' last bits), a kernel just over the threshold is also just
+ * under it against that oracle by chance (seen: a one-pass variance at 1.17 thresholds, 0.76
+ * against TF32's, called TF32). *margin: err / threshold there. */
 #define TF32_REST 8.0
 static bool tf32_inputs_explain(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                                 const struct kg_exec *x, const struct kg_expect *ex, double err, bool truncate,
@@ -95,7 +99,8 @@ static bool tf32_inputs_explain(struct kg_session *s, const struct kg_case *k, c
     for (int o = 0; o < ex2.nout; o++) ex2.threshold[o] = ex->threshold[o]; /* fp32 noise, as given */
     struct kg_judgement j2;
     kg_judge(k, x, false, &ex2, &j2);
-    ok = j2.pass || (j2.margin <= TF32_REST && j2.cmp[j2.worst].max_err <= err / 10);
+    double rest = j2.cmp[j2.worst].max_err;
+    ok = (j2.pass && rest <= err / 2) || (j2.margin <= TF32_REST && rest <= err / 10);
     *margin = j2.margin;
     kg_expect_free(&ex2);
 out:
