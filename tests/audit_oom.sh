@@ -103,8 +103,10 @@ err = [g for g in r["gates"] if g["status"] == "error"]
 others = [g["status"] for g in r["gates"] if g["status"] != "error"]
 print("verdict %s; errors: %s; others: %s; causes %s" % (r["verdict"], [(g["id"], g["summary"][:100]) for g in err],
                                                        sorted(set(others)), r.get("causes")))
+# no cause of the kernel's; on a GPU the decoy check runs and may say decoy (torch.relu is the
+# reference's own kernel), which is no finding of the OOM's
 ok = (r["verdict"] == "error" and len(err) == 1 and "the host ran out of memory" in err[0]["summary"]
-      and set(others) <= {"pass", "skip"} and not r.get("causes"))
+      and set(others) <= {"pass", "skip"} and not [c for c in r.get("causes") or [] if c["id"] != "decoy"])
 sys.exit(not ok)
 PY
 oomkilled again
