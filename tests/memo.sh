@@ -50,10 +50,7 @@ check "debug: accuracy reuses structure's nominal inputs" grep -q "^kgate memo: 
 check "debug: a gate's time split" grep -q "^kgate memo: accuracy: [0-9.]* s, 3 cases: inputs" "$t/dbg"
 
 # a KernelBench pair through the torch backend (get_inputs and the Model in the oracle worker)
-tpy=""
-for p in "${KGATE_PYTHON:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { tpy=$p; break; }
-done
+tpy=$(. "$top_srcdir/tests/torch_python.sh" && torch_python && printf %s "$py")
 if [ -n "$tpy" ]; then
     kb=$td/kernelbench
     "$KGATE" check --ref "$kb/problems/layernorm.py" "$kb/candidates/ok_torch_layernorm.py" --python "$tpy" \
