@@ -1201,16 +1201,15 @@ class Runs:
         wrote outside its buffers may have changed it), with this run's guards written into it;
         else None, and no copy kept (it would only add to this run's memory). At real sizes this
         replaces a gigabyte's host-to-device copy per run."""
-        k = self.kept.pop(i, None)
+        k = self.kept.get(i)
         if not a.tag or k is None or k[0] != a.tag or k[1].numel() != a.bytes + 2 * a.guard or \
                 self.checksum(k[1], a) != k[2]:
+            self.kept.pop(i, None)
             return None
-        buf = k[1]
-        g, n = a.guard, a.bytes
+        buf, g, n = k[1], a.guard, a.bytes
         if g:
             buf[:g].copy_(region[:g])
             buf[g + n:].copy_(region[g + n:])
-        self.kept[i] = k
         return buf
 
     def keep(self, i, a, copy):
