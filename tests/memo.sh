@@ -67,6 +67,16 @@ if [ -n "$tpy" ]; then
         --json "$t/clobber.json" > "$t/clobber.out" 2>&1
     check "torch: a candidate that overwrites the kept copies still passes" test $? -eq 0
     check "torch: no run used an overwritten copy" test "$(memo "$t/clobber.json" inputs_kept)" -eq 0
+    # the judge does not write a run's inputs into shared memory again where the segment still holds
+    # them as the last run left them (the worker said it wrote none back); a candidate that changes
+    # its input on every call (and overwrites the kept copies, so that every run is staged from
+    # shared memory) must get pristine inputs on every run: only aliasing fails
+    check "torch: runs find their inputs still in the segment" test "$(memo "$t/kb.json" inputs_in_place)" -gt 0
+    "$KGATE" check --ref "$kb/problems/relu.py" "$kb/broken/clobber_mutate_relu.py" --python "$tpy" \
+        --json "$t/mutate.json" > "$t/mutate.out" 2>&1
+    check "torch: an input changed by the call is written again" test "$(memo "$t/mutate.json" inputs_in_place)" -eq 0
+    check "torch: a mutating candidate fails aliasing alone" test "$(verdicts "$t/mutate.json")" = \
+        "fail structure=pass accuracy=pass nonfinite=pass determinism=pass freshness=pass aliasing=fail placement=skip shapes=pass precision=pass reduction-order=pass bounds=pass limits=skip"
 else
     echo "note: no python3 with torch: the KernelBench pair is not checked"
 fi

@@ -43,7 +43,15 @@ static void drop(int p, int i)
     nkept[p]--;
 }
 
-struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, struct kg_err *e)
+/* Whether c holds any bytes called tag. */
+static bool holds_tag(const struct kg_seg *c, uint64_t tag)
+{
+    for (int i = 0; tag && i < c->nheld; i++)
+        if (c->held[i].tag == tag) return true;
+    return false;
+}
+
+struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, uint64_t tag, struct kg_err *e)
 {
     if (size < SEG_MIN) size = SEG_MIN;
     const int p = pool;
@@ -51,7 +59,12 @@ struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, struct kg_err *e
     int best = -1;
     for (int i = 0; i < nkept[p]; i++) {
         const struct kg_seg *c = kept[p][i];
-        if (c->size >= size && c->size / 2 <= size && (best < 0 || c->size < kept[p][best]->size)) best = i;
+        if (c->size < size || c->size / 2 > size) continue;
+        if (best >= 0) {
+            const bool h = holds_tag(c, tag), hb = holds_tag(kept[p][best], tag);
+            if (hb > h || (hb == h && c->size >= kept[p][best]->size)) continue;
+        }
+        best = i;
     }
     struct kg_seg *g = best >= 0 ? kept[p][best] : NULL;
     if (g) drop(p, best);
@@ -82,8 +95,26 @@ struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, struct kg_err *e
     return g;
 }
 
+bool kg_seg_holds(const struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag)
+{
+    for (int i = 0; tag && i < g->nheld; i++)
+        if (g->held[i].tag == tag && g->held[i].off == off && g->held[i].len == len) return true;
+    return false;
+}
+
+void kg_seg_hold(struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag)
+{
+    if (tag && g->nheld < KG_SEG_HELD) g->held[g->nheld++] = (struct kg_seg_held){off, len, tag};
+}
+
+void kg_seg_forget(struct kg_seg *g)
+{
+    g->nheld = 0;
+}
+
 void kg_seg_discard(struct kg_seg *g, uint64_t off, uint64_t len)
 {
+    kg_seg_forget(g);
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t lo = (off + page - 1) / page * page, hi = (off + len) / page * page;
     if (hi > g->size) hi = g->size / page * page;

@@ -5,6 +5,7 @@
 #ifndef KG_SEGMENT_H
 #define KG_SEGMENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/util.h"
@@ -14,16 +15,33 @@
  * expected value has been in. */
 enum kg_seg_pool { KG_SEG_RUN, KG_SEG_ORACLE, KG_SEG_POOLS };
 
+/* What the segment's last owner left in it that the next one may reuse without writing it
+ * again: [off, off + len) holds the bytes its owner calls tag (the run's input sets). */
+#define KG_SEG_HELD 16
+struct kg_seg_held {
+    uint64_t off, len, tag;
+};
+
 struct kg_seg {
     int fd;
     uint64_t size;
     uint8_t *mem;
     enum kg_seg_pool pool;
+    int nheld;
+    struct kg_seg_held held[KG_SEG_HELD];
 };
 
-/* A segment of at least size bytes for pool's workers: a kept one (at most twice the size),
- * else a new memfd; NULL with e set when none can be made. */
-struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, struct kg_err *e);
+/* A segment of at least size bytes for pool's workers: a kept one (at most twice the size; one
+ * that holds bytes called tag first, then the smallest), else a new memfd; NULL with e set when
+ * none can be made. */
+struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, uint64_t tag, struct kg_err *e);
+/* Whether g still holds the bytes tag at exactly [off, off + len), as kg_seg_hold noted them. */
+bool kg_seg_holds(const struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag);
+/* Notes that [off, off + len) of g holds the bytes tag (0: nothing to note); the note is the
+ * owner's word, for itself or the segment's next owner, and lasts until kg_seg_forget. */
+void kg_seg_hold(struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag);
+/* Forgets every note: whoever writes into g, or lets a worker write there, calls it first. */
+void kg_seg_forget(struct kg_seg *g);
 /* Gives the pages of [off, off + len) of g back to the system (whole pages inside the range;
  * they read as zeros when touched again). */
 void kg_seg_discard(struct kg_seg *g, uint64_t off, uint64_t len);

@@ -143,23 +143,40 @@ static uint64_t run_request(struct kg_session *s, const struct kg_case *k, const
     return off;
 }
 
+/* Whether the segment may keep a run's inputs for the next run on the same ones: where the worker
+ * reads them, never lets the kernel write there, and says when it wrote none back
+ * (KG_RUN_INPUTS_AS_SENT: the torch worker; the host runner's kernel works in the segment). */
+static bool inputs_stay(const struct kg_session *s)
+{
+    return (s->be->found & KG_RUN_INPUTS_AS_SENT) != 0;
+}
+
 /* Writes guards, inputs and prefills (not where the worker prefills its own outputs) into the
  * run's segment; keeps a copy of a garbage prefill in x->before (the inputs as sent are in,
- * until read_back). */
+ * until read_back). An input the segment still holds from its last run (kg_seg_holds: the
+ * same memo inputs, left as sent) is not written again: at real sizes a gigabyte's copy. */
 static int lay_out(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                    const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
 {
     const struct kg_contract *c = k->c;
+    struct kg_seg held = *x->seg; /* the notes, before this run's writes void them */
+    kg_seg_forget(x->seg);
+    bool in_place = false;
     for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++) {
         const struct kg_inputs *src = set ? o->in2 : in;
         for (int i = 0; i < c->nargs; i++) {
             const struct kg_req_arg *a = &r->args[i];
             if (a->kind != KG_ARG_TENSOR || a->alias >= 0) continue;
-            uint8_t *region = x->seg->mem + (set ? a->off2 : a->off);
+            const uint64_t off = set ? a->off2 : a->off;
+            uint8_t *region = x->seg->mem + off;
             memset(region, o->guard_byte, a->guard);
             memset(region + a->guard + a->bytes, o->guard_byte, a->guard);
             if (kg_arg_is_input(&c->args[i])) {
-                if (a->bytes) kg_memcpy_parallel(region + a->guard, src->t[i].data, a->bytes);
+                if (!a->bytes) continue;
+                if (inputs_stay(s) && kg_seg_holds(&held, off + a->guard, a->bytes, src->id))
+                    in_place = true;
+                else
+                    kg_memcpy_parallel(region + a->guard, src->t[i].data, a->bytes);
                 continue;
             }
             /* a prefill here would be overwritten whole, and a garbage one (drawn, and copied to
@@ -172,7 +189,22 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
             }
         }
     }
+    if (in_place) s->memo_stats.inputs_in_place++;
     return 0;
+}
+
+/* Notes in the segment which of its input regions still hold what lay_out sent, once the worker
+ * said it wrote none of them back, for the next run on the same inputs. */
+static void note_held(const struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                      const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
+{
+    if (!inputs_stay(s) || x->status != KG_WS_OK || !(x->found & KG_RUN_INPUTS_AS_SENT)) return;
+    for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++)
+        for (int i = 0; i < k->c->nargs; i++) {
+            const struct kg_req_arg *a = &r->args[i];
+            if (a->kind != KG_ARG_TENSOR || a->alias >= 0 || !kg_arg_is_input(&k->c->args[i]) || !a->bytes) continue;
+            kg_seg_hold(x->seg, (set ? a->off2 : a->off) + a->guard, a->bytes, (set ? o->in2 : in)->id);
+        }
 }
 
 /* Every tensor after the call, read where the worker left it, and the guards around it checked;
@@ -271,7 +303,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     static struct kg_req rq;
     uint64_t need = run_request(s, k, in, o, &rq);
     struct kg_err e;
-    x->seg = kg_seg_get(KG_SEG_RUN, need, &e);
+    x->seg = kg_seg_get(KG_SEG_RUN, need, inputs_stay(s) ? in->id : 0, &e);
     if (!x->seg) return fail(x, KG_WS_UNAVAILABLE, e.msg);
     if (lay_out(s, k, in, o, &rq.u.run, x)) goto oom;
     struct kg_reply rp;
@@ -323,6 +355,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     if (x->found & KG_RUN_OUT_LATE_WRITE) s->late_writes++;
     if (x->found & KG_RUN_INPUTS_KEPT) s->memo_stats.inputs_kept++;
     if (read_back(k, in, o, &rq.u.run, x)) goto oom;
+    note_held(s, k, in, o, &rq.u.run, x);
     return x->status;
 oom:
     kg_exec_free(x);

@@ -116,7 +116,7 @@ int kg_oracle_worker_lend(struct kg_session *s, const struct kg_case *k, int wor
     if (resident) o->shm_size = oc->in_bytes ? oc->in_bytes : 8; /* the outputs stay in the worker */
     if (!oc->g) {
         oc->g =
-            kg_seg_get(KG_SEG_ORACLE, resident ? o->shm_size : oc->in_bytes + KG_ORACLE_SETS * oc->set_bytes + 8, e);
+            kg_seg_get(KG_SEG_ORACLE, resident ? o->shm_size : oc->in_bytes + KG_ORACLE_SETS * oc->set_bytes + 8, 0, e);
         if (!oc->g) return -1;
         place_inputs(oc->g->mem, o, in, nin);
     }
@@ -262,7 +262,7 @@ int kg_oracle_resident_fetch(struct kg_session *s, uint64_t id, struct kg_tensor
         off += (uint64_t)ref[j].numel * 8 + 64;
     }
     rq.u.oracle.shm_size = off ? off : 8;
-    *seg = kg_seg_get(KG_SEG_ORACLE, rq.u.oracle.shm_size, e);
+    *seg = kg_seg_get(KG_SEG_ORACLE, rq.u.oracle.shm_size, 0, e);
     if (!*seg) return -1;
     struct kg_reply rp;
     if (resident_call(s, &rq, (*seg)->fd, &rp, e)) {

@@ -83,10 +83,11 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                                   s->nruns));
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",
-                        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made, "inputs_reused",
-                                  ms->inputs_reused, "inputs_again", ms->inputs_again, "inputs_kept", ms->inputs_kept,
-                                  "oracle_made", ms->oracle_made, "oracle_reused", ms->oracle_reused, "oracle_again",
-                                  ms->oracle_again, "oracle_direct", ms->oracle_direct));
+                        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made,
+                                  "inputs_reused", ms->inputs_reused, "inputs_again", ms->inputs_again, "inputs_kept",
+                                  ms->inputs_kept, "inputs_in_place", ms->inputs_in_place, "oracle_made",
+                                  ms->oracle_made, "oracle_reused", ms->oracle_reused, "oracle_again", ms->oracle_again,
+                                  "oracle_direct", ms->oracle_direct));
     if (b && b->asked) {
         json_t *bl = json_object();
         json_object_set_new(bl, b->name, json_string(b->result == 1 ? "pass" : b->result == 0 ? "fail" : "error"));

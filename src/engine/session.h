@@ -55,7 +55,8 @@ struct kg_case_memo {
 #define KG_MEMO_SEEN 256
 struct kg_memo_stats {
     int inputs_made, inputs_reused, inputs_again;
-    int inputs_kept; /* runs whose worker staged an input from its own device copy (KG_RUN_INPUTS_KEPT) */
+    int inputs_kept;     /* runs whose worker staged an input from its own device copy (KG_RUN_INPUTS_KEPT) */
+    int inputs_in_place; /* runs whose inputs the judge did not write: the segment still held them */
     int oracle_made, oracle_reused, oracle_again, oracle_direct;
     uint64_t seen_in[KG_MEMO_SEEN], seen_ex[KG_MEMO_SEEN]; /* hashes of the case ids made */
     int nseen_in, nseen_ex;

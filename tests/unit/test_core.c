@@ -268,42 +268,75 @@ static void test_tensor_pool_reuses_large_blocks(void **state)
     kg_tensor_free(&a);
 }
 
+/* A segment's notes of what it holds: exact regions and tags only, forgotten on request and
+ * when pages are discarded; a kept segment that holds a tag is handed out first for it. */
+static void test_segment_notes_what_it_holds(void **state)
+{
+    (void)state;
+    struct kg_err e;
+    struct kg_seg *a = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, 0, &e),
+                  *b = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, 0, &e);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_false(kg_seg_holds(a, 64, 4096, 7));
+    kg_seg_hold(a, 64, 4096, 7);
+    kg_seg_hold(a, 8192, 100, 0); /* no tag: nothing noted */
+    assert_true(kg_seg_holds(a, 64, 4096, 7));
+    assert_false(kg_seg_holds(a, 64, 4096, 8));
+    assert_false(kg_seg_holds(a, 64, 4095, 7));
+    assert_false(kg_seg_holds(a, 0, 4096, 7));
+    assert_false(kg_seg_holds(a, 8192, 100, 0));
+    kg_seg_forget(a);
+    assert_false(kg_seg_holds(a, 64, 4096, 7));
+    kg_seg_hold(a, 64, 4096, 7);
+    kg_seg_discard(a, 1 << 20, 4096); /* pages elsewhere: still every note gone */
+    assert_false(kg_seg_holds(a, 64, 4096, 7));
+    kg_seg_hold(b, 64, 4096, 9);
+    uint8_t *mb = b->mem;
+    kg_seg_put(a); /* a first: without the tag, the first kept one of the size would come back */
+    kg_seg_put(b);
+    struct kg_seg *c = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, 9, &e);
+    assert_ptr_equal(c->mem, mb);
+    assert_true(kg_seg_holds(c, 64, 4096, 9));
+    kg_seg_put(c);
+}
+
 /* A freed run segment comes back, its bytes in place, for a later run of about its size (not
  * for one more than twice smaller); the memfd behind it is the one mapped. */
 static void test_segment_pool_reuses_segments(void **state)
 {
     (void)state;
     struct kg_err e;
-    struct kg_seg *a = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, &e);
+    struct kg_seg *a = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, 0, &e);
     assert_non_null(a);
     assert_true(a->size >= (uint64_t)3 << 20);
     memset(a->mem, 0x5A, a->size);
     uint8_t probe = 0;
     assert_int_equal(pread(a->fd, &probe, 1, 4096), 1);
     assert_int_equal(probe, 0x5A); /* the mapping is the memfd's: what a worker sees */
-    struct kg_seg *b = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, &e);
+    struct kg_seg *b = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, 0, &e);
     assert_non_null(b);
     assert_ptr_not_equal(a, b); /* a held segment is never handed out twice */
     uint8_t *mem = a->mem;
     kg_seg_put(a);
-    struct kg_seg *c = kg_seg_get(KG_SEG_RUN, (uint64_t)2 << 20, &e);
+    struct kg_seg *c = kg_seg_get(KG_SEG_RUN, (uint64_t)2 << 20, 0, &e);
     assert_ptr_equal(c->mem, mem);
     assert_int_equal(c->mem[12345], 0x5A); /* pages kept: no fault, no zeroing */
     kg_seg_put(c);
-    struct kg_seg *d = kg_seg_get(KG_SEG_RUN, (uint64_t)1 << 20, &e); /* under half: a new one */
+    struct kg_seg *d = kg_seg_get(KG_SEG_RUN, (uint64_t)1 << 20, 0, &e); /* under half: a new one */
     assert_ptr_not_equal(d->mem, mem);
     kg_seg_put(d);
     kg_seg_put(b);
     kg_seg_put(NULL);
     /* a segment an oracle wrote into never goes to a candidate's run */
-    struct kg_seg *o = kg_seg_get(KG_SEG_ORACLE, (uint64_t)3 << 20, &e);
+    struct kg_seg *o = kg_seg_get(KG_SEG_ORACLE, (uint64_t)3 << 20, 0, &e);
     assert_non_null(o);
     uint8_t *omem = o->mem;
     kg_seg_put(o);
-    struct kg_seg *r = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, &e);
+    struct kg_seg *r = kg_seg_get(KG_SEG_RUN, (uint64_t)3 << 20, 0, &e);
     assert_ptr_not_equal(r->mem, omem);
     kg_seg_put(r);
-    o = kg_seg_get(KG_SEG_ORACLE, (uint64_t)3 << 20, &e);
+    o = kg_seg_get(KG_SEG_ORACLE, (uint64_t)3 << 20, 0, &e);
     assert_ptr_equal(o->mem, omem);
     kg_seg_put(o);
 }
@@ -362,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_rng_is_a_pure_function_of_seed_stream_index),
         cmocka_unit_test(test_tensor_pool_reuses_large_blocks),
         cmocka_unit_test(test_segment_pool_reuses_segments),
+        cmocka_unit_test(test_segment_notes_what_it_holds),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
         cmocka_unit_test(test_memcpy_parallel_copies_every_byte),
         cmocka_unit_test(test_rng_moments),
