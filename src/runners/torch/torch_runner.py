@@ -1019,10 +1019,13 @@ class Runs:
         r = req.u.run
         key = self.set_symbols(r.sym_names, r.sym_values, r.nsym)
         model = self.build(self.candidate.ModelNew, key)
+        self.lap(None)
         args, outs_expected, bufs, total_out = self.stage_args(r, shm, rep)
+        self.lap("stage")
         self.poison(r, total_out)
         cuda = self.device == "cuda"
         side, delayed, canary, prof = self.prepare_call(r, bufs)
+        self.lap("prepare")
         t0 = time.perf_counter()
         try:
             outs, start, end = self.timed_call(r, model, args, outs_expected, bufs, side, delayed, shm, rep)
@@ -1042,7 +1045,9 @@ class Runs:
                 self.canary_check(canary[0], canary[1], outs, rep)
         else:
             rep.seconds = time.perf_counter() - t0
+        self.lap("after")
         self.write_back(shm, bufs, rep)
+        self.lap("write_back", done=True)
         if prof is not None:
             self.records(prof, rep)
         return OK
@@ -1146,12 +1151,32 @@ class Runs:
                 end.record()
             if sync:
                 torch.cuda.synchronize()
+            self.lap("call")
             outs = self.outputs_of(result)
             if len(outs) != len(outs_expected):
                 raise Refused(MISMATCH, "ModelNew returned %d outputs, the reference %d"
                               % (len(outs), len(outs_expected)))
             self.read_outputs(r, outs_expected, outs, bufs, shm, rep)
+            self.lap("outputs")
         return outs, start, end
+
+    def lap(self, name, done=False):
+        """With KGATE_WORKER_TRACE=FILE, the time since the last lap of this RUN (the device
+        synchronised first, so each part is its own), appended to FILE as one line per run."""
+        path = os.environ.get("KGATE_WORKER_TRACE")
+        if not path:
+            return
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+        now = time.perf_counter()
+        if name is None:
+            self.laps = []
+        else:
+            self.laps.append("%s %.4f" % (name, now - self.lap_t))
+        self.lap_t = now
+        if done:
+            with open(path, "a") as f:
+                f.write("run %s\n" % " ".join(self.laps))
 
     def read_outputs(self, r, outs_expected, outs, bufs, shm, rep):
         """Each output checked against the reference's dtype, shape and device (under RUN_LENIENT,
@@ -1561,6 +1586,7 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
         self.kept = {}  # arg index: (tag, pristine copy on the device, checksum) (from_kept)
         self.pristine = {}  # a copy of each input region as staged, on its device (write_back)
         self.as_read = []  # (the bytes as read on the caller's stream, the output): a RUN's late writes
+        self.laps, self.lap_t = [], 0.0  # KGATE_WORKER_TRACE: this RUN's parts so far (lap)
         self.resident = {}  # oracle cases kept on the device: id -> {evaluation: [outputs], "ref": [...]}
         self.device = "cpu"
         self.sock = None  # the judge's socket, for LOAD's interim reply
