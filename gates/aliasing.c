@@ -6,26 +6,11 @@
 
 #include "gates/gate.h"
 
-/* the first differing element and how many differ */
-struct first_diff {
-    int arg;
-    int64_t idx;
-};
-
-static bool note_first(void *ctx, int arg, int64_t q)
-{
-    struct first_diff *f = ctx;
-    if (f->idx < 0) *f = (struct first_diff){.arg = arg, .idx = q};
-    return true;
-}
-
 static bool same_outputs(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                          int64_t *idx, int64_t *count)
 {
-    struct first_diff f = {.idx = -1};
-    *count = kg_exec_bits_differ(k, a, b, note_first, &f);
-    *idx = f.idx;
-    if (f.idx >= 0) *arg = f.arg;
+    *idx = -1;
+    *count = kg_exec_first_diff(k, a, b, false, arg, idx);
     return *count == 0;
 }
 

@@ -8,25 +8,10 @@
 
 #include "gates/gate.h"
 
-struct first_diff {
-    int arg;
-    int64_t idx;
-};
-
-static bool stop_at_first(void *ctx, int arg, int64_t q)
-{
-    *(struct first_diff *)ctx = (struct first_diff){.arg = arg, .idx = q};
-    return false;
-}
-
 static bool outputs_equal(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, int *arg,
                           int64_t *idx)
 {
-    struct first_diff f;
-    if (!kg_exec_bits_differ(k, a, b, stop_at_first, &f)) return true;
-    *arg = f.arg;
-    *idx = f.idx;
-    return false;
+    return kg_exec_first_diff(k, a, b, true, arg, idx) == 0;
 }
 
 /* 1: failed (v set), 0: clean, -1: error (v set), 2: the kernel refused the case */

@@ -312,7 +312,7 @@ void kg_describe_worst(const struct kg_case *k, const struct kg_expect *ex, cons
     else if (ex->sens_err[j->worst] > 0)
         snprintf(buf, n,
                  "%s%s = %.9g, expected %.9g: error %.2e, %s (threshold %.2e; the oracle itself moves by %.2e there "
-                 "when the inputs move by an ulp)",
+                 "when the inputs move by an ulp or two)",
                  k->c->args[arg].name, idx, c->got, c->exp, c->max_err,
                  ratio_text(c->max_err, ex->ref_err[j->worst], r, sizeof r), ex->threshold[j->worst],
                  ex->sens_err[j->worst]);

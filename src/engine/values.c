@@ -54,6 +54,34 @@ int64_t kg_exec_bits_differ(const struct kg_case *k, const struct kg_exec *a, co
     return n;
 }
 
+struct first_diff {
+    bool first_only;
+    int arg;
+    int64_t idx;
+};
+
+static bool note_first(void *ctx, int arg, int64_t q)
+{
+    struct first_diff *f = ctx;
+    if (f->idx < 0) {
+        f->arg = arg;
+        f->idx = q;
+    }
+    return !f->first_only;
+}
+
+int64_t kg_exec_first_diff(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, bool first_only,
+                           int *arg, int64_t *idx)
+{
+    struct first_diff f = {.first_only = first_only, .idx = -1};
+    const int64_t n = kg_exec_bits_differ(k, a, b, note_first, &f);
+    if (f.idx >= 0) {
+        *arg = f.arg;
+        *idx = f.idx;
+    }
+    return n;
+}
+
 void kg_expect_free(struct kg_expect *x)
 {
     if (x->fetched) { /* this copy's own fetch of resident values */

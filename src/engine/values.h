@@ -75,6 +75,11 @@ bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q);
  * compared first, at memory speed. Returns how many elements fn was called for. */
 int64_t kg_exec_bits_differ(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b,
                             bool (*fn)(void *ctx, int arg, int64_t q), void *ctx);
+/* The first output element whose bits differ between runs a and b (kg_exec_bits_differ's order):
+ * its arg and index (untouched when none differs). Returns how many differ, or with first_only 1
+ * at the first (0: the outputs are equal). */
+int64_t kg_exec_first_diff(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b, bool first_only,
+                           int *arg, int64_t *idx);
 
 /* How many times the oracle's own change at an element under ulp-nudged inputs a legitimate fp32
  * kernel may err by there, where that is more than the threshold (kg_check_case): a stable algorithm on
