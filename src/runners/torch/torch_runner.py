@@ -534,11 +534,11 @@ class Inputs:
             return None if "meta" in str(e).lower() or isinstance(e, NotImplementedError) else e
 
     def draw(self):
-        """get_inputs(); with KGATE_INPUTS_ON_DEVICE=1 on a GPU, made there (the factory calls that
-        name no device draw on the GPU, from the CUDA generator: other values than the CPU's for
-        the same seed, so off by default; at real sizes the CPU's draws cost seconds a case)."""
+        """get_inputs(), on a GPU made there (the factory calls that name no device draw on the GPU,
+        from the CUDA generator: other values than the CPU's for the same seed; at real sizes the
+        CPU's draws cost seconds a case); KGATE_INPUTS_ON_DEVICE=0 draws on the CPU."""
         torch = self.torch
-        if self.device != "cpu" and os.environ.get("KGATE_INPUTS_ON_DEVICE") == "1":
+        if self.device != "cpu" and os.environ.get("KGATE_INPUTS_ON_DEVICE", "1") != "0":
             with torch.device(self.device):
                 return self.problem.get_inputs()
         return self.problem.get_inputs()
