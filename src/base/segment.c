@@ -4,6 +4,8 @@
  * check) that was a good part of a check's time. */
 #include "base/segment.h"
 
+#include "base/parallel.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -110,6 +112,28 @@ void kg_seg_hold(struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag)
 void kg_seg_forget(struct kg_seg *g)
 {
     g->nheld = 0;
+}
+
+struct touch {
+    uint8_t *mem;
+    uint64_t page;
+};
+
+static void touch_pages(void *ctx, int64_t lo, int64_t hi)
+{
+    const struct touch *t = ctx;
+    for (int64_t i = lo; i < hi; i++) __atomic_fetch_add(t->mem + (uint64_t)i * t->page, 0, __ATOMIC_RELAXED);
+}
+
+void kg_seg_touch(struct kg_seg *g, uint64_t len)
+{
+    if (len > g->size) len = g->size;
+    if (len <= g->touched) return;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    const uint64_t lo = g->touched / page, hi = (len + page - 1) / page;
+    struct touch t = {g->mem + lo * page, page};
+    kg_parallel_for((int64_t)(hi - lo), 4096, touch_pages, &t);
+    g->touched = hi * page < g->size ? hi * page : g->size;
 }
 
 void kg_seg_discard(struct kg_seg *g, uint64_t off, uint64_t len)

@@ -29,6 +29,7 @@ struct kg_seg {
     enum kg_seg_pool pool;
     int nheld;
     struct kg_seg_held held[KG_SEG_HELD];
+    uint64_t touched; /* [0, touched) has been through kg_seg_touch */
 };
 
 /* A segment of at least size bytes for pool's workers: a kept one (at most twice the size; one
@@ -42,6 +43,12 @@ bool kg_seg_holds(const struct kg_seg *g, uint64_t off, uint64_t len, uint64_t t
 void kg_seg_hold(struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag);
 /* Forgets every note: whoever writes into g, or lets a worker write there, calls it first. */
 void kg_seg_forget(struct kg_seg *g);
+/* Faults in every page of [0, len) of g not yet touched, on several threads, its bytes left as
+ * they are. A page's first touch costs a fault and a zeroing, about a second a gigabyte on one
+ * thread on the H200's virtual machine: done on the worker's side that was most of a run's time
+ * at real sizes, in the copy of the outputs into the segment. A worker then maps pages that
+ * exist. */
+void kg_seg_touch(struct kg_seg *g, uint64_t len);
 /* Gives the pages of [off, off + len) of g back to the system (whole pages inside the range;
  * they read as zeros when touched again). */
 void kg_seg_discard(struct kg_seg *g, uint64_t off, uint64_t len);

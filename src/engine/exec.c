@@ -161,6 +161,7 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
     const struct kg_contract *c = k->c;
     struct kg_seg held = *x->seg; /* the notes, before this run's writes void them */
     kg_seg_forget(x->seg);
+    kg_seg_touch(x->seg, r->shm_size); /* a new segment's pages, on several threads */
     bool in_place = false;
     for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++) {
         const struct kg_inputs *src = set ? o->in2 : in;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -301,6 +302,36 @@ static void test_segment_notes_what_it_holds(void **state)
     kg_seg_put(c);
 }
 
+/* kg_seg_touch faults in the pages of a new segment up to a length (resident afterwards, as
+ * mincore sees the memfd's pages), not beyond, and leaves the bytes already there as they were. */
+static void test_segment_touch_faults_pages_in(void **state)
+{
+    (void)state;
+    struct kg_err e;
+    struct kg_seg *g = kg_seg_get(KG_SEG_RUN, (uint64_t)40 << 20, 0, &e); /* no kept one this size */
+    assert_non_null(g);
+    assert_int_equal(g->touched, 0);
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    g->mem[5 * page + 7] = 0x42;
+    const uint64_t len = (uint64_t)24 << 20;
+    kg_seg_touch(g, len - 1);
+    assert_true(g->touched >= len - 1);
+    assert_int_equal(g->mem[5 * page + 7], 0x42);
+    assert_int_equal(g->mem[6 * page], 0);
+    size_t npages = g->size / page;
+    unsigned char *in = malloc(npages);
+    assert_non_null(in);
+    assert_int_equal(mincore(g->mem, g->size, in), 0);
+    size_t resident = 0;
+    for (size_t i = 0; i < len / page; i++) resident += in[i] & 1;
+    assert_int_equal(resident, len / page);
+    for (size_t i = len / page + 1; i < npages; i++) assert_int_equal(in[i] & 1, 0);
+    kg_seg_touch(g, 4096); /* below what is touched: nothing to do */
+    assert_true(g->touched >= len - 1);
+    free(in);
+    kg_seg_put(g);
+}
+
 /* A freed run segment comes back, its bytes in place, for a later run of about its size (not
  * for one more than twice smaller); the memfd behind it is the one mapped. */
 static void test_segment_pool_reuses_segments(void **state)
@@ -396,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_tensor_pool_reuses_large_blocks),
         cmocka_unit_test(test_segment_pool_reuses_segments),
         cmocka_unit_test(test_segment_notes_what_it_holds),
+        cmocka_unit_test(test_segment_touch_faults_pages_in),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
         cmocka_unit_test(test_memcpy_parallel_copies_every_byte),
         cmocka_unit_test(test_rng_moments),
