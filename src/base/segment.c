@@ -45,11 +45,12 @@ static void drop(int p, int i)
     nkept[p]--;
 }
 
-/* Whether c holds any bytes called tag. */
-static bool holds_tag(const struct kg_seg *c, uint64_t tag)
+/* Whether g holds the bytes called tag (0: none), anywhere (exact false) or exactly at
+ * [off, off + len). */
+static bool holds(const struct kg_seg *g, uint64_t tag, bool exact, uint64_t off, uint64_t len)
 {
-    for (int i = 0; tag && i < c->nheld; i++)
-        if (c->held[i].tag == tag) return true;
+    for (int i = 0; tag && i < g->nheld; i++)
+        if (g->held[i].tag == tag && (!exact || (g->held[i].off == off && g->held[i].len == len))) return true;
     return false;
 }
 
@@ -63,7 +64,7 @@ struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, uint64_t tag, st
         const struct kg_seg *c = kept[p][i];
         if (c->size < size || c->size / 2 > size) continue;
         if (best >= 0) {
-            const bool h = holds_tag(c, tag), hb = holds_tag(kept[p][best], tag);
+            const bool h = holds(c, tag, false, 0, 0), hb = holds(kept[p][best], tag, false, 0, 0);
             if (hb > h || (hb == h && c->size >= kept[p][best]->size)) continue;
         }
         best = i;
@@ -99,9 +100,7 @@ struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, uint64_t tag, st
 
 bool kg_seg_holds(const struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag)
 {
-    for (int i = 0; tag && i < g->nheld; i++)
-        if (g->held[i].tag == tag && g->held[i].off == off && g->held[i].len == len) return true;
-    return false;
+    return holds(g, tag, true, off, len);
 }
 
 void kg_seg_hold(struct kg_seg *g, uint64_t off, uint64_t len, uint64_t tag)

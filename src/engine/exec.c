@@ -159,8 +159,6 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
                    const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
 {
     const struct kg_contract *c = k->c;
-    struct kg_seg held = *x->seg; /* the notes, before this run's writes void them */
-    kg_seg_forget(x->seg);
     kg_seg_touch(x->seg, r->shm_size); /* a new segment's pages, on several threads */
     bool in_place = false;
     for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++) {
@@ -174,7 +172,8 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
             memset(region + a->guard + a->bytes, o->guard_byte, a->guard);
             if (kg_arg_is_input(&c->args[i])) {
                 if (!a->bytes) continue;
-                if (inputs_stay(s) && kg_seg_holds(&held, off + a->guard, a->bytes, src->id))
+                /* (the layout's regions are disjoint: no write here voids another's note) */
+                if (inputs_stay(s) && kg_seg_holds(x->seg, off + a->guard, a->bytes, src->id))
                     in_place = true;
                 else
                     kg_memcpy_parallel(region + a->guard, src->t[i].data, a->bytes);
@@ -186,10 +185,14 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
             prefill(s, k, i, o->fill, region + a->guard, a->bytes);
             if (set == 0 && o->fill == KG_FILL_GARBAGE) { /* a constant one is known without a copy */
                 kg_tensor_free(&x->before[i]);            /* a rerun lays out again */
-                if (copy_tensor(&x->before[i], k, i, region + a->guard)) return -1;
+                if (copy_tensor(&x->before[i], k, i, region + a->guard)) {
+                    kg_seg_forget(x->seg);
+                    return -1;
+                }
             }
         }
     }
+    kg_seg_forget(x->seg); /* this run's writes, and the worker's, void the notes */
     if (in_place) s->memo_stats.inputs_in_place++;
     return 0;
 }
@@ -199,7 +202,7 @@ static int lay_out(struct kg_session *s, const struct kg_case *k, const struct k
 static void note_held(const struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
                       const struct kg_exec_opts *o, const struct kg_req_run *r, struct kg_exec *x)
 {
-    if (!inputs_stay(s) || x->status != KG_WS_OK || !(x->found & KG_RUN_INPUTS_AS_SENT)) return;
+    if (!inputs_stay(s) || !(x->found & KG_RUN_INPUTS_AS_SENT)) return; /* found: the reply was OK */
     for (int set = 0; set <= (int)((o->flags & KG_RUN_PAIR) != 0); set++)
         for (int i = 0; i < k->c->nargs; i++) {
             const struct kg_req_arg *a = &r->args[i];
