@@ -11,7 +11,8 @@
 #   - a worker the host's OOM killer took (simulated: the candidate's first forward raises the
 #     oom_kill count of the file KGATE_TEST_VMSTAT names in /proc/vmstat's place, then dies of
 #     SIGKILL) is no crash of the kernel: `kgate check` says the host ran out of memory, and
-#     names no cause; the audit runs the pair again, and it passes with oom_retries 1.
+#     names no cause; the audit runs the pair again, and it passes with oom_retries 1;
+#   - checks that together would not fit in the host's free memory run one after the other.
 # CPU pairs (Debian's python3-torch); the full device is simulated by the candidate's import.
 set -u
 t=${TMPDIR:-/tmp}/kgate-oom-$$
@@ -116,5 +117,25 @@ KGATE_TEST_VMSTAT=$t/vmstat "$KGATE" audit --store "$t/h.jsonl" --jobs 2 --compi
 cat "$t/herr"
 check grep -q "again.py: the host ran out of memory during its check; it runs again later, with half" "$t/herr"
 check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/h.jsonl"
+# the checks share the host's memory through the audit's ledger (src/base/ledger.h): with 3 GiB
+# free (KGATE_FAKE_HOSTMEM, MiB), two checks that reserve 2 GiB and more each do not run together,
+# the second waiting before its first gate until the first ends (its record's memory_wait, in the
+# summary's "host memory wait"); with 100 GiB free neither waits
+cp "$t/fine.py" "$t/fine2.py"
+for free in 3072 102400; do
+    printf '%s 131072\n' $free > "$t/hostmem"
+    KGATE_FAKE_HOSTMEM=$t/hostmem "$KGATE" audit --store "$t/m$free.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \
+        --pair "$t/problems/relu.py:$t/fine.py" --pair "$t/problems/relu.py:$t/fine2.py" 2> "$t/merr$free"
+    cat "$t/merr$free"
+    [ $free = 3072 ] && check grep -q "host memory wait" "$t/merr$free"
+    "$py" - "$t/m$free.jsonl" $free <<'PY' || fails=$((fails + 1))
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+waits = sorted(r["timing"]["memory_wait"] for r in recs)
+print("free %s MiB: verdicts %s, memory waits %s" % (sys.argv[2], [r["verdict"] for r in recs], waits))
+ok = len(recs) == 2 and all(r["verdict"] == "pass" for r in recs)
+sys.exit(not (ok and (waits[0] < 0.19 and waits[1] >= 0.2 if sys.argv[2] == "3072" else waits[1] < 0.19)))
+PY
+done
 echo "$fails failed"
 [ $fails -eq 0 ]

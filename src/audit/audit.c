@@ -6,6 +6,7 @@
  * pairs that were in flight, and a store that cannot be written stops the audit (exit 4). */
 #include "audit/audit.h"
 #include "audit/devmem.h"
+#include "base/ledger.h"
 #include "audit/corpus.h"
 #include "audit/store.h"
 
@@ -190,10 +191,11 @@ enum build { NO_BUILD, TO_BUILD, BUILDING, BUILT };
 struct audit_run {
     const struct audit_opts *o;
     struct audit_rows r;
-    int *todo, ntodo, skipped;               /* indexes into r.v: this shard's pairs not yet in the store */
-    struct audit_store st;                   /* locked from open_store to the end */
-    char exe[KG_PATH_MAX];                   /* this kgate: every check runs it */
-    char tmpdir[KG_DIR_MAX + KG_PATH_SLACK]; /* the checks' reports, until they are in the store */
+    int *todo, ntodo, skipped;                   /* indexes into r.v: this shard's pairs not yet in the store */
+    struct audit_store st;                       /* locked from open_store to the end */
+    char exe[KG_PATH_MAX];                       /* this kgate: every check runs it */
+    char tmpdir[KG_DIR_MAX + KG_PATH_SLACK];     /* the checks' reports, until they are in the store */
+    char ledger[KG_DIR_MAX + 2 * KG_PATH_SLACK]; /* in tmpdir: the host's memory shared out (base/ledger.h) */
     struct kg_worker zyg;
     struct job *jobs;
     int nslots;
@@ -545,6 +547,14 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     remove_stale_tmpdirs(cache);
     snprintf(a->tmpdir, sizeof a->tmpdir, "%s/audit-%d", cache, (int)getpid());
     kg_mkdirs(a->tmpdir);
+    if (a->host_known) { /* the checks share 90% of the host's free memory (base/ledger.h) */
+        struct kg_err le;
+        snprintf(a->ledger, sizeof a->ledger, "%s/host-ledger", a->tmpdir);
+        if (kg_ledger_create(a->ledger, fr / 10 * 9, &le) == 0)
+            setenv("KGATE_HOST_LEDGER", a->ledger, 1);
+        else
+            a->ledger[0] = 0;
+    }
     char on[32] = "";
     if (o->gpus) snprintf(on, sizeof on, " on %d GPU%s", o->gpus, o->gpus > 1 ? "s" : "");
     fprintf(stderr,
@@ -882,6 +892,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     if (!rc) rc = prepare(&a, cache, e);
     if (!rc) rc = schedule(&a, e);
     kg_worker_stop(&a.zyg); /* started in prepare; a no-op where it was not */
+    if (a.ledger[0]) unlink(a.ledger);
     if (a.tmpdir[0]) rmdir(a.tmpdir);
     if (!rc) rc = kg_audit_store_close(&a.st, e); /* success is said only of a store closed */
     if (!rc) summary(&a);

@@ -385,13 +385,13 @@ int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
 
 void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
 {
-    static const char *const keys[] = {"compile", "inputs", "oracle", "runs", "compare"};
+    static const char *const keys[] = {"compile", "inputs", "oracle", "runs", "compare", "memory_wait"};
     json_t *t = json_object_get(rec, "timing");
     double parts = 0;
     for (int i = 0; i < KG_SPENT_REST; i++) {
         double v = json_number_value(json_object_get(t, keys[i]));
         spent[i] += v;
-        parts += v;
+        if (i != KG_SPENT_MEMWAIT) parts += v;
     }
     double total = json_number_value(json_object_get(t, "total"));
     if (total > parts) spent[KG_SPENT_REST] += total - parts;
@@ -401,7 +401,8 @@ void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
 void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pairs, double wall_s, double slot_s,
                           bool md)
 {
-    static const char *const names[] = {"compile", "inputs", "oracle", "runs", "compare", "the rest"};
+    static const char *const names[] = {"compile", "inputs",           "oracle",  "runs",
+                                        "compare", "host memory wait", "the rest"};
     double idle = slot_s > spent[KG_SPENT_WALL] ? slot_s - spent[KG_SPENT_WALL] : 0;
     double all = idle;
     for (int i = 0; i < KG_SPENT_WALL; i++) all += spent[i];
@@ -412,6 +413,7 @@ void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pair
     if (!md && wall_s > 0) fprintf(f, ", %.0f kernels/hour; time summed over pairs:", pairs / wall_s * 3600);
     for (int i = 0; i <= KG_SPENT_REST + 1; i++) {
         if (i == KG_SPENT_REST + 1 && !(slot_s > 0)) break;
+        if (i == KG_SPENT_MEMWAIT && !(spent[i] > 0)) continue; /* no check waited: not a line of its own */
         double v = i <= KG_SPENT_REST ? spent[i] : idle;
         const char *name = i <= KG_SPENT_REST ? names[i] : "idle check slots";
         double share = all > 0 ? 100 * v / all : 0;

@@ -64,7 +64,8 @@ int kg_audit_log_read(struct audit_log *l, const char *path, int fd, const char 
 void kg_audit_log_warn_tail(const struct audit_log *l, const char *path, const char *who);
 void kg_audit_log_free(struct audit_log *l);
 
-/* Where a corpus's time went: each record's "timing" (compile, inputs, oracle, runs, compare; the
+/* Where a corpus's time went: each record's "timing" (compile, inputs, oracle, runs, compare,
+ * memory_wait; the
  * rest of its total is copying, input transforms and worker starts, not timed apart; records
  * from before compare was timed count it in the rest) and its audit_seconds
  * (the check's wall time, which idle check slots are measured against), summed over records. */
@@ -74,6 +75,7 @@ enum {
     KG_SPENT_ORACLE,
     KG_SPENT_RUNS,
     KG_SPENT_COMPARE,
+    KG_SPENT_MEMWAIT, /* before the first gate, waiting for room in the host (not in its total) */
     KG_SPENT_REST,
     KG_SPENT_WALL,
     KG_AUDIT_NSPENT

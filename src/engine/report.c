@@ -77,10 +77,10 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
     json_object_set_new(doc, "file_hash", json_string(hash));
     json_object_set_new(doc, "timing",
-                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "compile", s->t_compile, "inputs", s->t_inputs,
+                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f}", "compile", s->t_compile, "inputs", s->t_inputs,
                                   "oracle", s->t_oracle, "runs", s->t_run, "compare",
                                   kg_compare_seconds() - s->compare0 + s->t_compare, "total", s->t_total, "kernel_runs",
-                                  s->nruns));
+                                  s->nruns, "memory_wait", s->t_memwait));
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",
                         json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made,

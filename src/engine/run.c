@@ -1,7 +1,9 @@
 /* run.c: running a gate, the field's standard test and the decoy check for a session. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/ledger.h"
 #include "engine/backend.h"
 #include "engine/session.h"
 
@@ -30,8 +32,39 @@ static bool late_write_explains(enum kg_cause c)
     }
 }
 
+/* Under kgate audit (it names its ledger in KGATE_HOST_LEDGER), the most host memory this check
+ * will hold, reserved before anything is drawn, so that checks of huge problems wait for each
+ * other instead of filling the host together and being killed by its OOM killer (seen on the
+ * H200: four real-size pairs of 5e8 elements killed six times over among six checks). The
+ * estimate is HOST_PER_BYTE times the nominal case's tensors (the memo's float64 copies of
+ * inputs and oracle values, the runs a gate holds at once, the segment pool) and HOST_BASE for
+ * the judge and its workers (CUDA contexts on a GPU). Measured on the CPU (summed Pss of a
+ * check's processes, KernelBench's max-pool at 67 MB and 134 MB of tensors): 638 and 1195 MB,
+ * 8.3 bytes per byte. */
+#define HOST_PER_BYTE 9.0
+#define HOST_BASE     ((uint64_t)2 << 30)
+
+static void reserve_host(struct kg_session *s)
+{
+    const char *path = getenv("KGATE_HOST_LEDGER");
+    if (s->host_reserved || !path || !*path) return;
+    s->host_reserved = true;
+    struct kg_case k;
+    struct kg_err e;
+    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) return;
+    double bytes = 0;
+    for (int i = 0; i < s->c->nargs; i++)
+        if (k.numel[i] > 0) bytes += (double)k.numel[i] * (double)kg_dtype_size(k.adtype[i]);
+    double waited = 0;
+    if (kg_ledger_reserve(path, (uint64_t)(HOST_PER_BYTE * bytes) + HOST_BASE, s->o.interrupted, s->o.interrupted_ud,
+                          &waited, &e))
+        fprintf(stderr, "kgate: %s (the check goes on without a reservation)\n", e.msg);
+    s->t_memwait += waited;
+}
+
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)
 {
+    if (!s->cannot_run[0]) reserve_host(s);
     kg_verdict_init(v, g);
     double t0 = kg_now(), in0 = s->t_inputs, or0 = s->t_oracle, ru0 = s->t_run;
     int n0 = s->nruns, stalls0 = s->nstalls, late0 = s->late_writes;
@@ -91,6 +124,7 @@ void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct k
 
 int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
 {
+    if (!s->cannot_run[0]) reserve_host(s);
     return s->be->baseline(s, tol, why, n);
 }
 

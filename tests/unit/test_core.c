@@ -22,6 +22,9 @@
 #include "base/tensor.h"
 #include "base/segment.h"
 #include "base/parallel.h"
+#include "base/ledger.h"
+#include <signal.h>
+#include <sys/wait.h>
 
 static void test_rng_is_a_pure_function_of_seed_stream_index(void **state)
 {
@@ -332,6 +335,63 @@ static void test_segment_touch_faults_pages_in(void **state)
     kg_seg_put(g);
 }
 
+/* A child that reserves bytes in the ledger at path and writes the seconds it waited to fd. */
+static pid_t reserver(const char *path, uint64_t bytes, int fd)
+{
+    pid_t pid = fork();
+    if (pid) return pid;
+    double waited = -1;
+    struct kg_err e;
+    if (kg_ledger_reserve(path, bytes, NULL, NULL, &waited, &e)) waited = -1;
+    if (write(fd, &waited, sizeof waited) != (ssize_t)sizeof waited) _exit(1);
+    pause(); /* the reservation lasts while this process does */
+    _exit(0);
+}
+
+static double waited_of(int fd)
+{
+    double w = -2;
+    assert_int_equal(read(fd, &w, sizeof w), (ssize_t)sizeof w);
+    return w;
+}
+
+/* The checks of an audit share the host through the ledger: a reservation that fits beside the
+ * live ones starts at once, one that does not waits until a holder exits (no release needed),
+ * and one larger than the whole budget runs when it is alone. */
+static void test_ledger_shares_the_host(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kgate-ledger-XXXXXX";
+    int tmp = mkstemp(path);
+    assert_true(tmp >= 0);
+    close(tmp);
+    struct kg_err e;
+    assert_int_equal(kg_ledger_create(path, 100, &e), 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t a = reserver(path, 70, p[1]);
+    assert_true(waited_of(p[0]) < 0.19); /* alone */
+    pid_t c = reserver(path, 30, p[1]);
+    assert_true(waited_of(p[0]) < 0.19); /* 70 + 30 fit in 100 */
+    pid_t b = reserver(path, 50, p[1]);  /* 70 + 30 + 50 do not: it waits for a or c */
+    usleep(600 * 1000);
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    double wb = waited_of(p[0]);
+    assert_true(wb > 0.5 && wb < 2.0);
+    kill(c, SIGKILL);
+    waitpid(c, NULL, 0);
+    kill(b, SIGKILL);
+    waitpid(b, NULL, 0);
+    pid_t d = reserver(path, 500, p[1]); /* more than the budget, alone: it runs */
+    assert_true(waited_of(p[0]) < 0.19);
+    kill(d, SIGKILL);
+    waitpid(d, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+    unlink(path);
+}
+
 /* A freed run segment comes back, its bytes in place, for a later run of about its size (not
  * for one more than twice smaller); the memfd behind it is the one mapped. */
 static void test_segment_pool_reuses_segments(void **state)
@@ -428,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_segment_pool_reuses_segments),
         cmocka_unit_test(test_segment_notes_what_it_holds),
         cmocka_unit_test(test_segment_touch_faults_pages_in),
+        cmocka_unit_test(test_ledger_shares_the_host),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
         cmocka_unit_test(test_memcpy_parallel_copies_every_byte),
         cmocka_unit_test(test_rng_moments),

@@ -1,0 +1,24 @@
+/* ledger.h: the host's memory shared out among the checks of one kgate audit. The audit writes
+ * a ledger file (its budget in bytes) and names it in KGATE_HOST_LEDGER; each check, once it
+ * knows its problem's size, reserves what it will hold at most and waits while the checks
+ * already in the ledger leave no room for it. A reservation lasts as long as the process that
+ * made it: a check that exits (or is killed) leaves room without a word. */
+#ifndef KG_LEDGER_H
+#define KG_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/util.h"
+
+/* Makes the ledger at path with budget bytes and no reservation. */
+int kg_ledger_create(const char *path, uint64_t budget, struct kg_err *e);
+/* Reserves bytes for this process (once: a second call does nothing and returns 0): at once
+ * while the live reservations of other processes leave room for it in the budget, or none is
+ * there (a check larger than the budget runs alone); else it waits, polling, until they do or
+ * stop(ud) says to stop waiting (stop NULL: never). *waited gets the seconds it waited. -1
+ * with e set when the ledger cannot be read or written (the check then goes on unreserved). */
+int kg_ledger_reserve(const char *path, uint64_t bytes, bool (*stop)(void *), void *ud, double *waited,
+                      struct kg_err *e);
+
+#endif
