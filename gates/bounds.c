@@ -28,7 +28,10 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
      * mistaken for one, as it was with one run per fill */
     static const uint8_t pats[5] = {0xA5, 0xFF, 0xA5, 0xFF, 0xA5};
     struct kg_exec x[5];
-    int n = 0, rc = 0;
+    bool same[5] = {true, true, true, true, true}; /* run r's outputs equal those of run r % 2 */
+    int n = 0, rc = 0, arg = 0;
+    int64_t idx = -1;
+    const bool judge_reads = !kg_session_nondeterministic(s);
     for (; n < 5; n++) {
         struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = pats[n], .flags = KG_RUN_CANARY};
         kg_exec(s, k, &in, &o, &x[n]);
@@ -51,6 +54,12 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             n++;
             rc = -1;
             goto out;
+        }
+        /* the later runs of each fill are compared with its first and let go (their flags and
+         * message stay): five runs held at once were five times a real-size case's tensors */
+        if (n >= 2) {
+            if (judge_reads) same[n] = outputs_equal(k, &x[n % 2], &x[n], &arg, &idx);
+            kg_exec_free(&x[n]);
         }
     }
     v->ncases++;
@@ -125,11 +134,7 @@ static int check(struct kg_session *s, const struct kg_case *k, struct kg_verdic
             rc = 1;
             goto out;
         }
-    int arg = 0;
-    int64_t idx = -1;
-    if (!kg_session_nondeterministic(s) && outputs_equal(k, &x[0], &x[2], &arg, &idx) &&
-        outputs_equal(k, &x[0], &x[4], &arg, &idx) && outputs_equal(k, &x[1], &x[3], &arg, &idx) &&
-        !outputs_equal(k, &x[0], &x[1], &arg, &idx)) {
+    if (judge_reads && same[2] && same[3] && same[4] && !outputs_equal(k, &x[0], &x[1], &arg, &idx)) {
         char ix[96];
         kg_tensor_index_str(&x[0].after[arg], idx, ix, sizeof ix);
         kg_verdict_set(v, KG_FAIL,
