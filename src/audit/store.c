@@ -413,7 +413,7 @@ void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pair
     if (!md && wall_s > 0) fprintf(f, ", %.0f kernels/hour; time summed over pairs:", pairs / wall_s * 3600);
     for (int i = 0; i <= KG_SPENT_REST + 1; i++) {
         if (i == KG_SPENT_REST + 1 && !(slot_s > 0)) break;
-        if (i == KG_SPENT_MEMWAIT && !(spent[i] > 0)) continue; /* no check waited: not a line of its own */
+        if (i == KG_SPENT_MEMWAIT && !(spent[i] >= 0.05)) continue; /* no check waited: no line of its own */
         double v = i <= KG_SPENT_REST ? spent[i] : idle;
         const char *name = i <= KG_SPENT_REST ? names[i] : "idle check slots";
         double share = all > 0 ? 100 * v / all : 0;

@@ -42,8 +42,11 @@ slots="${jobs:+--jobs $jobs}${cjobs:+ --compile-jobs $cjobs}"
 echo "$# pairs; kgate audit ${slots:-with its default slots}"
 # BENCH_SIDE=seq|kgate|both (default both). The sequential side of a large set does not fit one
 # 10-minute device call: SEQ_STORE=FILE keeps its per-pair results, so that later calls continue
-# it; its rate is the sum of the pairs' wall times. The kgate side runs in one go; with
-# BENCH_SIDE=kgate and SEQ_STORE, the speedup is against the store's rate once it is complete.
+# it; its rate is the sum of the pairs' wall times. Nor may the kgate side: KGATE_STORE=FILE is
+# its audit store, continued with --resume, and FILE.walls the wall seconds and pairs of each
+# sitting; its rate is the store's pairs over the sittings' summed wall time (a sitting cut by a
+# time limit counts its whole wall time, the checks it killed included). With BENCH_SIDE=kgate and
+# SEQ_STORE, the speedup is against the store's rate once it is complete.
 side=${BENCH_SIDE:-both}
 seq_rate=""
 if [ "$side" != kgate ]; then
@@ -63,12 +66,30 @@ fi
 if [ "$side" != seq ]; then
     pairs=""
     for pc in "$@"; do pairs="$pairs --pair $pc"; done
+    store=${KGATE_STORE:-$t/a.jsonl}
     start=$(date +%s.%N)
     sample_start "$t/kgate.mem"
+    cut() { # a time limit (TERM) ends the sitting: its wall time noted, the audit stopped (its
+        # store keeps the pairs done), what it wrote kept
+        awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }' >> "$store.walls"
+        kill "$apid" 2> /dev/null
+        wait "$apid" 2> /dev/null
+        sample_stop "$t/kgate.mem" > /dev/null
+        cp "$store" "$t/audit.err" "${OUT:-$t}/" 2> /dev/null
+        echo "kgate side: cut by a time limit; $(wc -l < "$store") pairs in the store $store"
+        rm -rf "$t"
+        exit 124
+    }
+    trap cut TERM
     # shellcheck disable=SC2086
-    KGATE_CACHE_DIR=$t/kgate-cache TRITON_CACHE_DIR=$t/kgate-triton "$kgate" audit --store "$t/a.jsonl" $slots \
-        --gpus 1 --python "$py" $pairs 2> "$t/audit.err"
+    KGATE_CACHE_DIR=$t/kgate-cache TRITON_CACHE_DIR=$t/kgate-triton "$kgate" audit --store "$store" $slots \
+        ${KGATE_STORE:+--resume} --gpus 1 --python "$py" $pairs 2> "$t/audit.err" &
+    apid=$!
+    wait "$apid"
     end=$(date +%s.%N)
+    trap - TERM
+    awk -v s="$start" -v e="$end" 'BEGIN { print e - s }' >> "$store.walls"
+    [ "$store" = "$t/a.jsonl" ] || cp "$store" "$t/a.jsonl" 2>/dev/null
     echo "kgate side: peak GPU memory in use $(sample_stop "$t/kgate.mem") MiB (nvidia-smi)"
     # its summary: the rate, where the time went, the device's memory (not the progress lines)
     grep '^kgate audit: [0-9]* pairs\|^kgate audit: device\|waited for device memory' "$t/audit.err"
@@ -86,9 +107,14 @@ for line in open(sys.argv[1]):
 if ts:
     print("12-gate check of a level-1 pair after compile: mean %.1f s over %d pairs (max %.1f s)" % (sum(ts) / len(ts), len(ts), max(ts)))
 ' "$t/a.jsonl"
-    awk -v n=$# -v s="$start" -v e="$end" -v q="${seq_rate:-0}" 'BEGIN {
-        r = n / (e - s) * 3600
-        printf "kgate audit: %d kernels in %.1f s = %.0f kernels/hour", n, e - s, r
+    # over every sitting of the store: its pairs, the sittings' summed wall time
+    n=$(wc -l < "$store")
+    w=$(awk '{ w += $1 } END { print w }' "$store.walls")
+    sittings=$(wc -l < "$store.walls")
+    [ "$sittings" -gt 1 ] && echo "kgate side: $n pairs in the store after $sittings sittings of $w s in all"
+    awk -v n="$n" -v w="$w" -v q="${seq_rate:-0}" 'BEGIN {
+        r = n / w * 3600
+        printf "kgate audit: %d kernels in %.1f s = %.0f kernels/hour", n, w, r
         if (q > 0) printf "; sequential KernelBench-style %s kernels/hour; speedup %.2fx", q, r / q
         printf "\n" }'
 fi
