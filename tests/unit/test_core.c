@@ -10,6 +10,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -392,6 +393,29 @@ static void test_ledger_shares_the_host(void **state)
     unlink(path);
 }
 
+/* A segment the pool does not keep gives its pages back even where another mapping of its memfd
+ * (a worker's) outlives it: it is truncated to nothing (9 GiB: more than any pool keeps; sparse,
+ * so only the one page written is ever allocated). */
+static void test_segment_dropped_gives_pages_back(void **state)
+{
+    (void)state;
+    struct kg_err e;
+    struct kg_seg *g = kg_seg_get(KG_SEG_RUN, (uint64_t)9 << 30, 0, &e);
+    assert_non_null(g);
+    g->mem[12345] = 7;
+    int other = dup(g->fd); /* the worker's side */
+    assert_true(other >= 0);
+    struct stat st;
+    assert_int_equal(fstat(other, &st), 0);
+    assert_true(st.st_size >= (off_t)9 << 30);
+    assert_true(st.st_blocks > 0);
+    kg_seg_put(g);
+    assert_int_equal(fstat(other, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_int_equal(st.st_blocks, 0);
+    close(other);
+}
+
 /* A freed run segment comes back, its bytes in place, for a later run of about its size (not
  * for one more than twice smaller); the memfd behind it is the one mapped. */
 static void test_segment_pool_reuses_segments(void **state)
@@ -489,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_segment_notes_what_it_holds),
         cmocka_unit_test(test_segment_touch_faults_pages_in),
         cmocka_unit_test(test_ledger_shares_the_host),
+        cmocka_unit_test(test_segment_dropped_gives_pages_back),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
         cmocka_unit_test(test_memcpy_parallel_copies_every_byte),
         cmocka_unit_test(test_rng_moments),
