@@ -38,10 +38,12 @@ static bool late_write_explains(enum kg_cause c)
  * H200: four real-size pairs of 5e8 elements killed six times over among six checks). The
  * estimate is HOST_PER_BYTE times the nominal case's tensors (the memo's float64 copies of
  * inputs and oracle values, the runs a gate holds at once, the segment pool) and HOST_BASE for
- * the judge and its workers (CUDA contexts on a GPU). Measured on the CPU (summed Pss of a
- * check's processes, KernelBench's max-pool at 67 MB and 134 MB of tensors): 638 and 1195 MB,
- * 8.3 bytes per byte. */
-#define HOST_PER_BYTE 9.0
+ * the judge and its workers (CUDA contexts on a GPU). Measured as the summed Pss of a check's
+ * processes: on the CPU, KernelBench's max pool at 67 and 134 MB of tensors took 638 and 1195 MB
+ * (8.3 bytes per byte); on the H200, at its real 4.29 GB, 55.9 GB (12.5 per byte: judge 18.2,
+ * candidate's worker 22.7, oracle's 14.6), before the workers stopped keeping dropped segments
+ * alive (segment.c's destroy); 9 per byte let the real pairs fill the H200's host again. */
+#define HOST_PER_BYTE 14.0
 #define HOST_BASE     ((uint64_t)2 << 30)
 
 static void reserve_host(struct kg_session *s)
