@@ -75,6 +75,7 @@ static int fails_at(json_t *gate, double k)
         json_t *o;
         json_array_foreach(outs, j, o)
         {
+            if (json_is_true(json_object_get(o, "reference_lost"))) continue; /* judged at no k */
             any = 1;
             double err = num(json_object_get(o, "error")), ref = num(json_object_get(o, "ref_error")),
                    fl = num(json_object_get(o, "floor"));

@@ -211,7 +211,10 @@ int kg_session_sample(struct kg_session *s, bool candidate, const struct kg_case
 
 /* ---- judging ---------------------------------------------------------------------------------- */
 
-/* Compares the run's outputs (x->after, or x->after2 when second) with the oracle. */
+/* Compares the run's outputs (x->after, or x->after2 when second) with the oracle. An output the
+ * working-precision reference itself has lost (kg_reference_lost) is compared but not judged
+ * (j->lost), unless the kernel's values are non-finite where the oracle's are not or its error is
+ * KG_GROSS_RATIO times the reference's. */
 void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, const struct kg_expect *ex,
               struct kg_judgement *j);
 
@@ -240,6 +243,14 @@ int kg_compare_classes(struct kg_session *s, const struct kg_exec *x, const stru
 #define KG_GROSS_ERR   0.1
 #define KG_GROSS_RATIO 100.0
 bool kg_gross_failure(const struct kg_expect *ex, const struct kg_judgement *j, char *why, size_t n);
+
+/* Whether the working-precision reference has lost output o of the case: its own error is at least
+ * KG_GROSS_ERR of the output's scale. The answer then cancels below the dtype's resolution on these
+ * inputs (a KL divergence of probabilities shifted by 1e3: each term t log t - t log p is rounding
+ * noise), any algorithm in that precision returns noise, and a threshold calibrated on the
+ * reference's error compares one noise with another: which is nearer is luck (an FMA-contracted
+ * CUDA kernel failed at 23x the reference's error there, the reference itself off by 100%). */
+bool kg_reference_lost(const struct kg_expect *ex, int o);
 
 /* Fills v->ev (and v->replay for v's gate) from the worst output of a judgement. */
 void kg_judgement_evidence(struct kg_session *s, const struct kg_case *k, const struct kg_expect *ex,

@@ -68,13 +68,19 @@ int kg_compare_classes(struct kg_session *s, const struct kg_exec *x, const stru
     return 0;
 }
 
+bool kg_reference_lost(const struct kg_expect *ex, int o)
+{
+    return ex->floor[o] > 0 && isfinite(ex->ref_err[o]) && ex->ref_err[o] >= KG_GROSS_ERR;
+}
+
 void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, const struct kg_expect *ex,
               struct kg_judgement *j)
 {
     memset(j, 0, sizeof *j);
     j->pass = true;
     j->worst = 0;
-    double worst = -1;
+    double worst = -1, lost_worst = -1;
+    int lost_at = -1;
     bool remote = ex->resident.id && !ex->exact[0].data && ex->nout;
     if (remote && compare_resident(x, second, ex, j)) {
         j->pass = false; /* no verdict on the kernel: run.c makes the gate's an error */
@@ -87,12 +93,24 @@ void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, con
         double err = j->cmp[o].max_err, thr = ex->threshold[o];
         double m = err == 0 ? 0 : thr > 0 ? err / thr : INFINITY;
         if (isnan(m)) m = INFINITY;
+        /* a lost output still fails where the kernel's values are non-finite and the oracle's are
+         * not, or grossly beyond even the reference's error (kg_gross_failure's bar) */
+        if (kg_reference_lost(ex, o) && j->cmp[o].nonfinite_mismatch == 0 && err < KG_GROSS_RATIO * ex->ref_err[o]) {
+            j->lost[o] = true;
+            j->nlost++;
+            if (m > lost_worst) {
+                lost_worst = m;
+                lost_at = o;
+            }
+            continue;
+        }
         if (!(m <= 1)) j->pass = false;
         if (m > worst) {
             worst = m;
             j->worst = o;
         }
     }
+    if (worst < 0 && lost_at >= 0) j->worst = lost_at; /* every output lost: the evidence is still its */
     j->margin = worst < 0 ? 0 : worst;
     double err = j->cmp[j->worst].max_err, ref = ex->ref_err[j->worst];
     j->ratio = err == 0 ? 0 : ref > 0 ? err / ref : INFINITY;
@@ -334,6 +352,8 @@ json_t *kg_case_json(const char *id, const struct kg_expect *ex, const struct kg
         /* with error and ref_error, the floor lets a report re-judge the case at any k */
         json_t *oj = json_pack("{s:o,s:o,s:o}", "error", num(j->cmp[o].max_err), "ref_error", num(ex->ref_err[o]),
                                "floor", num(ex->floor[o]));
+        /* not judged: the working-precision reference lost it (kg_judge) */
+        if (j->lost[o]) json_object_set_new(oj, "reference_lost", json_true());
         /* the inputs' conditioning where it errs most, when measured */
         if (ex->sens_err[o] > 0) json_object_set_new(oj, "sens_error", num(ex->sens_err[o]));
         json_array_append_new(outs, oj);

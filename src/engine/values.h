@@ -138,6 +138,10 @@ struct kg_judgement {
     /* passed only with each element over the threshold allowed KG_SENS_K x the oracle's own
      * change there under ulp-nudged inputs (kg_check_case) */
     bool conditioned;
+    /* outputs the working-precision reference itself lost (kg_reference_lost), compared in cmp but
+     * judged neither way, and how many */
+    bool lost[KG_OP_MAX_IO];
+    int nlost;
 };
 
 #endif

@@ -235,6 +235,57 @@ static void test_gross_failure_bar(void **state)
     assert_non_null(strstr(why, "unwritten"));
 }
 
+/* One candidate value against an expect of one output, the reference at refv: the judgement. */
+static void judge_one(double exact, double refv, double got, struct kg_judgement *j)
+{
+    static double e[1], r[1], g[1];
+    e[0] = exact;
+    r[0] = refv;
+    g[0] = got;
+    struct kg_expect ex;
+    struct kg_exec x;
+    struct kg_case k;
+    memset(&ex, 0, sizeof ex);
+    memset(&x, 0, sizeof x);
+    memset(&k, 0, sizeof k);
+    ex.nout = 1;
+    ex.exact[0] = f64(e, 1);
+    ex.ref[0] = f64(r, 1);
+    ex.scale[0] = kg_scale_of(&ex.exact[0]);
+    ex.floor[0] = kg_floor(KG_F32);
+    struct kg_cmp c;
+    kg_compare(&ex.ref[0], &ex.exact[0], ex.scale[0], &c);
+    ex.ref_err[0] = c.max_err;
+    ex.threshold[0] = 2 * c.max_err + ex.floor[0];
+    x.fill = KG_FILL_ZERO;
+    x.after[0] = f64(g, 1);
+    kg_judge(&k, &x, false, &ex, j);
+}
+
+/* An output the working-precision reference itself lost (a KL divergence of inputs shifted by 1e3,
+ * measured on the H200: the fp32 reference off by 100%, an FMA-contracted kernel by 23x more) is
+ * compared but judged neither way; a value that is non-finite, or 100x even that reference's
+ * error, still fails; a reference that kept the answer judges as before. */
+static void test_judge_leaves_outputs_the_reference_lost(void **state)
+{
+    (void)state;
+    struct kg_judgement j;
+    judge_one(0.0455444, 0.0, 1.0878156, &j); /* the reference's error 0.5 of the scale */
+    assert_true(j.pass);
+    assert_true(j.lost[0]);
+    assert_int_equal(j.nlost, 1);
+    assert_true(j.cmp[0].max_err > 11 && j.cmp[0].max_err < 12); /* still compared */
+    judge_one(0.0455444, 0.0455444 * (1 + 1e-3), 1.0878156, &j);
+    assert_false(j.pass);
+    assert_int_equal(j.nlost, 0);
+    judge_one(0.0455444, 0.0, NAN, &j);
+    assert_false(j.pass);
+    assert_false(j.lost[0]);
+    judge_one(0.0455444, 0.0, 1e3, &j); /* 10^4 of the scale: past 100x the reference's 0.5 */
+    assert_false(j.pass);
+    assert_false(j.lost[0]);
+}
+
 /* A freed large block comes back for the next allocation of its size: zeroed when asked for by
  * kg_tensor_alloc, holding the source's bytes after kg_tensor_copy; a small one is not kept. */
 static void test_tensor_pool_reuses_large_blocks(void **state)
@@ -523,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_element_error_is_scale_relative_near_zero),
         cmocka_unit_test(test_allclose_is_the_standard_test),
         cmocka_unit_test(test_gross_failure_bar),
+        cmocka_unit_test(test_judge_leaves_outputs_the_reference_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
