@@ -45,6 +45,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 import warnings
 
 
@@ -292,6 +293,51 @@ def seal():
 KERNEL_SEED = 42  # KernelBench seeds the RNG with 42 before each constructor
 
 
+def frozen(v):
+    """v (init inputs: numbers, strings, lists, tuples, dicts of them) as a hashable value, or None
+    for anything else."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return (type(v).__name__, v)
+    if isinstance(v, (list, tuple)):
+        items = [frozen(x) for x in v]
+        return None if any(x is None for x in items) else (type(v).__name__, tuple(items))
+    if isinstance(v, dict):
+        items = [(frozen(a), frozen(b)) for a, b in v.items()]
+        return None if any(a is None or b is None for a, b in items) else ("dict", tuple(items))
+    return None
+
+
+def code_names(cls):
+    """Every name the code of cls may look up: co_names of its methods and of its bases from the
+    same module, of the functions and classes of that module they name, and of nested code."""
+    mod = sys.modules.get(cls.__module__)
+    names, seen, todo = set(), set(), [cls]
+    while todo:
+        o = todo.pop()
+        if o is None or id(o) in seen:
+            continue
+        seen.add(id(o))
+        if isinstance(o, type):
+            todo += [v for b in o.__mro__ if b.__module__ == cls.__module__ for v in vars(b).values()]
+            continue
+        if isinstance(o, (staticmethod, classmethod)):
+            todo.append(o.__func__)
+            continue
+        if isinstance(o, property):
+            todo += [o.fget, o.fset, o.fdel]
+            continue
+        code = o if isinstance(o, types.CodeType) else getattr(o, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            continue
+        names.update(code.co_names)
+        todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        for n in code.co_names:
+            v = getattr(mod, n, None)
+            if callable(v) and getattr(v, "__module__", None) == cls.__module__:
+                todo.append(v)
+    return names
+
+
 def import_file(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None:
@@ -416,10 +462,14 @@ class Loading:
         return tuple(sorted(applied.items()))
 
     def build(self, cls, key, dtype=None):
-        """The model for the current constants, seeded as KernelBench seeds it."""
-        k = (cls.__name__, key, dtype)
+        """The model for the current constants, seeded as KernelBench seeds it. Cases whose
+        constants differ only where the model does not look share one (model_key)."""
+        torch = self.torch
+        with torch.random.fork_rng(devices=[]):  # a model found leaves the RNG as it was
+            torch.manual_seed(KERNEL_SEED)
+            init = self.problem.get_init_inputs()
+            k = (cls.__name__, self.model_key(cls, init, key), dtype)
         if k not in self.models:
-            torch = self.torch
             torch.manual_seed(KERNEL_SEED)
             init = self.problem.get_init_inputs()
             torch.manual_seed(KERNEL_SEED)
@@ -429,8 +479,28 @@ class Loading:
                 if dtype is not None:
                     m = m.to(dtype)
                 m.eval()
+                # a lazy module takes its sizes from its first input: one model per constants
+                if any(isinstance(x, torch.nn.modules.lazy.LazyModuleMixin) for x in m.modules()):
+                    self.names_of[cls] = None
+                    k = (cls.__name__, ("constants", key), dtype)
             self.models[k] = m
         return self.models[k]
+
+    def model_key(self, cls, init, key):
+        """What a model of cls depends on among the constants: its init inputs, and the values of
+        the problem's constants that its code names (co_names of its methods, of the functions and
+        classes of its module they name, and of their nested code). A batch size the model never
+        reads then shares one model across the shapes gate's cases: a real-size Linear took a
+        fraction of a second to build on the CPU and move, and each copy stayed on the device.
+        Init inputs that are not plain values (a tensor, an object), or a lazy module: key, every
+        constant."""
+        ik = frozen(init)
+        if ik is None or (cls in self.names_of and self.names_of[cls] is None):
+            return ("constants", key)
+        if cls not in self.names_of:
+            self.names_of[cls] = code_names(cls)
+        names = self.names_of[cls]
+        return ("init", ik, tuple((n, getattr(self.problem, n)) for n in sorted(names & set(self.originals))))
 
     def outputs_of(self, r):
         torch = self.torch
@@ -1611,6 +1681,7 @@ class Worker(Loading, Inputs, OracleModes, Runs, StandardTest, Sampling, Profili
         self.candidate = None
         self.originals = {}
         self.models = {}
+        self.names_of = {}  # class: code_names (model_key); None: one model per constants
         self.meta_describe = False  # whether the shape probes run on the meta device (describe)
         self.inputs = None  # the candidate's input buffers (kept for KG_RUN_REUSE)
         self.kept = {}  # arg index: (tag, pristine copy on the device, checksum) (from_kept)
