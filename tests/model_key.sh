@@ -2,8 +2,9 @@
 # model_key.sh: the torch worker builds one model for all the constants the model does not read
 # (build, model_key): cases that differ in a batch size share it; a constant its code reads
 # (through a module function too), or a different init input, builds another; a lazy module, or
-# an init input that is a tensor, gets one model per constants; finding a model leaves the RNG
-# as it was (the determinism gate's noisy candidates draw from it between runs).
+# an init input that is a tensor, gets one model per constants; finding a model leaves every
+# generator as it was (the determinism gate's noisy candidates draw from them between runs: on the
+# H200 a reseeded GPU generator made noise_gelu's noise repeat and pass determinism).
 set -u
 t=${TMPDIR:-/tmp}/kgate-mkey-$$
 mkdir -p "$t"
@@ -83,7 +84,7 @@ def get_init_inputs():
     return [torch.ones(4)]
 PY
 "$py" - "$top_srcdir/src/runners/torch/torch_runner.py" "$t" <<'PY'
-import importlib.util, os, sys, warnings
+import importlib.util, os, random, sys, warnings
 warnings.simplefilter("ignore")  # LazyLinear announces itself
 spec = importlib.util.spec_from_file_location("torch_runner", sys.argv[1])
 tr = importlib.util.module_from_spec(spec)
@@ -115,9 +116,15 @@ w = worker("helper.py")
 torch = w.torch
 a = model(w)
 torch.manual_seed(7)
-state = torch.get_rng_state()
+random.seed(7)
+state, pystate = torch.get_rng_state(), random.getstate()
+seeded = []
+real_seed = torch.manual_seed
+torch.manual_seed = lambda s: seeded.append(s) or real_seed(s)  # would reseed the GPU's too
 b = model(w, batch_size=9)
-check(torch.equal(torch.get_rng_state(), state), "a model found leaves the RNG as it was")
+torch.manual_seed = real_seed
+check(torch.equal(torch.get_rng_state(), state) and random.getstate() == pystate and not seeded,
+      "a model found leaves every generator as it was (none seeded: a GPU's noise would repeat)")
 check(a is b and w.problem.built[0] == 1, "a batch size the model does not read shares one model")
 check(model(w, features=17) is not a, "a constant a module function reads builds another")
 check(model(w, hidden=5) is not a, "another init input builds another")
