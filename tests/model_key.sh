@@ -39,6 +39,37 @@ def get_inputs():
 def get_init_inputs():
     return [hidden]
 PY
+cat > "$t/decorated.py" <<'PY'
+import functools
+import torch
+import torch.nn as nn
+batch_size, features = 8, 16
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*a, **k):
+        return f(*a, **k)
+    return wrapper
+
+
+class Model(nn.Module):
+    @logged
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(features, 4)  # read only inside the decorated function
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, features)]
+
+
+def get_init_inputs():
+    return []
+PY
 cat > "$t/lazy.py" <<'PY'
 import torch
 import torch.nn as nn
@@ -129,6 +160,8 @@ check(a is b and w.problem.built[0] == 1, "a batch size the model does not read 
 check(model(w, features=17) is not a, "a constant a module function reads builds another")
 check(model(w, hidden=5) is not a, "another init input builds another")
 check(model(w, batch_size=10) is a and w.problem.built[0] == 3, "and the first is found again")
+w = worker("decorated.py")
+check(model(w) is not model(w, features=17), "a constant read inside a decorated __init__ builds another")
 w = worker("lazy.py")
 check(model(w) is not model(w, batch_size=9), "a lazy module: one model per constants")
 w = worker("tensor_init.py")

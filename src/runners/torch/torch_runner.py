@@ -310,7 +310,8 @@ def frozen(v):
 
 def code_names(cls):
     """Every name the code of cls may look up: co_names of its methods and of its bases from the
-    same module, of the functions and classes of that module they name, and of nested code."""
+    same module, of the functions and classes of that module they name (through decorators and
+    partials), and of nested code. A lookup by string (globals()[...], eval) is not seen."""
     mod = sys.modules.get(cls.__module__)
     names, seen, todo = set(), set(), [cls]
     while todo:
@@ -327,6 +328,13 @@ def code_names(cls):
         if isinstance(o, property):
             todo += [o.fget, o.fset, o.fdel]
             continue
+        # a decorated function's own code, a partial's function, the functions a closure holds
+        todo += [getattr(o, "__wrapped__", None), getattr(o, "func", None)]
+        for cell in getattr(o, "__closure__", None) or ():
+            try:
+                todo.append(cell.cell_contents if callable(cell.cell_contents) else None)
+            except ValueError:  # an empty cell
+                pass
         code = o if isinstance(o, types.CodeType) else getattr(o, "__code__", None)
         if not isinstance(code, types.CodeType):
             continue
