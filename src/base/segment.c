@@ -19,16 +19,31 @@
 
 static struct kg_seg *kept[KG_SEG_POOLS][SEG_SLOTS];
 static int nkept[KG_SEG_POOLS];
-static uint64_t kept_bytes; /* over both pools */
+static uint64_t kept_bytes;            /* over both pools */
+static uint64_t live_bytes, live_peak; /* segments handed out and not yet put back: now, at most */
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* What the pool may keep: 1/16 of physical memory, at most 8 GiB (a gate holds up to six runs
- * at once and the next gate wants as many again); KGATE_SEG_POOL=MiB to measure. */
-static uint64_t kept_cap(void)
+/* The pool's floor: 1/16 of this check's share of the host, at most 8 GiB; KGATE_SEG_POOL=MiB
+ * to measure (it is then the cap, fixed). */
+static uint64_t floor_cap(void)
 {
     static uint64_t cap = UINT64_MAX;
     if (cap == UINT64_MAX) cap = kg_cache_cap("KGATE_SEG_POOL", 16, (uint64_t)8 << 30);
     return cap;
+}
+
+/* What the pool may keep, together with the segments out now: the floor, or as much as this
+ * process has already had out at once, whichever is more. A gate holds up to six runs at once
+ * and the next gate wants as many again; a segment made anew costs a fault and a zeroing per
+ * page here (kg_seg_touch) and again in the worker, about a second for each 4.3 GB segment of
+ * KernelBench's real-size max pool on the H200, where under kgate audit the floor (1/16 of a
+ * sixth of the host) kept none of them. Keeping what the check already held at once never takes
+ * it past its own peak (kg_seg_get makes room before it makes one anew), and its peak is what the
+ * audit's ledger reserves. Under kept_lock. */
+static uint64_t kept_cap(void)
+{
+    uint64_t f = floor_cap();
+    return getenv("KGATE_SEG_POOL") || live_peak < f ? f : live_peak;
 }
 
 /* Unmaps and closes g, its pages given back first (truncated to nothing): a worker keeps its
@@ -54,6 +69,21 @@ static void drop(int p, int i)
     nkept[p]--;
 }
 
+/* Gives back kept segments (the larger of the pools' oldest first) until what is kept and what
+ * is out, with need bytes more, fit the cap, or nothing is kept. Under kept_lock. */
+static void make_room(uint64_t need)
+{
+    for (;;) {
+        int q = -1;
+        for (int o = 0; o < KG_SEG_POOLS; o++)
+            if (nkept[o] && (q < 0 || kept[o][0]->size > kept[q][0]->size)) q = o;
+        if (q < 0 || kept_bytes + live_bytes + need <= kept_cap()) return;
+        struct kg_seg *old = kept[q][0];
+        drop(q, 0); /* it reads the size: before the free */
+        destroy(old);
+    }
+}
+
 /* Whether g holds the bytes called tag (0: none), anywhere (exact false) or exactly at
  * [off, off + len). */
 static bool holds(const struct kg_seg *g, uint64_t tag, bool exact, uint64_t off, uint64_t len)
@@ -61,6 +91,15 @@ static bool holds(const struct kg_seg *g, uint64_t tag, bool exact, uint64_t off
     for (int i = 0; tag && i < g->nheld; i++)
         if (g->held[i].tag == tag && (!exact || (g->held[i].off == off && g->held[i].len == len))) return true;
     return false;
+}
+
+/* A segment counted out that could not be made: NULL. */
+static struct kg_seg *not_out(uint64_t size)
+{
+    pthread_mutex_lock(&kept_lock);
+    live_bytes -= size;
+    pthread_mutex_unlock(&kept_lock);
+    return NULL;
 }
 
 struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, uint64_t tag, struct kg_err *e)
@@ -80,26 +119,29 @@ struct kg_seg *kg_seg_get(enum kg_seg_pool pool, uint64_t size, uint64_t tag, st
     }
     struct kg_seg *g = best >= 0 ? kept[p][best] : NULL;
     if (g) drop(p, best);
+    size = g ? g->size : (size + SEG_MIN - 1) / SEG_MIN * SEG_MIN;
+    if (!g) make_room(size);
+    live_bytes += size;
+    if (live_bytes > live_peak) live_peak = live_bytes;
     pthread_mutex_unlock(&kept_lock);
     if (g) return g;
-    size = (size + SEG_MIN - 1) / SEG_MIN * SEG_MIN;
     g = calloc(1, sizeof *g);
     if (!g) {
         kg_errf(e, "out of memory");
-        return NULL;
+        return not_out(size);
     }
     g->fd = memfd_create("kgate-run", MFD_CLOEXEC);
     if (g->fd < 0) {
         kg_errf(e, "memfd_create: %s", strerror(errno));
         free(g);
-        return NULL;
+        return not_out(size);
     }
     void *m = MAP_FAILED;
     if (ftruncate(g->fd, (off_t)size) == 0) m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
     if (m == MAP_FAILED) {
         kg_errf(e, "cannot make %llu bytes of shared memory: %s", (unsigned long long)size, strerror(errno));
         destroy(g);
-        return NULL;
+        return not_out(size);
     }
     g->mem = m;
     g->size = size;
@@ -169,21 +211,45 @@ void kg_seg_map_in(struct kg_seg *g, uint64_t off, uint64_t len)
 void kg_seg_put(struct kg_seg *g)
 {
     if (!g) return;
+    const int p = g->pool;
+    pthread_mutex_lock(&kept_lock);
+    live_bytes -= g->size;
     if (g->size > kept_cap()) {
+        pthread_mutex_unlock(&kept_lock);
         destroy(g);
         return;
     }
-    const int p = g->pool;
-    pthread_mutex_lock(&kept_lock);
     for (;;) { /* room: this pool's oldest first, then the other's */
-        int q = nkept[p] == SEG_SLOTS || (nkept[p] && kept_bytes + g->size > kept_cap()) ? p : -1;
+        int q = nkept[p] == SEG_SLOTS || (nkept[p] && kept_bytes + live_bytes + g->size > kept_cap()) ? p : -1;
         for (int o = 0; q < 0 && o < KG_SEG_POOLS; o++)
-            if (nkept[o] && kept_bytes + g->size > kept_cap()) q = o;
+            if (nkept[o] && kept_bytes + live_bytes + g->size > kept_cap()) q = o;
         if (q < 0) break;
-        destroy(kept[q][0]);
-        drop(q, 0);
+        struct kg_seg *old = kept[q][0];
+        drop(q, 0); /* it reads the size: before the free */
+        destroy(old);
     }
     kept[p][nkept[p]++] = g;
     kept_bytes += g->size;
+    pthread_mutex_unlock(&kept_lock);
+}
+
+uint64_t kg_seg_pool_cap(void)
+{
+    pthread_mutex_lock(&kept_lock);
+    uint64_t cap = kept_cap();
+    pthread_mutex_unlock(&kept_lock);
+    return cap;
+}
+
+void kg_seg_pool_reset(void)
+{
+    pthread_mutex_lock(&kept_lock);
+    for (int p = 0; p < KG_SEG_POOLS; p++)
+        while (nkept[p]) {
+            struct kg_seg *old = kept[p][0];
+            drop(p, 0);
+            destroy(old);
+        }
+    live_peak = live_bytes;
     pthread_mutex_unlock(&kept_lock);
 }

@@ -1,7 +1,8 @@
 /* segment.h: shared memory segments (memfd) that carry a run's tensors between the judge and a
  * worker. A run owns its segment until its values are freed (its outputs are read where the
  * worker wrote them, not copied out), then the segment goes back to a pool for the next run of
- * about its size, its pages still in place. */
+ * about its size, its pages still in place, while the process holds no more than it already
+ * had out at once. */
 #ifndef KG_SEGMENT_H
 #define KG_SEGMENT_H
 
@@ -58,5 +59,10 @@ void kg_seg_map_in(struct kg_seg *g, uint64_t off, uint64_t len);
 /* Gives g back: kept for reuse while the pool has room (KGATE_SEG_POOL=MiB), else unmapped
  * and closed. NULL is ignored. */
 void kg_seg_put(struct kg_seg *g);
+/* What the pool may keep together with the segments out now: 1/16 of this check's share of the
+ * host (at most 8 GiB), or as much as the process has had out at once, whichever is more. */
+uint64_t kg_seg_pool_cap(void);
+/* Tests: gives back every kept segment and forgets the peak (the segments out stay counted). */
+void kg_seg_pool_reset(void);
 
 #endif

@@ -445,12 +445,14 @@ static void test_ledger_shares_the_host(void **state)
 }
 
 /* A segment the pool does not keep gives its pages back even where another mapping of its memfd
- * (a worker's) outlives it: it is truncated to nothing (9 GiB: more than any pool keeps; sparse,
- * so only the one page written is ever allocated). */
+ * (a worker's) outlives it: it is truncated to nothing (9 GiB: more than a pool fixed by
+ * KGATE_SEG_POOL keeps, 8 GiB at most; sparse, so only the one page written is ever allocated). */
 static void test_segment_dropped_gives_pages_back(void **state)
 {
     (void)state;
     struct kg_err e;
+    setenv("KGATE_SEG_POOL", "64", 1);
+    kg_seg_pool_reset();
     struct kg_seg *g = kg_seg_get(KG_SEG_RUN, (uint64_t)9 << 30, 0, &e);
     assert_non_null(g);
     g->mem[12345] = 7;
@@ -465,6 +467,56 @@ static void test_segment_dropped_gives_pages_back(void **state)
     assert_int_equal(st.st_size, 0);
     assert_int_equal(st.st_blocks, 0);
     close(other);
+    unsetenv("KGATE_SEG_POOL");
+    kg_seg_pool_reset();
+}
+
+/* Byte 0 of g's memfd, read through the file: what a worker mapping it would see. */
+static int seg_byte0(const struct kg_seg *g)
+{
+    uint8_t b = 0;
+    return pread(g->fd, &b, 1, 0) == 1 ? b : -1;
+}
+
+/* Segments larger than the pool's floor (a real-size case's) are kept once the process has had
+ * that much out at once, so the next gate finds its pages in place; and a segment made anew first
+ * gives back what is kept, so what is kept and out never passes that peak. Sizes past the floor,
+ * sparse: only the bytes written are allocated. */
+static void test_segment_pool_keeps_what_was_out_at_once(void **state)
+{
+    (void)state;
+    struct kg_err e;
+    kg_seg_pool_reset();
+    const uint64_t floor = kg_seg_pool_cap();
+    const uint64_t sz = (floor / 2 + ((uint64_t)1 << 20)) & ~(((uint64_t)1 << 20) - 1);
+    struct kg_seg *a = kg_seg_get(KG_SEG_RUN, sz, 0, &e), *b = kg_seg_get(KG_SEG_RUN, sz, 0, &e),
+                  *c = kg_seg_get(KG_SEG_RUN, sz, 0, &e);
+    assert_true(a && b && c);
+    assert_true(kg_seg_pool_cap() >= 3 * sz); /* three out at once: past the floor */
+    a->mem[0] = 0xA1;
+    b->mem[0] = 0xB2;
+    c->mem[0] = 0xC3;
+    kg_seg_put(a);
+    kg_seg_put(b);
+    kg_seg_put(c);
+    struct kg_seg *d = kg_seg_get(KG_SEG_RUN, sz, 0, &e), *d2 = kg_seg_get(KG_SEG_RUN, sz, 0, &e),
+                  *d3 = kg_seg_get(KG_SEG_RUN, sz, 0, &e); /* all three were kept */
+    assert_true(d && d2 && d3);
+    assert_int_equal(seg_byte0(d) + seg_byte0(d2) + seg_byte0(d3), 0xA1 + 0xB2 + 0xC3);
+    assert_true(seg_byte0(d) != seg_byte0(d2) && seg_byte0(d2) != seg_byte0(d3) && seg_byte0(d) != seg_byte0(d3));
+    kg_seg_put(d2);
+    kg_seg_put(d3);
+    /* one four times as large matches none kept: the two kept are given back before it is made,
+     * so the process holds d and it, never d, it and the two */
+    struct kg_seg *big = kg_seg_get(KG_SEG_RUN, 4 * sz, 0, &e);
+    assert_non_null(big);
+    struct kg_seg *n = kg_seg_get(KG_SEG_RUN, sz, 0, &e);
+    assert_non_null(n);
+    assert_int_equal(seg_byte0(n), 0); /* new: the kept ones were truncated and closed */
+    kg_seg_put(n);
+    kg_seg_put(big);
+    kg_seg_put(d);
+    kg_seg_pool_reset();
 }
 
 /* A freed run segment comes back, its bytes in place, for a later run of about its size (not
@@ -565,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_segment_touch_faults_pages_in),
         cmocka_unit_test(test_ledger_shares_the_host),
         cmocka_unit_test(test_segment_dropped_gives_pages_back),
+        cmocka_unit_test(test_segment_pool_keeps_what_was_out_at_once),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
         cmocka_unit_test(test_memcpy_parallel_copies_every_byte),
         cmocka_unit_test(test_rng_moments),
