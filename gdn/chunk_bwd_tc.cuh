@@ -36,30 +36,34 @@
 
 /* The backward's workspace, in 4-byte words from its start: H as [K][V] planes, dH as [K][V]
  * and as [V][K] planes (two bf16 planes of K x V per chunk: one word an element), ST (fp32), and
- * the two dots of SSD's dg (q . dq and k . dk per step and 64-column tile). Every part starts
+ * the two dots of SSD's dg (q . dq and k . dk per step and 64-column tile) or, per_channel (GLA,
+ * gdn/chunk_bwd_gla_tc.cuh), the products q * dq and k * dk per element. Every part starts
  * 16-byte aligned (K, V are multiples of 64). */
 struct tc_bwd_ws {
     long long h_kv, dh_kv, dh_vk, st, qdot, kdot, total;
 };
-__host__ __device__ inline tc_bwd_ws tc_bwd_layout(long long bh, long long T, int K, int V)
+__host__ __device__ inline tc_bwd_ws tc_bwd_layout(long long bh, long long T, int K, int V, bool per_channel = false)
 {
-    const long long nt = (T + TC_C - 1) / TC_C, planes = bh * nt * K * V, dots = bh * T * (K / TC_C);
+    const long long nt = (T + TC_C - 1) / TC_C, planes = bh * nt * K * V;
+    const long long dots = bh * T * (per_channel ? K : K / TC_C);
     tc_bwd_ws w;
     w.h_kv = 0, w.dh_kv = planes, w.dh_vk = 2 * planes, w.st = 3 * planes;
     w.qdot = w.st + bh * K * V, w.kdot = w.qdot + (dots + 3) / 4 * 4, w.total = w.kdot + (dots + 3) / 4 * 4;
     return w;
 }
 
-/* A weights^T hi, lo, B^T, two staging planes per layout [64][72] bf16; G, weights [64] fp32. */
-__host__ __device__ constexpr unsigned tc_scan_bf16_smem()
+/* A weights^T hi, lo, B^T, two staging planes per layout [64][72] bf16; G [64] (TC_CHANNEL: G
+ * [64][65] of the tile's channels) and the weights [64] fp32. */
+__host__ __device__ constexpr unsigned tc_scan_bf16_smem(int gate = TC_SCALAR)
 {
-    return (unsigned)(7 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+    return (unsigned)(7 * TC_C * TC_TP * 2 + ((gate == TC_CHANNEL ? TC_C * TC_F32P : TC_C) + TC_C) * 4);
 }
 
-/* grid (V/64, K/64, B*H), 128 threads; GATE TC_UNGATED or TC_SCALAR. Forward (REV false): a, b =
- * k, v, the weights exp(G_{L-1} - G_j), init S0, fin ST: tc_state_bf16's scan. Reverse: a, b = q,
- * dO, the weights wscale exp(G_i) (wscale: the forward's scale), the chunks from the last, init
- * dST, fin dS0. Either way every chunk's state entering its update (H_n; dH_{n+1}) is written to
+/* grid (V/64, K/64, B*H), 128 threads. Forward (REV false): a, b = k, v, the weights exp(G_{L-1} -
+ * G_j), init S0, fin ST: tc_state_bf16's scan. Reverse: a, b = q, dO, the weights wscale exp(G_i)
+ * (wscale: the forward's scale), the chunks from the last, init dST, fin dS0. GATE TC_CHANNEL
+ * (GLA): the weights per key element (exp(G_{L-1,c} - G_jc), wscale exp(G_ic)) and the decay
+ * exp(G_{L-1,c}) per state row c, as tc_state_bf16<TC_CHANNEL>; every exponent <= 0. Either way every chunk's state entering its update (H_n; dH_{n+1}) is written to
  * vk ([B*H][NT][2][V][K]) and/or kv ([B*H][NT][2][K][V]) as PLANES says. Warp w owns state rows
  * 16w .. 16w+15 of the K tile; acc[m] the m16n8 tile of columns 8m .. 8m+7. */
 template <int GATE, bool REV, int PLANES>
@@ -74,7 +78,8 @@ __global__ void __launch_bounds__(128)
     __nv_bfloat16 *sBT = sAL + TC_C * TC_TP;                            /* [v][j] */
     __nv_bfloat16 *sV0 = sBT + TC_C * TC_TP, *sV1 = sV0 + TC_C * TC_TP; /* [v][kk] staging, hi, lo */
     __nv_bfloat16 *sK0 = sV1 + TC_C * TC_TP, *sK1 = sK0 + TC_C * TC_TP; /* [kk][v] staging, hi, lo */
-    float *sG = reinterpret_cast<float *>(sK1 + TC_C * TC_TP), *sW = sG + TC_C;
+    float *sG = reinterpret_cast<float *>(sK1 + TC_C * TC_TP);          /* TC_CHANNEL: [j][kk] */
+    float *sW = sG + (GATE == TC_CHANNEL ? TC_C * TC_F32P : TC_C);
     const int vt = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int bb = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
@@ -105,20 +110,29 @@ __global__ void __launch_bounds__(128)
                 if constexpr ((PLANES & TC_PLANES_KV) != 0) sK0[r * TC_TP + c] = hi, sK1[r * TC_TP + c] = lo;
             }
         }
-        tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG); /* synchronises: staging complete */
-        float d = 1.f;
-        if constexpr (WEIGHTED) {
-            if (tid < TC_C) {
-                if constexpr (REV)
-                    sW[tid] = GATE == TC_SCALAR ? wscale * expf(sG[tid]) : wscale;
-                else
-                    sW[tid] = expf(sG[L - 1] - sG[tid]);
-            }
-            if constexpr (GATE == TC_SCALAR) d = expf(sG[L - 1]);
-            __syncthreads();
-        }
         const long long rs_k = (long long)H * K, rs_v = (long long)H * V;
-        tc_load_transposed(a + (row0 * H + h) * K + kt * TC_C, rs_k, L, WEIGHTED ? sW : nullptr, sAT, sAL);
+        float d0 = 1.f, d1 = 1.f; /* the decay of state rows r0, r0 + 8 */
+        if constexpr (GATE == TC_CHANNEL) {
+            if (REV && tid < TC_C) sW[tid] = wscale;
+            /* synchronises: staging and sW complete */
+            tc_gla_cumsum_call(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P);
+            d0 = expf(sG[(L - 1) * TC_F32P + r0]), d1 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);
+            tc_load_kt_decayed(a + (row0 * H + h) * K + kt * TC_C, rs_k, L, TC_C, REV ? sW : nullptr, sG, TC_F32P,
+                               REV ? -1 : L - 1, sAT, sAL);
+        } else {
+            tc_gate_cumsum<GATE == TC_SCALAR>(g, row0 * H + h, H, L, sG); /* synchronises: staging complete */
+            if constexpr (WEIGHTED) {
+                if (tid < TC_C) {
+                    if constexpr (REV)
+                        sW[tid] = GATE == TC_SCALAR ? wscale * expf(sG[tid]) : wscale;
+                    else
+                        sW[tid] = expf(sG[L - 1] - sG[tid]);
+                }
+                if constexpr (GATE == TC_SCALAR) d0 = d1 = expf(sG[L - 1]);
+                __syncthreads();
+            }
+            tc_load_transposed(a + (row0 * H + h) * K + kt * TC_C, rs_k, L, WEIGHTED ? sW : nullptr, sAT, sAL);
+        }
         tc_load_transposed(b_ + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sBT, nullptr);
         for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
             const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
@@ -133,7 +147,7 @@ __global__ void __launch_bounds__(128)
         __syncthreads(); /* the update reads the tiles every thread loaded */
         if constexpr (GATE != TC_UNGATED) {
 #pragma unroll
-            for (int m = 0; m < 8; m++) acc[m][0] *= d, acc[m][1] *= d, acc[m][2] *= d, acc[m][3] *= d;
+            for (int m = 0; m < 8; m++) acc[m][0] *= d0, acc[m][1] *= d0, acc[m][2] *= d1, acc[m][3] *= d1;
         }
 #pragma unroll
         for (int s = 0; s < 4; s++) {

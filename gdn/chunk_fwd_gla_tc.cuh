@@ -50,18 +50,15 @@ __host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K, bool vlo = fa
  * scores P and the loads all eight */
 #define TC_GLA_OUT_THREADS 256
 
-/* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads. P's diagonal blocks on CUDA cores: their
- * 544 entries j <= i over all threads (consecutive threads on consecutive j: the fp32 K and G
- * rows, stride K + 1 words, are read conflict-free, the q row is a broadcast); the blocks below,
- * one column of blocks J at a time: K~ of block J and Q~ of the rows after it into the H tiles'
- * memory (H is loaded after P), then warp I - J - 1 takes block (I, J); then q_i * exp(G_i) as
- * hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..: o = scale (Q~ H)
- * (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
-template <int K, bool VLO = false>
-__global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
-    tc_gla_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
-                    const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
-                    const __nv_bfloat16 *v_lo = nullptr)
+/* The body of tc_gla_out_bf16 (below) for a CTA at (chunk n, V tile vt, bh), also the GLA
+ * backward's dv pass (gdn/chunk_bwd_gla_tc.cuh): with REV the chunk's rows reversed (tile row r
+ * is step t0 + L - 1 - r, the gates as tc_gla_cumsum<true> gives them); hscale multiplies the
+ * state term (the forward: scale), scale the scores P. */
+template <int K, bool VLO, bool REV>
+__device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k,
+                                                     const __nv_bfloat16 *v, const float *g, const __nv_bfloat16 *hs,
+                                                     __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
+                                                     float hscale, const __nv_bfloat16 *v_lo)
 {
     constexpr int LD = K + 8, LG = K + 1;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -79,22 +76,24 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)b * T + t0;
+    /* tile row r is step t0 + r, or with REV step t0 + L - 1 - r */
+    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
 
-    tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
+    tc_load_rows(q + (first * H + h) * K, dir * H * K, L, K, sQ, LD);
     if (tid < 128) /* tc_load_transposed's 128 threads */
-        tc_load_transposed(v + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, nullptr, sVT, nullptr);
+        tc_load_transposed(v + (first * H + h) * V + vt * TC_C, dir * H * V, L, nullptr, sVT, nullptr);
     else if (VLO)
-        tc_copy_transposed(tid - 128, TC_GLA_OUT_THREADS - 128, v_lo + (row0 * H + h) * V + vt * TC_C, (long long)H * V,
-                           L, sVL);
+        tc_copy_transposed(tid - 128, TC_GLA_OUT_THREADS - 128, v_lo + (first * H + h) * V + vt * TC_C, dir * H * V, L,
+                           sVL);
     for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
         const int j = idx / K, c = idx % K;
-        sK[j * LG + c] = j < L ? __bfloat162float(k[((row0 + j) * H + h) * K + c]) : 0.f;
+        sK[j * LG + c] = j < L ? __bfloat162float(k[((first + dir * j) * H + h) * K + c]) : 0.f;
     }
     for (int idx = tid; idx < TC_C * TC_C; idx += TC_GLA_OUT_THREADS) { /* P's upper triangle */
         const int i = idx / TC_C, j = idx % TC_C;
         if (j > i) sP[i * TC_F32P + j] = 0.f;
     }
-    tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: every tile loaded */
+    tc_gla_cumsum<REV>(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: every tile loaded */
 
     /* the diagonal blocks: P_ij = scale sum_c q_ic k_jc exp(G_ic - G_jc) for j <= i in one block;
      * entry e of block d's lower triangle (136 each) is row ii, column e - ii (ii + 1) / 2 */
@@ -176,7 +175,7 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
 #pragma unroll
     for (int m = 0; m < 8; m++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) acc[m][e] *= scale;
+        for (int e = 0; e < 4; e++) acc[m][e] *= hscale;
     /* o += P V over the reduction blocks 0 .. w */
     const int i0 = 16 * w + gi, i1 = i0 + 8;
 #pragma unroll
@@ -190,7 +189,32 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
         tc_split(sP[i1 * TC_F32P + j0 + 8], sP[i1 * TC_F32P + j0 + 9], &a[3], &al[3]);
         tc_pv_block<VLO>(acc, a, al, sVT, sVL, s);
     }
-    tc_store_o(o, acc, row0, H, h, V, vt, i0, L);
+    if constexpr (!REV) {
+        tc_store_o(o, acc, row0, H, h, V, vt, i0, L);
+    } else { /* tile row i is step t0 + L - 1 - i */
+        __nv_bfloat16 *o0 = o + ((first - i0) * H + h) * V + vt * TC_C + 2 * ti, *o1 = o0 - 8LL * H * V;
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            if (i0 < L) *reinterpret_cast<__nv_bfloat162 *>(o0 + 8 * m) = __floats2bfloat162_rn(acc[m][0], acc[m][1]);
+            if (i1 < L) *reinterpret_cast<__nv_bfloat162 *>(o1 + 8 * m) = __floats2bfloat162_rn(acc[m][2], acc[m][3]);
+        }
+    }
+}
+
+/* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads. P's diagonal blocks on CUDA cores: their
+ * 544 entries j <= i over all threads (consecutive threads on consecutive j: the fp32 K and G
+ * rows, stride K + 1 words, are read conflict-free, the q row is a broadcast); the blocks below,
+ * one column of blocks J at a time: K~ of block J and Q~ of the rows after it into the H tiles'
+ * memory (H is loaded after P), then warp I - J - 1 takes block (I, J); then q_i * exp(G_i) as
+ * hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..: o = scale (Q~ H)
+ * (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
+template <int K, bool VLO = false>
+__global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
+    tc_gla_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
+                    const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
+                    const __nv_bfloat16 *v_lo = nullptr)
+{
+    tc_gla_rows_out_bf16<K, VLO, false>(q, k, v, g, hs, o, T, H, V, NT, scale, scale, v_lo);
 }
 
 #endif

@@ -70,13 +70,19 @@ template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long a
  * channel's 64 steps in global memory waits for each load in turn: measured on the H200, that
  * made the state scan 4.1 ms at B8 T4096 H16 K=V=128); then one thread per channel sums its 64
  * steps in order, in shared memory. g[(at + i H) K + c0 + cc] is the gate of step t0 + i,
- * channel c0 + cc. Ends synchronised. */
+ * channel c0 + cc. REV (gdn/chunk_bwd_gla_tc.cuh's anti-causal passes): the cumsums of the
+ * chunk's rows reversed, g'_0 = 0, g'_i = g_{L-i}, so that G'_i = G_{L-1} - G_{L-1-i}, as
+ * tc_gate_cumsum_rows. Ends synchronised. */
+template <bool REV = false>
 __device__ __forceinline__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0, int nc, int L,
                                               float *sG, int ldg)
 {
     for (int idx = (int)threadIdx.x; idx < TC_C * nc; idx += (int)blockDim.x) {
         const int i = idx / nc, cc = idx % nc;
-        sG[i * ldg + cc] = i < L ? g[(at + (long long)i * H) * K + c0 + cc] : 0.f;
+        if constexpr (REV)
+            sG[i * ldg + cc] = i > 0 && i < L ? g[(at + (long long)(L - i) * H) * K + c0 + cc] : 0.f;
+        else
+            sG[i * ldg + cc] = i < L ? g[(at + (long long)i * H) * K + c0 + cc] : 0.f;
     }
     __syncthreads();
     for (int cc = (int)threadIdx.x; cc < nc; cc += (int)blockDim.x) {

@@ -14,8 +14,8 @@
  *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
  *   g++ -std=c++17 -O2 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU -Igdn \
  *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
- *   ./tc_emu_check [quick | big]   (tests/tc_emu.sh runs all but big in `make check`; big adds
- *   the GPU test's B=2 T=1000 H=4 K=V=128) */
+ *   ./tc_emu_check [quick | big] [bwd]   (tests/tc_emu.sh runs all but big in `make check`; big adds
+ *   the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone) */
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +27,7 @@
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
 #include "chunk_fwd_gla_tc.cuh"
 #include "chunk_bwd_tc.cuh"
+#include "chunk_bwd_gla_tc.cuh"
 
 extern "C" {
 #include "oracle.h"
@@ -601,20 +602,70 @@ static void emu_bwd(const Cfg &c, float scale, const void *q, const void *k, con
                       [&] { tc_ssd_dg(qdot, kdot, c.K / TC_C, dST, st, dg, c.T, c.H, c.K, c.V); });
 }
 
+/* gdn/libgdn_tc.cu's tc_run_bwd_gla (bf16), on the emulation */
+static void emu_bwd_gla(const Cfg &c, float scale, const void *q, const void *k, const void *v, const float *g,
+                        const float *S0, const void *dO, const float *dST, void *dq, void *dk, void *dv, float *dg,
+                        float *dS0, float *ws)
+{
+    typedef const __nv_bfloat16 *cb;
+    const int NT = (c.T + TC_C - 1) / TC_C;
+    const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, true);
+    float *st = dST ? ws + W.st : nullptr, *qdq = ws + W.qdot, *kdk = ws + W.kdot;
+    __nv_bfloat16 *hkv = (__nv_bfloat16 *)(ws + W.h_kv), *dhkv = (__nv_bfloat16 *)(ws + W.dh_kv),
+                  *dhvk = (__nv_bfloat16 *)(ws + W.dh_vk);
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    if (NT > 0 || st)
+        tc_emu_launch(grid, dim3(128), tc_scan_bf16_smem(TC_CHANNEL), [&] {
+            tc_scan_bf16<TC_CHANNEL, false, TC_PLANES_KV>((cb)k, (cb)v, g, S0, nullptr, hkv, st, c.T, c.H, c.K, c.V, NT,
+                                                          scale);
+        });
+    tc_emu_launch(grid, dim3(128), tc_scan_bf16_smem(TC_CHANNEL), [&] {
+        tc_scan_bf16<TC_CHANNEL, true, TC_PLANES_KV | TC_PLANES_VK>((cb)q, (cb)dO, g, dST, dhvk, dhkv, dS0, c.T, c.H,
+                                                                    c.K, c.V, NT, scale);
+    });
+    if (NT == 0) return;
+    const dim3 gq((unsigned)NT, (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    auto bdq = [&](auto vv) {
+        constexpr int KIN = decltype(vv)::value;
+        tc_emu_launch(gq, dim3(128), tc_gla_bdq_bf16_smem(KIN), [&] {
+            tc_gla_bdq_bf16<KIN, false>((cb)dO, (cb)v, (cb)k, g, hkv, (__nv_bfloat16 *)dq, (cb)q, qdq, c.T, c.H, c.K,
+                                        NT, scale, scale);
+        });
+        tc_emu_launch(gq, dim3(128), tc_gla_bdq_bf16_smem(KIN), [&] {
+            tc_gla_bdq_bf16<KIN, true>((cb)v, (cb)dO, (cb)q, g, dhkv, (__nv_bfloat16 *)dk, (cb)k, kdk, c.T, c.H, c.K,
+                                       NT, scale, 1.f);
+        });
+    };
+    if (c.V == 64) bdq(std::integral_constant<int, 64>());
+    if (c.V == 128) bdq(std::integral_constant<int, 128>());
+    if (c.V == 256) bdq(std::integral_constant<int, 256>());
+    const dim3 gv((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    auto bdv = [&](auto kk) {
+        constexpr int K = decltype(kk)::value;
+        tc_emu_launch(gv, dim3(TC_GLA_OUT_THREADS), tc_gla_out_bf16_smem(K), [&] {
+            tc_gla_bdv_bf16<K>((cb)k, (cb)q, (cb)dO, g, dhvk, (__nv_bfloat16 *)dv, c.T, c.H, c.V, NT, scale);
+        });
+    };
+    if (c.K == 64) bdv(std::integral_constant<int, 64>());
+    if (c.K == 128) bdv(std::integral_constant<int, 128>());
+    tc_emu_launch(dim3((unsigned)(c.B * c.H), (unsigned)(c.K / 32)), dim3(256), 0,
+                  [&] { tc_gla_dg(qdq, kdk, dST, st, dg, c.T, c.H, c.K, c.V); });
+}
+
 /* The backward of one configuration (c.state: S0 and dST both given) against the oracle's
  * gradients, at the bf16 bar; two runs in opposite thread orders must agree bit for bit, every
  * output starts as NaN and keeps its guards. */
 static void run_bwd_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool gated = c.f == GDN_SSD, bf = c.bf16;
+    const bool gated = c.f == GDN_SSD || c.f == GDN_GLA, bf = c.bf16, pc = c.f == GDN_GLA;
     const size_t es = bf ? 2 : 4;
-    const size_t rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
+    const size_t rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V, ng = pc ? rows * c.K : rows;
     uint64_t s = 0x5b0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V;
     Buf q, k, v, g, S0, dO, dST;
     q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
-    g.init(rows, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), dO.init(rows * c.V, es, 0xff, 0), dST.init(nS, 4, 0xff, 0);
-    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(rows), S0d(nS), dOd(rows * c.V), dSTd(nS);
+    g.init(ng, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), dO.init(rows * c.V, es, 0xff, 0), dST.init(nS, 4, 0xff, 0);
+    std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(ng), S0d(nS), dOd(rows * c.V), dSTd(nS);
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
     put_unit_rows(k, kd, rows, c.K, &s, bf);
     for (size_t i = 0; i < vd.size(); i++) vd[i] = put(v, i, rng_normal(&s), bf);
@@ -624,7 +675,7 @@ static void run_bwd_cfg(const Cfg &c)
     for (size_t i = 0; i < nS; i++) dSTd[i] = put(dST, i, 0.3 * rng_normal(&s), false);
 
     gdn_dims d = {c.B, c.T, c.H, c.K, c.V};
-    std::vector<double> dq64(rows * c.K), dk64(rows * c.K), dv64(rows * c.V), dg64(rows), dS064(nS);
+    std::vector<double> dq64(rows * c.K), dk64(rows * c.K), dv64(rows * c.V), dg64(ng), dS064(nS);
     gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, c.state ? S0d.data() : NULL};
     gdn_grad gr = {dq64.data(), dk64.data(), dv64.data(), gated ? dg64.data() : NULL, NULL, dS064.data()};
     if (gdn_oracle_bwd(c.f, GDN_EXACT, &d, NAN, &in, dOd.data(), c.state ? dSTd.data() : NULL, &gr)) {
@@ -636,12 +687,15 @@ static void run_bwd_cfg(const Cfg &c)
     bool guards = true;
     for (int r = 0; r < 2; r++) {
         dq[r].init(rows * c.K, es, 0xa5, 0xff), dk[r].init(rows * c.K, es, 0xa5, 0xff);
-        dv[r].init(rows * c.V, es, 0xa5, 0xff), dg[r].init(rows, 4, 0xa5, 0xff), dS0[r].init(nS, 4, 0xa5, 0xff);
-        ws[r].init((size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V).total, 4, 0xa5, 0xff);
+        dv[r].init(rows * c.V, es, 0xa5, 0xff), dg[r].init(ng, 4, 0xa5, 0xff), dS0[r].init(nS, 4, 0xa5, 0xff);
+        ws[r].init((size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, pc).total, 4, 0xa5, 0xff);
         tc_emu_reverse = r == 1;
         const float *gp = gated ? (const float *)g.p() : nullptr, *S0p = c.state ? (const float *)S0.p() : nullptr;
         const float *dSTp = c.state ? (const float *)dST.p() : nullptr;
-        if (gated)
+        if (pc)
+            emu_bwd_gla(c, scale, q.p(), k.p(), v.p(), gp, S0p, dO.p(), dSTp, dq[r].p(), dk[r].p(), dv[r].p(),
+                        (float *)dg[r].p(), (float *)dS0[r].p(), (float *)ws[r].p());
+        else if (gated)
             emu_bwd<TC_SCALAR>(c, scale, q.p(), k.p(), v.p(), gp, S0p, dO.p(), dSTp, dq[r].p(), dk[r].p(), dv[r].p(),
                                (float *)dg[r].p(), (float *)dS0[r].p(), (float *)ws[r].p());
         else
@@ -738,7 +792,10 @@ static void run_nan(gdn_family f, bool bf, int which)
 
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && !strcmp(argv[1], "quick"), big = argc > 1 && !strcmp(argv[1], "big");
+    bool quick = false, big = false, bwd_only = false; /* bwd: the backward cases alone */
+    for (int i = 1; i < argc; i++)
+        quick = quick || !strcmp(argv[i], "quick"), big = big || !strcmp(argv[i], "big"),
+        bwd_only = bwd_only || !strcmp(argv[i], "bwd");
     check_bf16();
     check_mma();
     check_poison();
@@ -792,6 +849,7 @@ int main(int argc, char **argv)
         cfgs.push_back({GDN_KDA, (bool)bf, 1, 70, 1, 128, 64, true});
         cfgs.push_back({GDN_KDA, (bool)bf, 1, 130, 1, 128, 256, true});
     }
+    if (bwd_only) cfgs.clear();
     for (const Cfg &c : cfgs) run_cfg(c);
     /* the backward: linear attention and SSD, bf16 and fp32; T in {0, 1, 63, 64, 65, 130}, K != V both ways */
     std::vector<Cfg> bw;
@@ -808,9 +866,20 @@ int main(int argc, char **argv)
             bw.push_back({f, bf, 1, 130, 1, 128, 128, true});
             bw.push_back({f, bf, 1, 65, 1, 256, 128, true});
         }
+    /* GLA (bf16; K <= 128): T in {0, 1, 63, 64, 65, 130}, K, V in {64, 128} both ways, V = 256 */
+    if (big) bw.push_back({GDN_GLA, true, 2, 1000, 4, 128, 128, true});
+    bw.push_back({GDN_GLA, true, 2, 65, 2, 64, 64, true});
+    bw.push_back({GDN_GLA, true, 1, 0, 1, 64, 128, true});
+    bw.push_back({GDN_GLA, true, 1, 130, 1, 128, 64, false});
+    if (!quick && !big) {
+        for (int T : {1, 63, 64}) bw.push_back({GDN_GLA, true, 1, T, 1, 64, 128, T != 63});
+        bw.push_back({GDN_GLA, true, 1, 130, 1, 128, 128, true});
+        bw.push_back({GDN_GLA, true, 1, 65, 1, 128, 256, true});
+        bw.push_back({GDN_GLA, true, 1, 70, 1, 64, 256, false});
+    }
     for (const Cfg &c : bw) run_bwd_cfg(c);
     for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
-        for (int bf = 1; bf >= 0; bf--)
+        for (int bf = 1; bf >= 0 && !bwd_only; bf--)
             for (int w = 0; w < 5; w++) run_nan(f, (bool)bf, w);
     printf("%s: %d check%s failed\n", g_fail ? "FAILED" : "all ok", g_fail, g_fail == 1 ? "" : "s");
     return g_fail ? 1 : 0;

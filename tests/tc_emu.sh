@@ -1,14 +1,15 @@
 #!/bin/sh
 # tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh: linear attention,
 # SSD; gdn/chunk_fwd_gla_tc.cuh: GLA; gdn/chunk_fwd_gdn_tc.cuh: GDN, KDA; gdn/chunk_bwd_tc.cuh:
-# the backward of linear attention and SSD) on the CPU through gdn/tc_emu.h: builds
+# the backward of linear attention and SSD; gdn/chunk_bwd_gla_tc.cuh: GLA's) on the CPU through gdn/tc_emu.h: builds
 # gdn/tc_emu_check.cc with g++ and runs every case against the fp64 oracle; then the quick cases again under
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
 # a wrong A fragment register, a missing __syncthreads, an fp32 score matrix without its
 # diagonal, for GLA one with its upper triangle left unset and a missing __syncthreads, for KDA a missing
 # __syncthreads and two state rows' decays swapped, for GDN an off-by-one forward substitution and another
-# missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
+# missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
+# backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
 src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -100,6 +101,12 @@ plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
 plant bwd_rev_gate chunk_fwd_tc.cuh 's/s += raw\[L - i\];/s += raw[L - 1 - i];/'
 # the backward's scans: the update multiplies the tiles before every thread has loaded them
 plant bwd_scan_no_sync chunk_bwd_tc.cuh '/__syncthreads(); \/\* the update reads the tiles every thread loaded \*\//d'
+# GLA's backward: dq's and dk's diagonal blocks leave out their first column (j = 16 w)
+plant gla_bwd_diag chunk_bwd_gla_tc.cuh 's/for (int j = 16 \* w; j <= i; j++)/for (int j = 16 * w + 1; j <= i; j++)/'
+# GLA's backward: the per-channel gates of the reversed rows (tc_gla_cumsum<true>) one step off
+plant gla_bwd_rev_gate chunk_fwd_tc.cuh 's/g\[(at + (long long)(L - i) \* H) \* K + c0 + cc\]/g[(at + (long long)(L - 1 - i) * H) * K + c0 + cc]/'
+# GLA's backward: the scans' per-channel decay of state rows r0 and r0 + 8 swapped
+plant gla_bwd_decay chunk_bwd_tc.cuh 's/d0 = expf(sG\[(L - 1) \* TC_F32P + r0\]), d1 = expf(sG\[(L - 1) \* TC_F32P + r0 + 8\]);/d1 = expf(sG[(L - 1) * TC_F32P + r0]), d0 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);/'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them

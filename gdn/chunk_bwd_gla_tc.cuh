@@ -1,0 +1,272 @@
+/* chunk_bwd_gla_tc.cuh: the chunk-parallel backward of GLA (one log gate g per key channel, g
+ * [B,T,H,K]) on tensor cores, bf16 inputs (mma.sync m16n8k16, fp32 accumulation), built as linear
+ * attention's and SSD's (gdn/chunk_bwd_tc.cuh) from the forward's machinery with the tensors'
+ * roles changed. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc); with TC_HOST_EMU, host C++ on
+ * gdn/tc_emu.h (gdn/tc_emu_check.cc checks it against the oracle).
+ *
+ * The math. gdn/oracle.c's recurrence S_t = diag(a_t) S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t
+ * (a_t = exp(g_t) per key channel), with L = sum(dO . o) + sum(dST . ST), runs backwards as
+ *   dS_{t-1} = diag(a_t) dS_t + scale q_{t-1} dO_{t-1}^T,  dS_{T-1} = dST + scale q_{T-1} dO_{T-1}^T,
+ *   dq_t = scale S_t dO_t,  dk_t = dS_t v_t,  dv_t = dS_t^T k_t,  dg_tc = a_tc (S_{t-1} . dS_t)_c
+ * (row c's dot). Over chunk n of length L (gdn/chunk_host_impl.h's stages; G_ic the inclusive
+ * per-channel cumsum within it, H_n the state entering it, dH_{n+1} the gradient of the state
+ * leaving it, dH_NT = dST):
+ *   dH_n  = diag(exp(G_{L-1})) dH_{n+1} + scale sum_i (q_i * exp(G_i)) dO_i^T,      dS0 = dH_0
+ *   dq_ic = scale [ exp(G_ic) (H_n dO_i)_c + sum_{j <= i} (dO_i . v_j) k_jc exp(G_ic - G_jc) ]
+ *   dk_jc = exp(G_{L-1,c} - G_jc) (dH_{n+1} v_j)_c
+ *           + scale sum_{i >= j} (v_j . dO_i) q_ic exp(G_ic - G_jc)
+ *   dv_j  = dH_{n+1}^T (k_j * exp(G_{L-1} - G_j)) + scale sum_{i >= j} P_ij dO_i,
+ *           P_ij = sum_c q_ic k_jc exp(G_ic - G_jc)  (the forward's scores)
+ *   dg_uc = sum_{t >= u} ( q_tc dq_tc - k_tc dk_tc ) + sum_v dST_cv ST_cv
+ * (the last: over the global per-channel cumsum, every term of o_t carries +G_tc on q_tc and every
+ * use of k_s carries -G_sc on k_sc, ST's row c carries +G_{T-1,c}; so d/dg_uc is the reverse
+ * cumsum of those row products, plus dST . ST's row c at every u). Five passes:
+ *   1. tc_scan_bf16<TC_CHANNEL> forward (gdn/chunk_bwd_tc.cuh): H_n as [K][V] planes, and ST;
+ *   2. tc_scan_bf16<TC_CHANNEL> reverse: dH_{n+1} in both layouts and dS0, the weights
+ *      scale exp(G_ic) per element of q, the decay exp(G_{L-1,c}) per state row;
+ *   3. dq  = tc_gla_bdq_bf16 (dO, v, k; H), below, and the products q * dq (fp32, for dg);
+ *   4. dk  = tc_gla_bdq_bf16 (v, dO, q; dH) on the chunk's rows reversed, and k * dk: with
+ *      j' = L-1-j and G'_i = G_{L-1} - G_{L-1-i} (gdn/chunk_fwd_tc.cuh's tc_gla_cumsum<true>)
+ *      exp(G'_{j'} - G'_{i'}) = exp(G_i - G_j), exp(G'_{j'}) = exp(G_{L-1} - G_j): the causal sum;
+ *   5. dv  = GLA's forward outputs body (tc_gla_rows_out_bf16) with (q, k, v, H) = (k, q, dO, dH),
+ *      rows reversed the same way, the state term unscaled;
+ *   6. tc_gla_dg: the reverse cumsum per channel, in fp64, of q * dq - k * dk, plus dST . ST.
+ * The decay sits on the OUTPUT channel c in passes 3 and 4, not on the reduced one, so the
+ * forward's factorisation of P does not apply; tc_gla_bdq_bf16 sums (for warp w's 16 rows, block
+ * I = w) the blocks J < I on tensor cores with one reference row r = 16 I for all of them:
+ *   sum_{j < r} S_ij z_jc exp(G_ic - G_jc) = exp(G_ic - G_rc) sum_{j < r} S_ij (z_jc exp(G_rc - G_jc))
+ * (S_ij = x_i . y_j, both exponents <= 0 because j < r <= i), and the diagonal block term by
+ * term on CUDA cores; every exponent is <= 0, whatever the gates. dg's cancellation: the reverse
+ * cumsum of q dq - k dk runs over the whole sequence; the products come from the fp32
+ * accumulators (before dq, dk are rounded to bf16) and are summed in fp64 in a fixed order. This
+ * is bf16-only: see gdn/README.md for the fp32 path. Deterministic: one writer per element, fixed
+ * orders, no atomics. Supported: K in {64, 128} (as GLA's forward), V in {64, 128, 256}. */
+#ifndef GDN_CHUNK_BWD_GLA_TC_CUH
+#define GDN_CHUNK_BWD_GLA_TC_CUH
+
+#include "chunk_bwd_tc.cuh"
+#include "chunk_fwd_gla_tc.cuh"
+
+// ---- passes 3 and 4: dq, dk -------------------------------------------------------------------
+
+/* The bf16 row stride of the reference-decayed Z~^T tile [64 channels][96 + 8]: the three blocks'
+ * z rows (16, 32, 48 of them for I = 1, 2, 3) side by side; 52 words = 20 mod 32 (conflict-free
+ * B fragments) */
+#define TC_GLA_ZLD 104
+
+/* Dynamic shared memory of tc_gla_bdq_bf16<KIN>: X, Y, S hi, S lo [64][KIN+8] bf16, Z~^T hi, lo
+ * [64][104] bf16, G, Z, P [64][65] fp32. */
+__host__ __device__ constexpr unsigned tc_gla_bdq_bf16_smem(int kin)
+{
+    return (unsigned)(4 * TC_C * (kin + 8) * 2 + 2 * TC_C * TC_GLA_ZLD * 2 + 3 * TC_C * TC_F32P * 4);
+}
+
+/* grid (NT, K/64, B*H), 128 threads, at (chunk n, 64-channel tile kt, bh), for the chunk's rows i
+ * (REV: reversed, i = L-1-t for step t0 + t):
+ *   out_ic = hscale exp(G_ic) (S x_i)_c + scale sum_{j <= i} (x_i . y_j) z_jc exp(G_ic - G_jc)
+ * with x, y [B,T,H,KIN] (KIN = V), z, out [B,T,H,K] bf16, S the chunk's state planes [K][KIN]
+ * (hi, lo) at sp + (bh NT + n) 2 K KIN, G this tile's channels' cumsums; with dot, also dot =
+ * out * dx per element (fp32, out before its rounding; dx bf16 [B,T,H,K]). Warp w owns rows
+ * 16w .. 16w+15 and the tile's 64 channels: S x_i on tensor cores (S hi, lo), scores X Y^T on
+ * tensor cores (exact: bf16 products, fp32 sums) into P (fp32, scaled, 0 above the diagonal), the
+ * blocks J < w as (P_{w,<16w}) (Z~^(w)) on tensor cores (P and Z~ hi + lo) times exp(G_i - G_r)
+ * per element, the diagonal block term by term. */
+template <int KIN, bool REV>
+__global__ void __launch_bounds__(128)
+    tc_gla_bdq_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z, const float *g,
+                    const __nv_bfloat16 *sp, __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
+                    int K, int NT, float scale, float hscale)
+{
+    constexpr int LD = KIN + 8, ZLD = TC_GLA_ZLD, LP = TC_F32P;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sX = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
+    __nv_bfloat16 *sY = sX + TC_C * LD;
+    __nv_bfloat16 *sS = sY + TC_C * LD, *sSL = sS + TC_C * LD;     /* [c][kin] */
+    __nv_bfloat16 *sZT = sSL + TC_C * LD, *sZL = sZT + TC_C * ZLD; /* [c][jcol]: Z~ of blocks 1, 2, 3 */
+    float *sG = reinterpret_cast<float *>(sZL + TC_C * ZLD);       /* [i][c] */
+    float *sZ = sG + TC_C * LP;                                    /* [j][c]: z, fp32 */
+    float *sP = sZ + TC_C * LP;                                    /* [i][j]: scale x_i . y_j, j <= i */
+    const int n = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int bb = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)bb * T + t0;
+    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
+    const long long sx = (long long)H * KIN, sz = (long long)H * K;
+
+    tc_load_rows(x + (first * H + h) * KIN, dir * sx, L, KIN, sX, LD);
+    tc_load_rows(y + (first * H + h) * KIN, dir * sx, L, KIN, sY, LD);
+    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 0) * K + kt * TC_C) * KIN, KIN, TC_C, KIN, sS, LD);
+    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 1) * K + kt * TC_C) * KIN, KIN, TC_C, KIN, sSL, LD);
+    for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+        const int j = idx / TC_C, c = idx % TC_C;
+        sZ[j * LP + c] = j < L ? __bfloat162float(z[(first + dir * j) * sz + h * K + kt * TC_C + c]) : 0.f;
+    }
+    tc_gla_cumsum<REV>(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, LP); /* synchronises: tiles loaded */
+
+    const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
+    {                                        /* P = scale X Y^T, causal by selection; warp w writes its own rows */
+        float p[8][4];
+        tc_causal_xyt<KIN>(p, sX, sY, LD, w);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = e < 2 ? i0 : i1, j = 8 * m + 2 * ti + (e & 1);
+                sP[i * LP + j] = j <= i ? p[m][e] * scale : 0.f;
+            }
+    }
+    /* Z~ of blocks I = 1, 2, 3 (reference r = 16 I, rows j < r) at columns 8 I (I - 1) .. of sZT */
+    for (int idx = tid; idx < TC_C * 96; idx += 128) {
+        const int jc = idx % 96, c = idx / 96;
+        const int I = jc < 16 ? 1 : jc < 48 ? 2 : 3, j = jc - 8 * I * (I - 1), r = 16 * I;
+        const float v = sZ[j * LP + c] * expf(sG[r * LP + c] - sG[j * LP + c]);
+        const __nv_bfloat16 hi = __float2bfloat16_rn(v);
+        sZT[c * ZLD + jc] = hi;
+        sZL[c * ZLD + jc] = __float2bfloat16_rn(v - __bfloat162float(hi));
+    }
+    /* out = hscale exp(G_i) (X S^T) */
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+    for (int ks = 0; ks < KIN / 16; ks++) {
+        uint32_t fa[4];
+        tc_frag_a(fa, sX, LD, 16 * w, 16 * ks);
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            uint32_t b0, b1;
+            tc_frag_b(&b0, &b1, sS, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], fa, b0, b1);
+            tc_frag_b(&b0, &b1, sSL, LD, 8 * m, 16 * ks);
+            tc_mma(acc[m], fa, b0, b1);
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = e < 2 ? i0 : i1, c = 8 * m + 2 * ti + (e & 1);
+            acc[m][e] *= hscale * expf(sG[i * LP + c]);
+        }
+    __syncthreads(); /* Z~ complete */
+    if (w > 0) {     /* the blocks J < w: (P Z~) exp(G_i - G_r), r = 16 w */
+        float t[8][4];
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) t[m][e] = 0.f;
+        const int off = 8 * w * (w - 1);
+        for (int s = 0; s < w; s++) {
+            const int j0 = 16 * s + 2 * ti;
+            uint32_t a[4], al[4];
+            tc_split(sP[i0 * LP + j0], sP[i0 * LP + j0 + 1], &a[0], &al[0]);
+            tc_split(sP[i1 * LP + j0], sP[i1 * LP + j0 + 1], &a[1], &al[1]);
+            tc_split(sP[i0 * LP + j0 + 8], sP[i0 * LP + j0 + 9], &a[2], &al[2]);
+            tc_split(sP[i1 * LP + j0 + 8], sP[i1 * LP + j0 + 9], &a[3], &al[3]);
+#pragma unroll
+            for (int m = 0; m < 8; m++) tc_mma3(t[m], a, al, sZT, sZL, ZLD, 8 * m, off + 16 * s);
+        }
+        const float *gr = sG + 16 * w * LP;
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = e < 2 ? i0 : i1, c = 8 * m + 2 * ti + (e & 1);
+                acc[m][e] += t[m][e] * expf(sG[i * LP + c] - gr[c]);
+            }
+    }
+    /* the diagonal block, term by term: j = 16 w .. i */
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = e < 2 ? i0 : i1, c = 8 * m + 2 * ti + (e & 1);
+            const float gic = sG[i * LP + c];
+            float d = 0.f;
+            for (int j = 16 * w; j <= i; j++) d += sP[i * LP + j] * sZ[j * LP + c] * expf(gic - sG[j * LP + c]);
+            acc[m][e] += d;
+        }
+        /* rows i0, i1 (those < L) to their steps; with dot, out * dx per element */
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int i = half ? i1 : i0;
+        if (i >= L) continue;
+        const long long at = (first + dir * i) * sz + h * K + kt * TC_C;
+#pragma unroll
+        for (int m = 0; m < 8; m++) {
+            const int c = 8 * m + 2 * ti;
+            const float a0 = acc[m][2 * half], a1 = acc[m][2 * half + 1];
+            *reinterpret_cast<__nv_bfloat162 *>(out + at + c) = __floats2bfloat162_rn(a0, a1);
+            if (dot) {
+                const __nv_bfloat162 d2 = *reinterpret_cast<const __nv_bfloat162 *>(dx + at + c);
+                *reinterpret_cast<float2 *>(dot + at + c) =
+                    make_float2(a0 * __bfloat162float(d2.x), a1 * __bfloat162float(d2.y));
+            }
+        }
+    }
+}
+
+// ---- pass 5: dv -------------------------------------------------------------------------------
+
+/* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads: dv = GLA's forward outputs body with (q, k, v,
+ * H) = (k, q, dO, dH as [V][K] planes) on the chunk's rows reversed, the state term unscaled. */
+template <int K>
+__global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
+    tc_gla_bdv_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *q, const __nv_bfloat16 *dO, const float *g,
+                    const __nv_bfloat16 *dh_vk, __nv_bfloat16 *dv, int T, int H, int V, int NT, float scale)
+{
+    tc_gla_rows_out_bf16<K, false, true>(k, q, dO, g, dh_vk, dv, T, H, V, NT, scale, 1.f, nullptr);
+}
+
+// ---- pass 6: dg -------------------------------------------------------------------------------
+
+/* grid (B*H, K/32), 256 threads: dg[b,t,h,c] = sum_{u >= t} (qdq - kdk)[b,u,h,c] + (dST . ST)'s
+ * row c (when dST is given), for 32 channels c of a (b, h). Warp s of 8 owns the steps of its
+ * contiguous run s (its lanes: 32 consecutive channels, coalesced), summed in fp64 from the run's
+ * end; the runs' totals are suffix-summed per channel by lanes 0..31 of warp 0, then each warp
+ * writes its run. Fixed order everywhere. */
+__global__ void __launch_bounds__(256) tc_gla_dg(const float *qdq, const float *kdk, const float *dST, const float *ST,
+                                                 float *dg, int T, int H, int K, int V)
+{
+    __shared__ double red[256], fin[32];
+    const int bh = (int)blockIdx.x, bb = bh / H, h = bh % H, tid = (int)threadIdx.x;
+    const int cl = tid & 31, seg = tid >> 5, c = (int)blockIdx.y * 32 + cl;
+    double ss = 0;
+    if (dST)
+        for (int v = seg; v < V; v += 8) {
+            const long long at = ((long long)bh * K + c) * V + v;
+            ss += (double)dST[at] * (double)ST[at];
+        }
+    red[tid] = ss;
+    __syncthreads();
+    if (tid < 32) {
+        double t = 0;
+        for (int s = 0; s < 8; s++) t += red[s * 32 + tid];
+        fin[tid] = t;
+    }
+    __syncthreads();
+    const int per = (T + 7) / 8, lo = min(T, seg * per), hi = min(T, lo + per);
+    auto at_of = [&](int u) { return (((long long)bb * T + u) * H + h) * K + c; };
+    double run = 0;
+    for (int u = hi - 1; u >= lo; u--) run += (double)qdq[at_of(u)] - (double)kdk[at_of(u)];
+    red[tid] = run;
+    __syncthreads();
+    if (tid < 32) {
+        double carry = fin[tid];
+        for (int s = 7; s >= 0; s--) {
+            const double x = red[s * 32 + tid];
+            red[s * 32 + tid] = carry;
+            carry += x;
+        }
+    }
+    __syncthreads();
+    double s = red[tid];
+    for (int u = hi - 1; u >= lo; u--) {
+        s += (double)qdq[at_of(u)] - (double)kdk[at_of(u)];
+        dg[at_of(u)] = (float)s;
+    }
+}
+
+#endif
