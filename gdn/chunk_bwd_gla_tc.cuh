@@ -1,5 +1,6 @@
 /* chunk_bwd_gla_tc.cuh: the chunk-parallel backward of GLA (one log gate g per key channel, g
- * [B,T,H,K]) on tensor cores, bf16 inputs (mma.sync m16n8k16, fp32 accumulation), built as linear
+ * [B,T,H,K]) on tensor cores, bf16 inputs (mma.sync m16n8k16, fp32 accumulation; fp32 inputs:
+ * the same passes on CUDA cores in exact fp32, at the end of each section), built as linear
  * attention's and SSD's (gdn/chunk_bwd_tc.cuh) from the forward's machinery with the tensors'
  * roles changed. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc); with TC_HOST_EMU, host C++ on
  * gdn/tc_emu.h (gdn/tc_emu_check.cc checks it against the oracle).
@@ -20,7 +21,7 @@
  *   dg_uc = sum_{t >= u} ( q_tc dq_tc - k_tc dk_tc ) + sum_v dST_cv ST_cv
  * (the last: over the global per-channel cumsum, every term of o_t carries +G_tc on q_tc and every
  * use of k_s carries -G_sc on k_sc, ST's row c carries +G_{T-1,c}; so d/dg_uc is the reverse
- * cumsum of those row products, plus dST . ST's row c at every u). Five passes:
+ * cumsum of those row products, plus dST . ST's row c at every u). Six passes:
  *   1. tc_scan_bf16<TC_CHANNEL> forward (gdn/chunk_bwd_tc.cuh): H_n as [K][V] planes, and ST;
  *   2. tc_scan_bf16<TC_CHANNEL> reverse: dH_{n+1} in both layouts and dS0, the weights
  *      scale exp(G_ic) per element of q, the decay exp(G_{L-1,c}) per state row;
@@ -38,9 +39,12 @@
  * (S_ij = x_i . y_j, both exponents <= 0 because j < r <= i), and the diagonal block term by
  * term on CUDA cores; every exponent is <= 0, whatever the gates. dg's cancellation: the reverse
  * cumsum of q dq - k dk runs over the whole sequence; the products come from the fp32
- * accumulators (before dq, dk are rounded to bf16) and are summed in fp64 in a fixed order. This
- * is bf16-only: see gdn/README.md for the fp32 path. Deterministic: one writer per element, fixed
- * orders, no atomics. Supported: K in {64, 128} (as GLA's forward), V in {64, 128, 256}. */
+ * accumulators (before dq, dk are rounded to bf16) and are summed in fp64 in a fixed order (bf16:
+ * 3.3e-5 at B2 T1000 H4, emulated, far below its bar). The fp32 path, whose bar is 1e-5, sums
+ * it per chunk instead (tc_gla_dg_local: the chunk's own steps plus (H_{n+1} . dH_{n+1})_c,
+ * which equals everything after the chunk), so its cancellation stays within 64 steps.
+ * Deterministic: one writer per element, fixed orders, no atomics. Supported: K in {64, 128} (as
+ * GLA's forward), V in {64, 128, 256}. */
 #ifndef GDN_CHUNK_BWD_GLA_TC_CUH
 #define GDN_CHUNK_BWD_GLA_TC_CUH
 
@@ -208,6 +212,90 @@ __global__ void __launch_bounds__(128)
     }
 }
 
+/* Dynamic shared memory of tc_gla_bdq_f32<KIN>: X, Y (then S) [64][KIN+1], G, Z, P [64][65]
+ * fp32. */
+__host__ __device__ constexpr unsigned tc_gla_bdq_f32_smem(int kin)
+{
+    return (unsigned)(4 * (2 * TC_C * (kin + 1) + 3 * TC_C * TC_F32P));
+}
+
+/* The fp32 twin of tc_gla_bdq_bf16 on CUDA cores in exact fp32, grid (NT, K/64, B*H), 256
+ * threads; thread (tx, ty) owns rows ty + 16r and channels tx + 16c (r, c < 4). Same out and dot,
+ * S the chunk's fp32 state [K][KIN] at sp + (bh NT + n) K KIN; every sum over j <= i only (a NaN
+ * at step t reaches no earlier row), term by term: out_ic = hscale exp(G_ic) (S x_i)_c + sum_{j <=
+ * i} P_ij z_jc exp(G_ic - G_jc), P_ij = scale x_i . y_j. */
+template <int KIN, bool REV>
+__global__ void __launch_bounds__(256)
+    tc_gla_bdq_f32(const float *x, const float *y, const float *z, const float *g, const float *sp, float *out,
+                   const float *dx, float *dot, int T, int H, int K, int NT, float scale, float hscale)
+{
+    constexpr int LD = KIN + 1, LP = TC_F32P;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sX = reinterpret_cast<float *>(tc_smem);
+    float *sY = sX + TC_C * LD; /* y rows [j][kk], later S [c][kk] */
+    float *sG = sY + TC_C * LD; /* [i][c] */
+    float *sZ = sG + TC_C * LP; /* [j][c] */
+    float *sP = sZ + TC_C * LP; /* [i][j] */
+    const int n = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
+    const int bb = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)bb * T + t0;
+    const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
+    const long long sz = (long long)H * K;
+
+    for (int idx = tid; idx < TC_C * KIN; idx += 256) {
+        const int j = idx / KIN, c = idx % KIN;
+        const bool in = j < L;
+        sX[j * LD + c] = in ? x[((first + dir * j) * H + h) * KIN + c] : 0.f;
+        sY[j * LD + c] = in ? y[((first + dir * j) * H + h) * KIN + c] : 0.f;
+    }
+    for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+        const int j = idx / TC_C, c = idx % TC_C;
+        sZ[j * LP + c] = j < L ? z[(first + dir * j) * sz + h * K + kt * TC_C + c] : 0.f;
+    }
+    tc_gla_cumsum<REV>(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, LP); /* synchronises */
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int j = tx + 16 * c;
+            float v = 0.f;
+            if (j <= i) {
+                float d = 0.f;
+                for (int kk = 0; kk < KIN; kk++) d = fmaf(sX[i * LD + kk], sY[j * LD + kk], d);
+                v = d * scale;
+            }
+            sP[i * LP + j] = v;
+        }
+    }
+    __syncthreads(); /* sY is overwritten by S */
+    const float *src = sp + (((long long)bh * NT + n) * K + kt * TC_C) * KIN;
+    for (int idx = tid; idx < TC_C * KIN; idx += 256) {
+        const int c = idx / KIN, kk = idx % KIN;
+        sY[c * LD + kk] = src[(long long)c * KIN + kk];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+        if (i >= L) continue;
+        const long long at = (first + dir * i) * sz + h * K + kt * TC_C;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int cc = tx + 16 * c;
+            const float gic = sG[i * LP + cc];
+            float d = 0.f;
+            for (int kk = 0; kk < KIN; kk++) d = fmaf(sX[i * LD + kk], sY[cc * LD + kk], d);
+            float v = d * (hscale * expf(gic));
+            for (int j = 0; j <= i; j++) v = fmaf(sP[i * LP + j] * sZ[j * LP + cc], expf(gic - sG[j * LP + cc]), v);
+            out[at + cc] = v;
+            if (dot) dot[at + cc] = v * dx[at + cc];
+        }
+    }
+}
+
 // ---- pass 5: dv -------------------------------------------------------------------------------
 
 /* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads: dv = GLA's forward outputs body with (q, k, v,
@@ -218,6 +306,16 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
                     const __nv_bfloat16 *dh_vk, __nv_bfloat16 *dv, int T, int H, int V, int NT, float scale)
 {
     tc_gla_rows_out_bf16<K, false, true>(k, q, dO, g, dh_vk, dv, T, H, V, NT, scale, 1.f, nullptr);
+}
+
+/* grid (NT, V/64, B*H), 256 threads: the fp32 dv, gdn/chunk_fwd_tc.cuh's tc_rows_out_f32 with
+ * (x, y, z, S) = (k, q, dO, dH as [K][V]) on the chunk's rows reversed, the state term unscaled. */
+template <int K>
+__global__ void __launch_bounds__(256)
+    tc_gla_bdv_f32(const float *k, const float *q, const float *dO, const float *g, const float *dh_kv, float *dv,
+                   int T, int H, int V, int NT, float scale)
+{
+    tc_rows_out_f32<TC_CHANNEL, K, true>(k, q, dO, g, dh_kv, dv, nullptr, nullptr, T, H, V, NT, scale, 1.f);
 }
 
 // ---- pass 6: dg -------------------------------------------------------------------------------
@@ -266,6 +364,37 @@ __global__ void __launch_bounds__(256) tc_gla_dg(const float *qdq, const float *
     for (int u = hi - 1; u >= lo; u--) {
         s += (double)qdq[at_of(u)] - (double)kdk[at_of(u)];
         dg[at_of(u)] = (float)s;
+    }
+}
+
+/* grid (B*H, K/32), 256 threads: the fp32 path's dg, chunk-local (stage 10 of
+ * gdn/chunk_host_impl.h), without the whole-sequence cancellation of tc_gla_dg: within chunk n,
+ *   dg_uc = sum_{t >= u in the chunk} (qdq - kdk)_tc + (H_{n+1} . dH_{n+1})_c,
+ * the last term row c's dot of the state leaving the chunk (hkv's plane n + 1, or ST for the last
+ * chunk; none without dST) and its gradient (dhkv's plane n, fp32 [K][V]): the derivative through
+ * the chunk's G_{L-1} of diag(exp(G_{L-1})) H_n and of the keys' exp(G_{L-1} - G_j), which the
+ * global form gets from all later steps' q dq - k dk instead. Warp s of 8 takes chunks s, s + 8,
+ * ..., its lanes 32 consecutive channels; fp64 sums in a fixed order. */
+__global__ void __launch_bounds__(256)
+    tc_gla_dg_local(const float *qdq, const float *kdk, const float *hkv, const float *dhkv, const float *dST,
+                    const float *ST, float *dg, int T, int H, int K, int V, int NT)
+{
+    const int bh = (int)blockIdx.x, bb = bh / H, h = bh % H, tid = (int)threadIdx.x;
+    const int c = (int)blockIdx.y * 32 + (tid & 31);
+    for (int n = tid >> 5; n < NT; n += 8) {
+        const int t0 = n * TC_C, L = min(TC_C, T - t0);
+        const float *hs = n + 1 < NT ? hkv + ((long long)bh * NT + n + 1) * K * V
+                          : dST      ? ST + (long long)bh * K * V
+                                     : nullptr;
+        const float *ds = n + 1 < NT ? dhkv + ((long long)bh * NT + n) * K * V : dST + (long long)bh * K * V;
+        double run = 0;
+        if (hs)
+            for (int v = 0; v < V; v++) run += (double)hs[(long long)c * V + v] * (double)ds[(long long)c * V + v];
+        for (int u = L - 1; u >= 0; u--) {
+            const long long at = (((long long)bb * T + t0 + u) * H + h) * K + c;
+            run += (double)qdq[at] - (double)kdk[at];
+            dg[at] = (float)run;
+        }
     }
 }
 

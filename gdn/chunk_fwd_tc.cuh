@@ -619,15 +619,14 @@ enum { TC_PLANES_VK = 1, TC_PLANES_KV = 2 };
 /* The body of the fp32 state scans, for a CTA of 256 threads at (vt, kt, bh); thread (tx, ty) =
  * (tid % 16, tid / 16) owns state rows ty + 16r and columns tx + 16c (r, c < 4). Forward (REV
  * false): a, b = k, v, the weights exp(G_{L-1} - G_j) (TC_CHANNEL: per key channel), init S0,
- * fin ST. Reverse (the backward's, TC_UNGATED or TC_SCALAR): a, b = q, dO, the weights wscale
- * exp(G_i), the chunks from the last, init dST, fin dS0. Every chunk's state entering its update
- * goes to kv ([B*H][NT][K][V]) and/or vk ([B*H][NT][V][K]) as PLANES says. */
+ * fin ST. Reverse (the backward's): a, b = q, dO, the weights wscale exp(G_i) (TC_CHANNEL: per
+ * key channel, GLA's backward), the chunks from the last, init dST, fin dS0. Every chunk's state
+ * entering its update goes to kv ([B*H][NT][K][V]) and/or vk ([B*H][NT][V][K]) as PLANES says. */
 template <int GATE, bool REV, int PLANES>
 __device__ __forceinline__ void tc_scan_f32(const float *a, const float *b, const float *g, const float *init,
                                             float *kv, float *vk, float *fin, int T, int H, int K, int V, int NT,
                                             float wscale)
 {
-    static_assert(!REV || GATE != TC_CHANNEL, "the reverse scan has one gate per step");
     TC_DYNAMIC_SMEM(tc_smem);
     float *sK = reinterpret_cast<float *>(tc_smem); /* [j][kk]: a_j * w_j */
     float *sV = sK + TC_C * TC_F32P;                /* [j][v] */
@@ -670,7 +669,9 @@ __device__ __forceinline__ void tc_scan_f32(const float *a, const float *b, cons
             if (j < L) {
                 kx = a[((row0 + j) * H + h) * K + kt * TC_C + c];
                 vx = b[((row0 + j) * H + h) * V + vt * TC_C + c];
-                if constexpr (REV) {
+                if constexpr (REV && GATE == TC_CHANNEL) {
+                    kx *= wscale * expf(sG[j * TC_F32P + c]);
+                } else if constexpr (REV) {
                     kx *= GATE == TC_SCALAR ? wscale * expf(sG[j]) : wscale;
                 } else {
                     if constexpr (GATE == TC_CHANNEL) kx *= expf(sG[(L - 1) * TC_F32P + c] - sG[j * TC_F32P + c]);
@@ -726,7 +727,8 @@ __host__ __device__ constexpr unsigned tc_out_f32_smem(int K, int gate = TC_SCAL
 
 /* The body of the fp32 outputs kernels, for a CTA of 256 threads at (chunk n, 64-column tile vt
  * of VOUT, bh); thread (tx, ty) owns rows ty + 16r and columns tx + 16c of P and of out's tile. For
- * the chunk's rows i (REV: reversed, i = L-1-t for step t0 + t; TC_UNGATED or TC_SCALAR only)
+ * the chunk's rows i (REV: reversed, i = L-1-t for step t0 + t, the gates as tc_gate_cumsum_rows
+ * and tc_gla_cumsum<true> give them)
  *   out_i = hscale exp(G_i) (x_i S) + sum_{j <= i} P_ij z_j,  P_ij = scale exp(G_i - G_j) x_i . y_j
  * with x, y [B,T,H,KIN], z, out [B,T,H,VOUT] fp32 and S the chunk's state [KIN][VOUT] at sp + (bh
  * NT + n) KIN VOUT. TC_CHANNEL (GLA, KDA): P_ij = scale sum_c x_ic y_jc exp(G_ic - G_jc) term by
@@ -738,7 +740,6 @@ __device__ __forceinline__ void tc_rows_out_f32(const float *x, const float *y, 
                                                 const float *sp, float *out, const float *dx, float *dot, int T, int H,
                                                 int VOUT, int NT, float scale, float hscale)
 {
-    static_assert(!REV || GATE != TC_CHANNEL, "the reversed rows have one gate per step");
     constexpr int LD = KIN + 1;
     TC_DYNAMIC_SMEM(tc_smem);
     float *sQ = reinterpret_cast<float *>(tc_smem);
@@ -765,7 +766,7 @@ __device__ __forceinline__ void tc_rows_out_f32(const float *x, const float *y, 
         sV[j * TC_C + c] = j < L ? z[((first + dir * j) * H + h) * VOUT + vt * TC_C + c] : 0.f;
     }
     if constexpr (GATE == TC_CHANNEL)
-        tc_gla_cumsum(g, row0 * H + h, H, KIN, 0, KIN, L, sG, LD); /* synchronises */
+        tc_gla_cumsum<REV>(g, row0 * H + h, H, KIN, 0, KIN, L, sG, LD); /* synchronises */
     else
         tc_gate_cumsum_rows<GATE == TC_SCALAR, REV>(g, row0 * H + h, H, L, sG, sRaw); /* synchronises */
 #pragma unroll

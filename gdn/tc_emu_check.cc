@@ -602,12 +602,57 @@ static void emu_bwd(const Cfg &c, float scale, const void *q, const void *k, con
                       [&] { tc_ssd_dg(qdot, kdot, c.K / TC_C, dST, st, dg, c.T, c.H, c.K, c.V); });
 }
 
+/* gdn/libgdn_tc.cu's tc_run_bwd_gla_f32, on the emulation */
+static void emu_bwd_gla_f32(const Cfg &c, float scale, const float *q, const float *k, const float *v, const float *g,
+                            const float *S0, const float *dO, const float *dST, float *dq, float *dk, float *dv,
+                            float *dg, float *dS0, float *ws)
+{
+    const int NT = (c.T + TC_C - 1) / TC_C;
+    const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, true);
+    float *st = dST ? ws + W.st : nullptr, *qdq = ws + W.qdot, *kdk = ws + W.kdot;
+    float *hkv = ws + W.h_kv, *dhkv = ws + W.dh_kv;
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    if (NT > 0 || st)
+        tc_emu_launch(grid, dim3(256), tc_state_f32_smem(TC_CHANNEL), [&] {
+            tc_bscan_f32<TC_CHANNEL, false, TC_PLANES_KV>(k, v, g, S0, hkv, nullptr, st, c.T, c.H, c.K, c.V, NT, scale);
+        });
+    tc_emu_launch(grid, dim3(256), tc_state_f32_smem(TC_CHANNEL), [&] {
+        tc_bscan_f32<TC_CHANNEL, true, TC_PLANES_KV>(q, dO, g, dST, dhkv, nullptr, dS0, c.T, c.H, c.K, c.V, NT, scale);
+    });
+    if (NT == 0) return;
+    const dim3 gq((unsigned)NT, (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    auto bdq = [&](auto vv) {
+        constexpr int KIN = decltype(vv)::value;
+        tc_emu_launch(gq, dim3(256), tc_gla_bdq_f32_smem(KIN), [&] {
+            tc_gla_bdq_f32<KIN, false>(dO, v, k, g, hkv, dq, q, qdq, c.T, c.H, c.K, NT, scale, scale);
+        });
+        tc_emu_launch(gq, dim3(256), tc_gla_bdq_f32_smem(KIN),
+                      [&] { tc_gla_bdq_f32<KIN, true>(v, dO, q, g, dhkv, dk, k, kdk, c.T, c.H, c.K, NT, scale, 1.f); });
+    };
+    if (c.V == 64) bdq(std::integral_constant<int, 64>());
+    if (c.V == 128) bdq(std::integral_constant<int, 128>());
+    if (c.V == 256) bdq(std::integral_constant<int, 256>());
+    const dim3 gv((unsigned)NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    auto bdv = [&](auto kk) {
+        constexpr int K = decltype(kk)::value;
+        tc_emu_launch(gv, dim3(256), tc_out_f32_smem(K, TC_CHANNEL),
+                      [&] { tc_gla_bdv_f32<K>(k, q, dO, g, dhkv, dv, c.T, c.H, c.V, NT, scale); });
+    };
+    if (c.K == 64) bdv(std::integral_constant<int, 64>());
+    if (c.K == 128) bdv(std::integral_constant<int, 128>());
+    tc_emu_launch(dim3((unsigned)(c.B * c.H), (unsigned)(c.K / 32)), dim3(256), 0,
+                  [&] { tc_gla_dg_local(qdq, kdk, hkv, dhkv, dST, st, dg, c.T, c.H, c.K, c.V, NT); });
+}
+
 /* gdn/libgdn_tc.cu's tc_run_bwd_gla (bf16), on the emulation */
 static void emu_bwd_gla(const Cfg &c, float scale, const void *q, const void *k, const void *v, const float *g,
                         const float *S0, const void *dO, const float *dST, void *dq, void *dk, void *dv, float *dg,
                         float *dS0, float *ws)
 {
     typedef const __nv_bfloat16 *cb;
+    if (!c.bf16)
+        return emu_bwd_gla_f32(c, scale, (const float *)q, (const float *)k, (const float *)v, g, S0, (const float *)dO,
+                               dST, (float *)dq, (float *)dk, (float *)dv, dg, dS0, ws);
     const int NT = (c.T + TC_C - 1) / TC_C;
     const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, true);
     float *st = dST ? ws + W.st : nullptr, *qdq = ws + W.qdot, *kdk = ws + W.kdot;
@@ -866,16 +911,18 @@ int main(int argc, char **argv)
             bw.push_back({f, bf, 1, 130, 1, 128, 128, true});
             bw.push_back({f, bf, 1, 65, 1, 256, 128, true});
         }
-    /* GLA (bf16; K <= 128): T in {0, 1, 63, 64, 65, 130}, K, V in {64, 128} both ways, V = 256 */
-    if (big) bw.push_back({GDN_GLA, true, 2, 1000, 4, 128, 128, true});
-    bw.push_back({GDN_GLA, true, 2, 65, 2, 64, 64, true});
-    bw.push_back({GDN_GLA, true, 1, 0, 1, 64, 128, true});
-    bw.push_back({GDN_GLA, true, 1, 130, 1, 128, 64, false});
-    if (!quick && !big) {
-        for (int T : {1, 63, 64}) bw.push_back({GDN_GLA, true, 1, T, 1, 64, 128, T != 63});
-        bw.push_back({GDN_GLA, true, 1, 130, 1, 128, 128, true});
-        bw.push_back({GDN_GLA, true, 1, 65, 1, 128, 256, true});
-        bw.push_back({GDN_GLA, true, 1, 70, 1, 64, 256, false});
+    /* GLA (K <= 128): T in {0, 1, 63, 64, 65, 70, 130}, K, V in {64, 128} both ways, V = 256 */
+    for (int b = 1; b >= 0; b--) {
+        const bool bf = b;
+        if (big) bw.push_back({GDN_GLA, bf, 2, 1000, 4, 128, 128, true});
+        bw.push_back({GDN_GLA, bf, 2, 65, 2, 64, 64, true});
+        bw.push_back({GDN_GLA, bf, 1, 0, 1, 64, 128, true});
+        bw.push_back({GDN_GLA, bf, 1, 130, 1, 128, 64, false});
+        if (quick || big) continue;
+        for (int T : {1, 63, 64}) bw.push_back({GDN_GLA, bf, 1, T, 1, 64, 128, T != 63});
+        bw.push_back({GDN_GLA, bf, 1, 130, 1, 128, 128, true});
+        bw.push_back({GDN_GLA, bf, 1, 65, 1, 128, 256, true});
+        bw.push_back({GDN_GLA, bf, 1, 70, 1, 64, 256, false});
     }
     for (const Cfg &c : bw) run_bwd_cfg(c);
     for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
