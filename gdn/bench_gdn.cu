@@ -2,8 +2,8 @@
  * B=8 T=4096 H=16 K=V=128 with bf16 inputs (CUDA events, warm-up, median), beside a cuBLAS bf16
  * 8192^3 GEMM measured in the same run, with model TFLOP/s and a memory-bandwidth estimate.
  * Then, for every member, the chunk-parallel forward gdn_cuda_fwd_tc beside the old forward and
- * FLA's published H200 forward times; for linear attention and SSD the chunk-parallel forward +
- * backward (gdn_cuda_bwd_tc) beside the old ones and FLA's fwd+bwd.
+ * FLA's published H200 forward times; for linear attention, SSD and GLA the chunk-parallel
+ * forward + backward (gdn_cuda_bwd_tc) beside the old ones and FLA's fwd+bwd (GLA's not known here).
  * Before timing a member it checks the same launch configuration (K = V = 128, bf16) on a small
  * problem against the fp64 oracle and refuses to time a kernel that is wrong.
  *   make bench-gdn          (gdn/local.mk; links libgdn.so, gdn/oracle.c and -lcublas)
@@ -271,7 +271,7 @@ static double validate_tc(enum gdn_family f)
     return worst;
 }
 
-// ---- the chunk-parallel backward (gdn_cuda_bwd_tc: linear attention, SSD) ------------------------
+// ---- the chunk-parallel backward (gdn_cuda_bwd_tc: linear attention, SSD, GLA) -------------------
 
 static void run_bwd_tc(enum gdn_family f, Problem *p, void *ws, size_t ws_bytes, cudaStream_t s)
 {
@@ -484,13 +484,13 @@ int main(int argc, char **argv)
 
     /* The chunk-parallel forward + backward, for the members gdn_cuda_bwd_tc covers, beside the
      * old forward + backward. FLA's fwd+bwd on the H200 (issue 16): linear attention 1.68 ms,
-     * simple_gla (SSD) 2.13 ms. */
+     * simple_gla (SSD) 2.13 ms; GLA's is not in the issue (nan in its row). */
     printf("\nchunk-parallel forward + backward (gdn_cuda_fwd_tc + gdn_cuda_bwd_tc) vs the sequential ones, same "
            "shape; vs FLA (H200, measured elsewhere)\n");
     printf("%-7s %-10s | %9s %9s %9s %8s %7s | %9s %8s %7s\n", "member", "check", "old f+b", "new f+b", "new bwd",
            "TFLOP/s", "speedup", "FLA f+b", "new/FLA", "cuBLAS");
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD}) {
-        const double fla = f == GDN_LINEAR ? 1.68 : 2.13;
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA}) {
+        const double fla = f == GDN_LINEAR ? 1.68 : f == GDN_SSD ? 2.13 : NAN;
         const double err = validate_bwd_tc(f);
         if (refuse_to_time(f, err)) {
             refused++;

@@ -9,6 +9,7 @@
 
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
 #include "chunk_bwd_tc.cuh"
+#include "chunk_bwd_gla_tc.cuh" /* includes chunk_fwd_gla_tc.cuh */
 #include "chunk_fwd_gla_tc.cuh"
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
@@ -248,7 +249,8 @@ extern "C" int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     return gated ? tc_run<TC_SCALAR>(c, bf16) : tc_run<TC_UNGATED>(c, bf16);
 }
 
-// ---- the chunk-parallel backward: linear attention and SSD, bf16 (gdn/chunk_bwd_tc.cuh) -------
+// ---- the chunk-parallel backward: linear attention, SSD, GLA (gdn/chunk_bwd_tc.cuh, -------------
+// ---- gdn/chunk_bwd_gla_tc.cuh) ----------------------------------------------------------------
 
 extern "C" int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
 {
@@ -256,14 +258,14 @@ extern "C" int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, c
     if (rc) return rc;
     if (dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) return GDN_EINVAL;
     /* SSD in fp32: its dg would reach the fp32 bar at long T (chunk_bwd_tc.cuh's tc_ssd_dg) */
-    if (f != GDN_LINEAR && (f != GDN_SSD || dt != GDN_DTYPE_BF16)) return GDN_EUNSUPPORTED;
+    if (f != GDN_LINEAR && f != GDN_GLA && (f != GDN_SSD || dt != GDN_DTYPE_BF16)) return GDN_EUNSUPPORTED;
     return GDN_OK;
 }
 
 extern "C" size_t gdn_cuda_bwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
 {
     if (gdn_cuda_bwd_tc_supported(f, dt, d) != GDN_OK) return 0;
-    return (size_t)tc_bwd_layout(d->B * d->H, d->T, (int)d->K, (int)d->V).total * 4;
+    return (size_t)tc_bwd_layout(d->B * d->H, d->T, (int)d->K, (int)d->V, f == GDN_GLA).total * 4;
 }
 
 /* pass 3, 4 or 5 of chunk_bwd_tc.cuh at the input width KIN */
@@ -390,13 +392,166 @@ static int tc_run_bwd(const tc_call &c, const void *dO, const float *dST, const 
     return 0;
 }
 
+/* GLA's passes 3 and 4 (chunk_bwd_gla_tc.cuh's tc_gla_bdq_bf16) at V = KIN */
+template <int KIN, bool REV>
+static int tc_launch_gla_bdq(const tc_call &c, const void *x, const void *y, const void *z, const void *sp, void *out,
+                             const void *dx, float *dot, float hscale)
+{
+    typedef const __nv_bfloat16 *cb;
+    const unsigned smem = tc_gla_bdq_bf16_smem(KIN);
+    GDN_CUDA_TRY(
+        cudaFuncSetAttribute(tc_gla_bdq_bf16<KIN, REV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    tc_gla_bdq_bf16<KIN, REV><<<grid, 128, smem, c.stream>>>((cb)x, (cb)y, (cb)z, c.g, (cb)sp, (__nv_bfloat16 *)out,
+                                                             (cb)dx, dot, c.T, c.H, c.K, c.NT, c.scale, hscale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <bool REV>
+static int tc_gla_bdq_any(const tc_call &c, const void *x, const void *y, const void *z, const void *sp, void *out,
+                          const void *dx, float *dot, float hscale)
+{
+    switch (c.V) {
+    case 64: return tc_launch_gla_bdq<64, REV>(c, x, y, z, sp, out, dx, dot, hscale);
+    case 128: return tc_launch_gla_bdq<128, REV>(c, x, y, z, sp, out, dx, dot, hscale);
+    case 256: return tc_launch_gla_bdq<256, REV>(c, x, y, z, sp, out, dx, dot, hscale);
+    }
+    return GDN_EUNSUPPORTED;
+}
+
+/* GLA's pass 5 (chunk_bwd_gla_tc.cuh's tc_gla_bdv_bf16) at K */
+template <int K> static int tc_launch_gla_bdv(const tc_call &c, const void *dO, const void *dh_vk, void *dv)
+{
+    typedef const __nv_bfloat16 *cb;
+    const unsigned smem = tc_gla_out_bf16_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_bdv_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    tc_gla_bdv_bf16<K><<<grid, TC_GLA_OUT_THREADS, smem, c.stream>>>((cb)c.k, (cb)c.q, (cb)dO, c.g, (cb)dh_vk,
+                                                                     (__nv_bfloat16 *)dv, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+/* GLA's fp32 passes 3 and 4 (chunk_bwd_gla_tc.cuh's tc_gla_bdq_f32) at V = KIN */
+template <int KIN, bool REV>
+static int tc_launch_gla_bdq_f32(const tc_call &c, const void *x, const void *y, const void *z, const float *sp,
+                                 void *out, const void *dx, float *dot, float hscale)
+{
+    const unsigned smem = tc_gla_bdq_f32_smem(KIN);
+    GDN_CUDA_TRY(
+        cudaFuncSetAttribute(tc_gla_bdq_f32<KIN, REV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    tc_gla_bdq_f32<KIN, REV><<<grid, 256, smem, c.stream>>>((const float *)x, (const float *)y, (const float *)z, c.g,
+                                                            sp, (float *)out, (const float *)dx, dot, c.T, c.H, c.K,
+                                                            c.NT, c.scale, hscale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <bool REV>
+static int tc_gla_bdq_f32_any(const tc_call &c, const void *x, const void *y, const void *z, const float *sp, void *out,
+                              const void *dx, float *dot, float hscale)
+{
+    switch (c.V) {
+    case 64: return tc_launch_gla_bdq_f32<64, REV>(c, x, y, z, sp, out, dx, dot, hscale);
+    case 128: return tc_launch_gla_bdq_f32<128, REV>(c, x, y, z, sp, out, dx, dot, hscale);
+    case 256: return tc_launch_gla_bdq_f32<256, REV>(c, x, y, z, sp, out, dx, dot, hscale);
+    }
+    return GDN_EUNSUPPORTED;
+}
+
+/* GLA's fp32 pass 5 (chunk_bwd_gla_tc.cuh's tc_gla_bdv_f32) at K */
+template <int K> static int tc_launch_gla_bdv_f32(const tc_call &c, const void *dO, const float *dh_kv, void *dv)
+{
+    const unsigned smem = tc_out_f32_smem(K, TC_CHANNEL);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gla_bdv_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.V / TC_C), (unsigned)(c.B * c.H));
+    tc_gla_bdv_f32<K><<<grid, 256, smem, c.stream>>>((const float *)c.k, (const float *)c.q, (const float *)dO, c.g,
+                                                     dh_kv, (float *)dv, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+/* GLA's fp32 passes (chunk_bwd_gla_tc.cuh) on the caller's stream: the scans in fp32 (H and dH as
+ * [K][V] planes), dq, dk, dv on CUDA cores, and the chunk-local dg (tc_gla_dg_local). */
+static int tc_run_bwd_gla_f32(const tc_call &c, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+{
+    const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, true);
+    float *ws = (float *)c.ws;
+    float *hkv = ws + W.h_kv, *dhkv = ws + W.dh_kv;
+    const bool dg = out->dg != nullptr;
+    float *st = dg && dST ? ws + W.st : nullptr, *qdq = dg ? ws + W.qdot : nullptr, *kdk = dg ? ws + W.kdot : nullptr;
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    const unsigned ss = tc_state_f32_smem(TC_CHANNEL);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_bscan_f32<TC_CHANNEL, false, TC_PLANES_KV>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_bscan_f32<TC_CHANNEL, true, TC_PLANES_KV>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    if (c.NT > 0 || st) {
+        tc_bscan_f32<TC_CHANNEL, false, TC_PLANES_KV><<<grid, 256, ss, c.stream>>>(
+            (const float *)c.k, (const float *)c.v, c.g, c.S0, hkv, nullptr, st, c.T, c.H, c.K, c.V, c.NT, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+    }
+    tc_bscan_f32<TC_CHANNEL, true, TC_PLANES_KV><<<grid, 256, ss, c.stream>>>(
+        (const float *)c.q, (const float *)dO, c.g, dST, dhkv, nullptr, out->dS0, c.T, c.H, c.K, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    int rc = tc_gla_bdq_f32_any<false>(c, dO, c.v, c.k, hkv, out->dq, c.q, qdq, c.scale);
+    if (!rc) rc = tc_gla_bdq_f32_any<true>(c, c.v, dO, c.q, dhkv, out->dk, c.k, kdk, 1.f);
+    if (!rc)
+        rc = c.K == 64 ? tc_launch_gla_bdv_f32<64>(c, dO, dhkv, out->dv)
+                       : tc_launch_gla_bdv_f32<128>(c, dO, dhkv, out->dv);
+    if (rc || !dg) return rc;
+    tc_gla_dg_local<<<dim3((unsigned)(c.B * c.H), (unsigned)(c.K / 32)), 256, 0, c.stream>>>(
+        qdq, kdk, hkv, dhkv, dST, st, out->dg, c.T, c.H, c.K, c.V, c.NT);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+/* The six passes of chunk_bwd_gla_tc.cuh (GLA, bf16) on the caller's stream. */
+static int tc_run_bwd_gla(const tc_call &c, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+{
+    typedef const __nv_bfloat16 *cb;
+    const tc_bwd_ws W = tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, true);
+    float *ws = (float *)c.ws;
+    __nv_bfloat16 *hkv = (__nv_bfloat16 *)(ws + W.h_kv), *dhkv = (__nv_bfloat16 *)(ws + W.dh_kv),
+                  *dhvk = (__nv_bfloat16 *)(ws + W.dh_vk);
+    const bool dg = out->dg != nullptr;
+    float *st = dg && dST ? ws + W.st : nullptr, *qdq = dg ? ws + W.qdot : nullptr, *kdk = dg ? ws + W.kdot : nullptr;
+    const dim3 grid((unsigned)(c.V / TC_C), (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
+    const unsigned ss = tc_scan_bf16_smem(TC_CHANNEL);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_scan_bf16<TC_CHANNEL, false, TC_PLANES_KV>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_scan_bf16<TC_CHANNEL, true, TC_PLANES_KV | TC_PLANES_VK>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+    if (c.NT > 0 || st) {
+        tc_scan_bf16<TC_CHANNEL, false, TC_PLANES_KV><<<grid, 128, ss, c.stream>>>(
+            (cb)c.k, (cb)c.v, c.g, c.S0, nullptr, hkv, st, c.T, c.H, c.K, c.V, c.NT, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+    }
+    tc_scan_bf16<TC_CHANNEL, true, TC_PLANES_KV | TC_PLANES_VK><<<grid, 128, ss, c.stream>>>(
+        (cb)c.q, (cb)dO, c.g, dST, dhvk, dhkv, out->dS0, c.T, c.H, c.K, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    if (c.NT == 0) return 0;
+    int rc = tc_gla_bdq_any<false>(c, dO, c.v, c.k, hkv, out->dq, c.q, qdq, c.scale);
+    if (!rc) rc = tc_gla_bdq_any<true>(c, c.v, dO, c.q, dhkv, out->dk, c.k, kdk, 1.f);
+    if (!rc)
+        rc = c.K == 64 ? tc_launch_gla_bdv<64>(c, dO, dhvk, out->dv) : tc_launch_gla_bdv<128>(c, dO, dhvk, out->dv);
+    if (rc || !dg) return rc;
+    tc_gla_dg<<<dim3((unsigned)(c.B * c.H), (unsigned)(c.K / 32)), 256, 0, c.stream>>>(qdq, kdk, dST, st, out->dg, c.T,
+                                                                                       c.H, c.K, c.V);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
 extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                                const struct gdn_dev_in *in, const void *dO, const float *dST,
                                const struct gdn_dev_grad *out, void *ws, size_t ws_bytes, void *stream)
 {
     int rc = gdn_cuda_bwd_tc_supported(f, dt, d);
     if (rc) return rc;
-    const bool gated = f == GDN_SSD;
+    const bool gated = f == GDN_SSD || f == GDN_GLA;
     if (!in || !out) return GDN_EINVAL;
     if (d->T > 0 && (!in->q || !in->k || !in->v || !dO || !out->dq || !out->dk || !out->dv || (gated && !in->g)))
         return GDN_EINVAL;
@@ -408,6 +563,8 @@ extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     const size_t need = gdn_cuda_bwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
     tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
-    if (dt == GDN_DTYPE_F32) return tc_run_bwd_f32(c, dO, dST, out); /* linear attention only */
+    if (f == GDN_GLA)
+        return dt == GDN_DTYPE_F32 ? tc_run_bwd_gla_f32(c, dO, dST, out) : tc_run_bwd_gla(c, dO, dST, out);
+    if (dt == GDN_DTYPE_F32) return tc_run_bwd_f32(c, dO, dST, out); /* linear attention */
     return gated ? tc_run_bwd<TC_SCALAR>(c, dO, dST, out) : tc_run_bwd<TC_UNGATED>(c, dO, dST, out);
 }

@@ -4,7 +4,7 @@
  * (0, 1, 63, 65, 130) and K, V in {64, 128, 256}; every output written (outputs poisoned with NaN
  * bytes before each run); bitwise equal over two runs; and the API's refusals. Then the
  * chunk-parallel backward gdn_cuda_bwd_tc (gdn/chunk_bwd_tc.cuh: linear attention in bf16 and
- * fp32, SSD in bf16): dq, dk, dv, dg, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
+ * fp32, SSD in bf16; gdn/chunk_bwd_gla_tc.cuh: GLA in bf16 and fp32): dq, dk, dv, dg, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
  * without an sm_90 GPU. Built by gdn/local.mk; run: tests/gpu/test_gdn_tc. */
 #include <cuda_runtime.h>
 
@@ -183,8 +183,8 @@ static int run_cfg(const Cfg &c)
     return !ok;
 }
 
-/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD) of one configuration
- * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD), dS0 at the
+/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD, GLA) of one configuration
+ * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD, GLA), dS0 at the
  * dtype's bar; two runs bitwise equal, outputs and workspace poisoned before each. 0 when it
  * passes. */
 static int run_bwd_cfg(const Cfg &c)
@@ -192,14 +192,15 @@ static int run_bwd_cfg(const Cfg &c)
     Inputs in;
     make_inputs(c, &in);
     const size_t rows = (size_t)c.B * c.T * c.H, nS = in.S0.size();
-    const bool gated = c.f == GDN_SSD, bf = c.bf16;
+    const bool gated = c.f == GDN_SSD || c.f == GDN_GLA, bf = c.bf16;
+    const size_t ng = in.g.size(); /* GLA: a gate (and dg) per key channel */
     const gdn_dtype dt = bf ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
     const size_t es = bf ? 2 : 4;
     uint64_t s = 0xbd0000u + (uint64_t)c.T * 11 + (uint64_t)c.K + (uint64_t)c.f;
     std::vector<double> dO(rows * c.V), dST(nS);
     for (auto &x : dO) x = to_dtype(rng_normal(&s), bf);
     for (auto &x : dST) x = to_dtype(0.3 * rng_normal(&s), false);
-    std::vector<double> dq(rows * c.K), dk(rows * c.K), dv(rows * c.V), dg(rows), dS0(nS);
+    std::vector<double> dq(rows * c.K), dk(rows * c.K), dv(rows * c.V), dg(ng), dS0(nS);
     gdn_in gi = {
         in.q.data(), in.k.data(), in.v.data(), gated ? in.g.data() : NULL, NULL, c.state ? in.S0.data() : NULL};
     gdn_grad gr = {dq.data(), dk.data(), dv.data(), gated ? dg.data() : NULL, NULL, dS0.data()};
@@ -209,7 +210,7 @@ static int run_bwd_cfg(const Cfg &c)
     }
     void *q = upload(in.q, bf), *k = upload(in.k, bf), *v = upload(in.v, bf), *ddO = upload(dO, bf);
     float *g = (float *)upload(in.g, false), *S0 = (float *)upload(in.S0, false), *ddST = (float *)upload(dST, false);
-    const size_t qb = in.q.size() * es, vb = in.v.size() * es, gb = rows * 4, sb = nS * 4;
+    const size_t qb = in.q.size() * es, vb = in.v.size() * es, gb = ng * 4, sb = nS * 4;
     const size_t wsb = gdn_cuda_bwd_tc_workspace(c.f, dt, &in.d);
     void *gq = NULL, *gk = NULL, *gv = NULL, *ws = NULL;
     float *gg = NULL, *gs = NULL;
@@ -276,7 +277,9 @@ static int refusal_check(void)
     if (gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d) != (size_t)(64 * 64 + 64 * 64 + 64 * 64 + 10 * 64) * 4)
         bad++, printf("GDN workspace size %zu: FAIL\n", gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d));
     if (gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_BF16, &d) != GDN_EUNSUPPORTED ||
-        gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_F32, &d) != GDN_EUNSUPPORTED ||
+        gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_F32, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_BF16, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_BF16, &k256) != GDN_EUNSUPPORTED ||
         gdn_cuda_bwd_tc_supported(GDN_SSD, GDN_DTYPE_F32, &d) != GDN_EUNSUPPORTED ||
         gdn_cuda_bwd_tc_supported(GDN_LINEAR, GDN_DTYPE_F32, &d) != 0 ||
         gdn_cuda_bwd_tc_supported(GDN_LINEAR, GDN_DTYPE_BF16, &d) != 0)
@@ -326,9 +329,9 @@ int main(void)
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
-    /* the backward: linear attention and SSD, bf16 and fp32 */
+    /* the backward: linear attention, SSD and GLA, bf16 and fp32 */
     std::vector<Cfg> bw;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD})
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA})
         for (int b = 1; b >= 0; b--) {
             const bool bf = b;
             if (!bf && f == GDN_SSD) continue; /* SSD's backward is bf16 only (gdn/libgdn_tc.cu) */
@@ -336,6 +339,11 @@ int main(void)
             for (int T : {0, 1, 63, 65, 130}) bw.push_back({f, bf, 1, T, 2, 128, 128, true});
             bw.push_back({f, bf, 2, 77, 3, 64, 64, true});
             bw.push_back({f, bf, 1, 130, 2, 64, 256, true});
+            if (f == GDN_GLA) { /* K <= 128; K != V the other way; T = 64 exactly */
+                bw.push_back({f, bf, 1, 130, 2, 128, 64, false});
+                bw.push_back({f, bf, 2, 64, 3, 64, 128, true});
+                continue;
+            }
             bw.push_back({f, bf, 1, 130, 2, 256, 128, false});
         }
     for (const Cfg &c : bw) fails += run_bwd_cfg(c);
