@@ -22,20 +22,21 @@ FLAGS="-std=c++17 -Wall -Wextra -Werror -ffp-contract=off -fno-strict-aliasing -
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 fails=0
 
-# build DIR OPT...: the check from the sources in DIR (gdn/ or a planted copy) into $t/chk
+# build DIR EXE OPT...: the check from the sources in DIR (gdn/ or a planted copy) into EXE
 build() {
     d=$1
-    shift
+    exe=$2
+    shift 2
     # shellcheck disable=SC2086
-    "$cxx" $FLAGS "$@" -I"$d" "$d/tc_emu_check.cc" "$t/oracle$ORC.o" -lm -o "$t/chk" > "$t/build.log" 2>&1 || {
-        cat "$t/build.log"
+    "$cxx" $FLAGS "$@" -I"$d" "$d/tc_emu_check.cc" "$t/oracle$ORC.o" -lm -o "$exe" > "$exe.log" 2>&1 || {
+        cat "$exe.log"
         return 1
     }
 }
 
 ORC=""
 "$cc" -std=gnu11 -O2 -c "$src/gdn/oracle.c" -o "$t/oracle.o" || { echo "FAIL: gdn/oracle.c does not build"; exit 1; }
-if build "$src/gdn" -O2; then
+if build "$src/gdn" "$t/chk" -O2; then
     start=$(date +%s)
     if "$t/chk"; then :; else
         echo "FAIL: the kernels on the emulation (above)"
@@ -49,7 +50,7 @@ fi
 
 # shellcheck disable=SC2086
 if "$cc" -std=gnu11 -O1 -g $SAN -c "$src/gdn/oracle.c" -o "$t/oracle_san.o" > "$t/san.log" 2>&1 &&
-    ORC=_san && build "$src/gdn" -O1 -g $SAN; then
+    ORC=_san && build "$src/gdn" "$t/chk" -O1 -g $SAN; then
     if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$t/chk" quick > "$t/san_run.log" 2>&1; then
         echo "ok: the quick cases under AddressSanitizer and UBSan"
     else
@@ -62,25 +63,38 @@ else
 fi
 ORC=""
 
-# plant NAME FILE SED: a copy of gdn/ with SED applied to gdn/FILE must fail the quick cases
-plant() {
+# plant_one NAME FILE SED: a copy of gdn/ with SED applied to gdn/FILE must fail the quick cases;
+# says how it went, and leaves $t/NAME.fail where it did not
+plant_one() {
     mkdir -p "$t/$1"
     cp "$src"/gdn/*.h "$src"/gdn/*.cuh "$src/gdn/tc_emu_check.cc" "$t/$1/"
     sed "$3" "$src/gdn/$2" > "$t/$1/$2"
     if cmp -s "$src/gdn/$2" "$t/$1/$2"; then
         echo "FAIL: plant $1 no longer applies to gdn/$2 (update tests/tc_emu.sh)"
-        fails=$((fails + 1))
+        : > "$t/$1.fail"
         return
     fi
-    build "$t/$1" -O2 || { echo "FAIL: plant $1 does not build"; fails=$((fails + 1)); return; }
-    if "$t/chk" quick > "$t/$1.log" 2>&1; then
+    build "$t/$1" "$t/$1/chk" -O2 || { echo "FAIL: plant $1 does not build"; : > "$t/$1.fail"; return; }
+    if "$t/$1/chk" quick > "$t/$1.log" 2>&1; then
         cat "$t/$1.log"
         echo "FAIL: plant $1 went unnoticed"
-        fails=$((fails + 1))
+        : > "$t/$1.fail"
     else
         echo "ok: plant $1 caught: $(grep -c 'FAIL$' "$t/$1.log") failing lines, e.g."
         grep 'FAIL$' "$t/$1.log" | head -n 1
     fi
+}
+# plant NAME FILE SED: plant_one in the background, up to $par at once (each is a g++ build of the
+# whole emulation: one after another they were most of this test's time on a host of many cores);
+# the reports are printed in order at the end
+par=$(nproc 2> /dev/null || echo 1)
+nplant=0
+planted=""
+plant() {
+    (plant_one "$@" > "$t/$1.out" 2>&1) &
+    nplant=$((nplant + 1))
+    planted="$planted $1"
+    [ $((nplant % par)) -ne 0 ] || wait
 }
 # a[1] loaded as a[2] is (columns 8.. of row g instead of row g + 8): a wrong fragment register
 plant frag_a chunk_fwd_tc.cuh 's/a\[1\] = tc_ld32(s + (m0 + g + 8) \* ld + k0 + 2 \* t);/a[1] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);/'
@@ -111,6 +125,11 @@ plant gla_bwd_decay chunk_bwd_tc.cuh 's/d0 = expf(sG\[(L - 1) \* TC_F32P + r0\])
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them
 plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, sX + K \* TC_TP);/{n;d;}'
+wait
+for n in $planted; do
+    cat "$t/$n.out"
+    [ ! -e "$t/$n.fail" ] || fails=$((fails + 1))
+done
 
 [ "$fails" -eq 0 ] && echo "PASS" || echo "FAIL: $fails"
 [ "$fails" -eq 0 ]
