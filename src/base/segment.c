@@ -69,6 +69,15 @@ static void drop(int p, int i)
     nkept[p]--;
 }
 
+/* Gives back pool q's oldest kept segment (dropped first: drop reads its size, and the free
+ * lets the allocator write over it). Under kept_lock. */
+static void evict(int q)
+{
+    struct kg_seg *old = kept[q][0];
+    drop(q, 0);
+    destroy(old);
+}
+
 /* Gives back kept segments (the larger of the pools' oldest first) until what is kept and what
  * is out, with need bytes more, fit the cap, or nothing is kept. Under kept_lock. */
 static void make_room(uint64_t need)
@@ -78,9 +87,7 @@ static void make_room(uint64_t need)
         for (int o = 0; o < KG_SEG_POOLS; o++)
             if (nkept[o] && (q < 0 || kept[o][0]->size > kept[q][0]->size)) q = o;
         if (q < 0 || kept_bytes + live_bytes + need <= kept_cap()) return;
-        struct kg_seg *old = kept[q][0];
-        drop(q, 0); /* it reads the size: before the free */
-        destroy(old);
+        evict(q);
     }
 }
 
@@ -224,9 +231,7 @@ void kg_seg_put(struct kg_seg *g)
         for (int o = 0; q < 0 && o < KG_SEG_POOLS; o++)
             if (nkept[o] && kept_bytes + live_bytes + g->size > kept_cap()) q = o;
         if (q < 0) break;
-        struct kg_seg *old = kept[q][0];
-        drop(q, 0); /* it reads the size: before the free */
-        destroy(old);
+        evict(q);
     }
     kept[p][nkept[p]++] = g;
     kept_bytes += g->size;
@@ -245,11 +250,7 @@ void kg_seg_pool_reset(void)
 {
     pthread_mutex_lock(&kept_lock);
     for (int p = 0; p < KG_SEG_POOLS; p++)
-        while (nkept[p]) {
-            struct kg_seg *old = kept[p][0];
-            drop(p, 0);
-            destroy(old);
-        }
+        while (nkept[p]) evict(p);
     live_peak = live_bytes;
     pthread_mutex_unlock(&kept_lock);
 }
