@@ -1,6 +1,7 @@
 /* ledger.c: a budget file shared by the checks of one audit. One line "budget BYTES", then one
- * line "PID BYTES" per reservation; every read and write happens under flock, and a line whose
- * process is gone is dropped by the next reader, so no check ever has to release. */
+ * line "PID BYTES" per reservation and one "learned KIND RATIO" per runner kind; every read and
+ * write happens under flock, and a reservation whose process is gone is dropped by the next
+ * reader, so no check ever has to release. */
 #include "base/ledger.h"
 
 #include <errno.h>
@@ -14,12 +15,15 @@
 #include <unistd.h>
 
 #define LEDGER_MAX 256 /* reservations kept: far more than the checks an audit runs at once */
+#define KINDS_MAX  8   /* runner kinds learned ("host", "cuda", "torch") */
 
 struct ledger {
     uint64_t budget;
-    int n;
+    int n, nk;
     long pid[LEDGER_MAX];
     uint64_t bytes[LEDGER_MAX];
+    char kind[KINDS_MAX][16];
+    double ratio[KINDS_MAX];
 };
 
 int kg_ledger_create(const char *path, uint64_t budget, struct kg_err *e)
@@ -47,7 +51,12 @@ static int ledger_read(int fd, struct ledger *l)
     while ((nl = strchr(line, '\n')) && *(line = nl + 1)) {
         long pid;
         uint64_t b;
-        if (sscanf(line, "%ld %" SCNu64, &pid, &b) == 2 && pid > 0 && l->n < LEDGER_MAX && alive(pid)) {
+        char kind[16];
+        double r;
+        if (sscanf(line, "learned %15s %lf", kind, &r) == 2 && l->nk < KINDS_MAX) {
+            memcpy(l->kind[l->nk], kind, sizeof kind);
+            l->ratio[l->nk++] = r;
+        } else if (sscanf(line, "%ld %" SCNu64, &pid, &b) == 2 && pid > 0 && l->n < LEDGER_MAX && alive(pid)) {
             l->pid[l->n] = pid;
             l->bytes[l->n++] = b;
         }
@@ -59,6 +68,8 @@ static int ledger_write(int fd, const struct ledger *l)
 {
     char buf[LEDGER_MAX * 48];
     int len = snprintf(buf, sizeof buf, "budget %" PRIu64 "\n", l->budget);
+    for (int i = 0; i < l->nk; i++)
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "learned %s %.6g\n", l->kind[i], l->ratio[i]);
     for (int i = 0; i < l->n; i++)
         len += snprintf(buf + len, sizeof buf - (size_t)len, "%ld %" PRIu64 "\n", l->pid[i], l->bytes[i]);
     return pwrite(fd, buf, (size_t)len, 0) == len && ftruncate(fd, len) == 0 ? 0 : -1;
@@ -105,4 +116,74 @@ int kg_ledger_reserve(const char *path, uint64_t bytes, bool (*stop)(void *), vo
     *waited = kg_now() - t0;
     done = rc == 0;
     return rc;
+}
+
+/* Opens the ledger at path, reads it under an exclusive lock into l; the caller writes (or not)
+ * and calls unlock. -1 with e set when it cannot. */
+static int lock_read(const char *path, struct ledger *l, int *fd, struct kg_err *e)
+{
+    *fd = open(path, O_RDWR | O_CLOEXEC);
+    if (*fd < 0) return kg_errf(e, "%s: %s", path, strerror(errno));
+    if (flock(*fd, LOCK_EX) || ledger_read(*fd, l)) {
+        kg_errf(e, "%s: not a ledger kgate audit wrote (%s)", path, strerror(errno));
+        close(*fd);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_unlock(const char *path, int fd, const struct ledger *l, struct kg_err *e)
+{
+    int rc = ledger_write(fd, l) ? kg_errf(e, "%s: cannot write: %s", path, strerror(errno)) : 0;
+    flock(fd, LOCK_UN);
+    close(fd);
+    return rc;
+}
+
+int kg_ledger_resize(const char *path, uint64_t bytes, struct kg_err *e)
+{
+    struct ledger l;
+    int fd;
+    if (lock_read(path, &l, &fd, e)) return -1;
+    const long me = (long)getpid();
+    int i = 0;
+    while (i < l.n && l.pid[i] != me) i++;
+    if (i == l.n && l.n < LEDGER_MAX) l.pid[l.n++] = me;
+    if (i < l.n) l.bytes[i] = bytes;
+    return write_unlock(path, fd, &l, e);
+}
+
+double kg_ledger_learned(const char *path, const char *kind)
+{
+    struct ledger l;
+    struct kg_err e;
+    int fd;
+    if (lock_read(path, &l, &fd, &e)) return 0;
+    flock(fd, LOCK_UN);
+    close(fd);
+    for (int i = 0; i < l.nk; i++)
+        if (!strcmp(l.kind[i], kind)) return l.ratio[i];
+    return 0;
+}
+
+int kg_ledger_learn(const char *path, const char *kind, double ratio, struct kg_err *e)
+{
+    if (!(ratio > 0) || strlen(kind) >= sizeof((struct ledger *)0)->kind[0] || strpbrk(kind, " \n"))
+        return 0; /* nothing to learn (a NaN, a kind the file could not hold) */
+    struct ledger l;
+    int fd;
+    if (lock_read(path, &l, &fd, e)) return -1;
+    int i = 0;
+    while (i < l.nk && strcmp(l.kind[i], kind)) i++;
+    if (i == l.nk) {
+        if (l.nk == KINDS_MAX) {
+            flock(fd, LOCK_UN);
+            close(fd);
+            return 0;
+        }
+        snprintf(l.kind[l.nk], sizeof l.kind[0], "%s", kind);
+        l.ratio[l.nk++] = 0;
+    }
+    if (ratio > l.ratio[i]) l.ratio[i] = ratio;
+    return write_unlock(path, fd, &l, e);
 }

@@ -2,7 +2,9 @@
  * a ledger file (its budget in bytes) and names it in KGATE_HOST_LEDGER; each check, once it
  * knows its problem's size, reserves what it will hold at most and waits while the checks
  * already in the ledger leave no room for it. A reservation lasts as long as the process that
- * made it: a check that exits (or is killed) leaves room without a word. */
+ * made it: a check that exits (or is killed) leaves room without a word. The ledger also keeps,
+ * per runner kind, the most memory per tensor byte that a check of the audit has been measured
+ * to hold (base/memwatch.h), so that later checks reserve from measurements. */
 #ifndef KG_LEDGER_H
 #define KG_LEDGER_H
 
@@ -20,5 +22,14 @@ int kg_ledger_create(const char *path, uint64_t budget, struct kg_err *e);
  * with e set when the ledger cannot be read or written (the check then goes on unreserved). */
 int kg_ledger_reserve(const char *path, uint64_t bytes, bool (*stop)(void *), void *ud, double *waited,
                       struct kg_err *e);
+
+/* Sets this process's reservation to bytes, lower or higher, at once (a running check that
+ * knows better: it never waits). */
+int kg_ledger_resize(const char *path, uint64_t bytes, struct kg_err *e);
+/* The most bytes per tensor byte learned for runner kind so far; 0 when none (or no ledger). */
+double kg_ledger_learned(const char *path, const char *kind);
+/* Notes that a check of runner kind held ratio bytes per tensor byte: the ledger keeps the most
+ * of what it is told. */
+int kg_ledger_learn(const char *path, const char *kind, double ratio, struct kg_err *e);
 
 #endif

@@ -459,6 +459,7 @@ struct check_result {
 static void run_check(struct kg_session *s, struct check_args *a, struct check_result *r)
 {
     for (int i = 0; i < r->ns; i++) kg_session_run_gate(s, r->sel[i], &r->v[i]);
+    kg_session_host_done(s, kg_overall(r->v, r->ns) == KG_PASS);
     kg_group_causes(r->v, r->ns);
     if (a->so.progress) fprintf(stderr, "\r\033[K");
     if (a->base.asked) a->base.result = kg_session_baseline(s, a->base.tol, a->base.why, sizeof a->base.why);

@@ -138,6 +138,9 @@ const char *kg_session_cache_dir(const struct kg_session *s);
  * the face asked to stop meanwhile, the verdict is an error that says so, with wstatus
  * KG_WS_INTERRUPTED: what the gate saw was cut short, so it decided nothing. */
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v);
+/* After a check's last gate: its measured peak of host memory noted for the report, and under
+ * kgate audit, when every gate passed (so all of its cases ran), taught to the audit's ledger. */
+void kg_session_host_done(struct kg_session *s, bool passed);
 /* What n GPU runs that timed out once and then finished in a fresh worker were taken as (the
  * session's last such run named): a gate's detail, and a note under the verdict line. */
 void kg_session_stall_words(const struct kg_session *s, int n, char *buf, size_t len);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/ledger.h"
+#include "base/memwatch.h"
 #include "engine/backend.h"
 #include "engine/session.h"
 
@@ -32,11 +33,9 @@ static bool late_write_explains(enum kg_cause c)
     }
 }
 
-/* Under kgate audit (it names its ledger in KGATE_HOST_LEDGER), the most host memory this check
- * will hold, reserved before anything is drawn, so that checks of huge problems wait for each
- * other instead of filling the host together and being killed by its OOM killer (seen on the
- * H200: four real-size pairs of 5e8 elements killed six times over among six checks). The
- * estimate is HOST_PER_BYTE times the nominal case's tensors (the memo's float64 copies of
+/* Under kgate audit, the host memory a check reserves before its first gate (reserve_host, below),
+ * until the audit has learned better: without it, four real-size pairs of 5e8 elements were
+ * killed six times over among six checks by the H200's OOM killer. The estimate is HOST_PER_BYTE times the nominal case's tensors (the memo's float64 copies of
  * inputs and oracle values, the runs a gate holds at once, the segment pool) and HOST_BASE for
  * the judge and its workers (CUDA contexts on a GPU). Measured as the summed Pss of a check's
  * processes: on the CPU, KernelBench's max pool at 67 and 134 MB of tensors took 638 and 1195 MB
@@ -46,28 +45,81 @@ static bool late_write_explains(enum kg_cause c)
  * the segments truncated when dropped and the canary read into one pinned buffer, the same max
  * pool alone peaked at 33.95 GB (7.4 per byte past HOST_BASE) and KernelBench's triplet margin
  * loss (3.2 GB of inputs, load_inline CUDA) at 32.8 GB (9.6 per byte), measured on the H200; 14
- * per byte held l1_67 (conv1d) 281 s for a budget it did not need. 11 leaves 15% over the worse. */
+ * per byte held l1_67 (conv1d) 281 s for a budget it did not need. 11 leaves 15% over the worse.
+ * Nothing was measured in an audit, where the memo's budget is smaller: hence the learning. */
 #define HOST_PER_BYTE 11.0
 #define HOST_BASE     ((uint64_t)2 << 30)
+/* What the ledger learns (kg_session_host_done): the most that checks of the audit that passed
+ * every gate (so ran all of their cases) were measured to hold, per tensor byte past HOST_BASE,
+ * from those of HOST_LEARN_MIN bytes of tensors or more (below that, HOST_BASE's own error, a
+ * gigabyte either way, swamps the ratio); later checks reserve HOST_MARGIN times it (a peak
+ * between two samples, a problem unlike those seen), never more than HOST_PER_BYTE. */
+#define HOST_LEARN_MIN ((double)(1u << 30))
+#define HOST_MARGIN    1.25
+#define HOST_SAMPLE_S  0.1
 
+/* The reservation for s's host_bytes: from what the audit has learned about checks of its runner
+ * (or KGATE_HOST_PER_BYTE, for measuring), else HOST_PER_BYTE. */
+static uint64_t host_estimate(const struct kg_session *s, const char *ledger)
+{
+    const char *f = getenv("KGATE_HOST_PER_BYTE");
+    double per = HOST_PER_BYTE;
+    if (f && atof(f) > 0) {
+        per = atof(f);
+    } else {
+        const double learned = kg_ledger_learned(ledger, s->be->name) * HOST_MARGIN;
+        if (learned > 0 && learned < per) per = learned;
+    }
+    return (uint64_t)(per * s->host_bytes) + HOST_BASE;
+}
+
+/* Before each gate: the check's memory measured from its first gate on (base/memwatch.h); under
+ * kgate audit (it names its ledger in KGATE_HOST_LEDGER), the most host memory this check will
+ * hold, reserved before anything is drawn, so that checks of huge problems wait for each other
+ * instead of filling the host together and being killed by its OOM killer. Later gates set the
+ * reservation again: lower where the audit has since learned that checks of its kind need less,
+ * higher where this check was measured holding more than it reserved. */
 static void reserve_host(struct kg_session *s)
 {
     const char *path = getenv("KGATE_HOST_LEDGER");
-    if (s->host_reserved || !path || !*path) return;
-    s->host_reserved = true;
-    struct kg_case k;
     struct kg_err e;
-    if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) return;
-    double bytes = 0;
-    for (int i = 0; i < s->c->nargs; i++)
-        if (k.numel[i] > 0) bytes += (double)k.numel[i] * (double)kg_dtype_size(k.adtype[i]);
-    const char *f = getenv("KGATE_HOST_PER_BYTE"); /* for measuring it */
-    const double per = f && atof(f) > 0 ? atof(f) : HOST_PER_BYTE;
-    double waited = 0;
-    if (kg_ledger_reserve(path, (uint64_t)(per * bytes) + HOST_BASE, s->o.interrupted, s->o.interrupted_ud, &waited,
-                          &e))
-        fprintf(stderr, "kgate: %s (the check goes on without a reservation)\n", e.msg);
-    s->t_memwait += waited;
+    if (!s->host_reserved) {
+        s->host_reserved = true;
+        struct kg_case k;
+        if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) return;
+        for (int i = 0; i < s->c->nargs; i++)
+            if (k.numel[i] > 0) s->host_bytes += (double)k.numel[i] * (double)kg_dtype_size(k.adtype[i]);
+        kg_memwatch_start(HOST_SAMPLE_S);
+        if (!path || !*path) return;
+        double waited = 0;
+        const uint64_t want = host_estimate(s, path);
+        if (kg_ledger_reserve(path, want, s->o.interrupted, s->o.interrupted_ud, &waited, &e))
+            fprintf(stderr, "kgate: %s (the check goes on without a reservation)\n", e.msg);
+        else
+            s->host_reserve = want;
+        s->t_memwait += waited;
+        return;
+    }
+    if (!s->host_reserve) return;
+    const double held = (double)kg_memwatch_peak() * 1.1;
+    uint64_t want = host_estimate(s, path);
+    if (held > (double)want) want = (uint64_t)held;
+    if ((double)want < 0.95 * (double)s->host_reserve || want > s->host_reserve) {
+        if (kg_ledger_resize(path, want, &e))
+            fprintf(stderr, "kgate: %s\n", e.msg);
+        else
+            s->host_reserve = want;
+    }
+}
+
+void kg_session_host_done(struct kg_session *s, bool passed)
+{
+    s->host_peak = kg_memwatch_peak();
+    const char *path = getenv("KGATE_HOST_LEDGER");
+    struct kg_err e;
+    if (passed && s->host_reserve && s->host_bytes >= HOST_LEARN_MIN && s->host_peak > HOST_BASE &&
+        kg_ledger_learn(path, s->be->name, (double)(s->host_peak - HOST_BASE) / s->host_bytes, &e))
+        fprintf(stderr, "kgate: %s\n", e.msg);
 }
 
 void kg_session_run_gate(struct kg_session *s, const struct kg_gate *g, struct kg_verdict *v)

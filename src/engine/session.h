@@ -100,10 +100,13 @@ struct kg_session {
     struct kg_shm oshm; /* the oracle worker's */
     /* time spent, for the benchmark and --verbose */
     double t_compile, t_oracle, t_run, t_inputs, t_total;
-    double t_compare;   /* comparisons made in the oracle worker (kg_judge of a resident case) */
-    double compare0;    /* kg_compare_seconds() when the session opened */
-    double t_memwait;   /* waiting for room in the host's memory under kgate audit (run.c) */
-    bool host_reserved; /* ... asked for once per check, before its first gate */
+    double t_compare;      /* comparisons made in the oracle worker (kg_judge of a resident case) */
+    double compare0;       /* kg_compare_seconds() when the session opened */
+    double t_memwait;      /* waiting for room in the host's memory under kgate audit (run.c) */
+    bool host_reserved;    /* ... asked for once per check, before its first gate */
+    double host_bytes;     /* the nominal case's tensors, in bytes (run.c's reserve_host) */
+    uint64_t host_reserve; /* what the ledger holds for this check now (0: no ledger) */
+    uint64_t host_peak;    /* the most host memory the check was measured to hold (base/memwatch.h) */
     int nruns;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */

@@ -5,6 +5,8 @@
  * set on its side). */
 #include "worker/worker.h"
 
+#include "base/memwatch.h"
+
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -156,6 +158,7 @@ int kg_worker_spawn(struct kg_worker *w, char *const argv[], struct kg_err *e)
     setpgid(pid, pid);
     close(sv[1]);
     w->pid = pid;
+    kg_memwatch_track(pid);
     w->fd = sv[0];
     w->log_fd = log;
     w->foreign = false;
@@ -181,6 +184,7 @@ int kg_zygote_start(struct kg_worker *z, char *const argv[], const char *name, s
         waitpid(z->pid, NULL, 0);
         close(z->fd);
         close(z->log_fd);
+        kg_memwatch_untrack(z->pid);
         z->fd = z->log_fd = z->pid = -1;
         return -1;
     }
@@ -265,6 +269,7 @@ int kg_worker_spawn_zygote(struct kg_worker *w, const char *name, struct kg_err 
     }
     json_decref(r);
     w->pid = (pid_t)pid;
+    kg_memwatch_track(w->pid);
     w->fd = sv[0];
     w->log_fd = log;
     w->foreign = true;
@@ -403,6 +408,7 @@ static void reap(struct kg_worker *w, struct kg_reply *rp, enum end why, double 
     }
     close(w->fd);
     close(w->log_fd);
+    kg_memwatch_untrack(w->pid);
     w->fd = w->log_fd = -1;
     w->pid = -1;
 }
@@ -558,6 +564,7 @@ void kg_worker_stop(struct kg_worker *w)
     }
     close(w->fd);
     close(w->log_fd);
+    kg_memwatch_untrack(w->pid);
     w->fd = w->log_fd = -1;
     w->pid = -1;
 }

@@ -24,7 +24,9 @@
 #include "base/segment.h"
 #include "base/parallel.h"
 #include "base/ledger.h"
+#include "base/memwatch.h"
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static void test_rng_is_a_pure_function_of_seed_stream_index(void **state)
@@ -444,6 +446,104 @@ static void test_ledger_shares_the_host(void **state)
     unlink(path);
 }
 
+/* What an audit learns: the ledger keeps the most bytes per tensor byte it is told per runner
+ * kind, and a running check that sets its reservation lower makes room for a waiting one at once
+ * (the case kgate audit meets when its first checks reserved from the constant and the later
+ * ones learned they need less). */
+static void test_ledger_learns_and_resizes(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kgate-ledger-XXXXXX";
+    int tmp = mkstemp(path);
+    assert_true(tmp >= 0);
+    close(tmp);
+    struct kg_err e;
+    assert_int_equal(kg_ledger_create(path, 100, &e), 0);
+    assert_true(kg_ledger_learned(path, "torch") == 0);
+    assert_int_equal(kg_ledger_learn(path, "torch", 6.5, &e), 0);
+    assert_int_equal(kg_ledger_learn(path, "torch", 4.0, &e), 0); /* less: the most is kept */
+    assert_int_equal(kg_ledger_learn(path, "cuda", 3.0, &e), 0);
+    assert_int_equal(kg_ledger_learn(path, "torch", NAN, &e), 0); /* nothing to learn */
+    assert_true(kg_ledger_learned(path, "torch") == 6.5);
+    assert_true(kg_ledger_learned(path, "cuda") == 3.0);
+    assert_true(kg_ledger_learned(path, "host") == 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t a = reserver(path, 90, p[1]);
+    assert_true(waited_of(p[0]) < 0.19);
+    pid_t b = reserver(path, 40, p[1]); /* 90 + 40 do not fit: it waits */
+    usleep(400 * 1000);
+    /* a resizes itself (the ledger is keyed by pid: this process stands in for it with a line
+     * of its own, then a's line is rewritten by hand as a's resize would) */
+    FILE *f = fopen(path, "r");
+    char text[512] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_non_null(strstr(text, "learned torch 6.5"));
+    char line[64];
+    snprintf(line, sizeof line, "%ld 90\n", (long)a);
+    char *at = strstr(text, line);
+    assert_non_null(at);
+    at[strlen(line) - 3] = '5'; /* "PID 90" -> "PID 50", in place (b holds the file open) */
+    f = fopen(path, "r+");
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    fclose(f);
+    double wb = waited_of(p[0]); /* 50 + 40 fit now */
+    assert_true(wb > 0.3 && wb < 1.5);
+    assert_int_equal(kg_ledger_resize(path, 7, &e), 0); /* this process's own line, added */
+    f = fopen(path, "r");
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    snprintf(line, sizeof line, "%ld 7\n", (long)getpid());
+    assert_non_null(strstr(text, line));
+    assert_non_null(strstr(text, "learned cuda 3")); /* learning survives every rewrite */
+    kill(a, SIGKILL);
+    kill(b, SIGKILL);
+    waitpid(a, NULL, 0);
+    waitpid(b, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+    unlink(path);
+}
+
+/* The check's memory as memwatch measures it: this process plus a tracked child that holds
+ * 256 MiB it wrote; once untracked, the child no longer counts, but the peak stays. */
+static void test_memwatch_counts_tracked_workers(void **state)
+{
+    (void)state;
+    assert_true(kg_memwatch_start(0.02));
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    const size_t big = (size_t)256 << 20;
+    pid_t c = fork();
+    if (c == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed assertion leaves no child behind */
+        char *m = malloc(big);
+        if (!m) _exit(1);
+        memset(m, 1, big);
+        if (write(p[1], m + big / 2, 1) != 1) _exit(1); /* the bytes are used: the memset stays */
+        pause();
+        _exit(0);
+    }
+    char ok = 0;
+    assert_int_equal(read(p[0], &ok, 1), 1);
+    const uint64_t self = kg_proc_mem(getpid());
+    assert_true(kg_proc_mem(c) >= big);
+    kg_memwatch_track(c);
+    usleep(100 * 1000);
+    const uint64_t peak = kg_memwatch_peak();
+    assert_true(peak >= big + self / 2);
+    kg_memwatch_untrack(c);
+    kill(c, SIGKILL);
+    waitpid(c, NULL, 0);
+    assert_true(kg_memwatch_peak() >= peak);
+    assert_true(kg_proc_mem(c) == 0); /* gone */
+    close(p[0]);
+    close(p[1]);
+}
+
 /* A segment the pool does not keep gives its pages back even where another mapping of its memfd
  * (a worker's) outlives it: it is truncated to nothing (9 GiB: more than a pool fixed by
  * KGATE_SEG_POOL keeps, 8 GiB at most; sparse, so only the one page written is ever allocated). */
@@ -616,6 +716,8 @@ int main(void)
         cmocka_unit_test(test_segment_notes_what_it_holds),
         cmocka_unit_test(test_segment_touch_faults_pages_in),
         cmocka_unit_test(test_ledger_shares_the_host),
+        cmocka_unit_test(test_ledger_learns_and_resizes),
+        cmocka_unit_test(test_memwatch_counts_tracked_workers),
         cmocka_unit_test(test_segment_dropped_gives_pages_back),
         cmocka_unit_test(test_segment_pool_keeps_what_was_out_at_once),
         cmocka_unit_test(test_parallel_for_covers_each_index_once),
