@@ -1,13 +1,11 @@
 /* memwatch.c: the sampling thread of memwatch.h. The worker pids live in a small table under a
- * mutex; a sample reads /proc for this process and each of them (smaps_rollup costs about 0.05
- * ms for a process of gigabytes of huge pages, so sampling every 0.1 s costs nothing that
- * shows), sums, and keeps the most. */
+ * mutex; a sample reads /proc/PID/status for this process and each of them (microseconds), sums,
+ * and keeps the most. */
 #include "base/memwatch.h"
 
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,47 +17,40 @@ static uint64_t peak;
 static bool started;
 static double every;
 
-/* The sum of the "key:  N kB" lines named in keys (NULL-terminated) of a /proc file, in bytes;
- * false when the file cannot be read or has none of them. */
-static bool proc_kb(const char *path, const char *const *keys, uint64_t *bytes)
+bool kg_proc_mem(pid_t pid, uint64_t *anon, uint64_t *shmem)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    char line[256];
-    uint64_t sum = 0;
-    bool found = false;
-    while (fgets(line, sizeof line, f))
-        for (const char *const *k = keys; *k; k++) {
-            size_t n = strlen(*k);
-            uint64_t kb;
-            if (!strncmp(line, *k, n) && line[n] == ':' && sscanf(line + n + 1, "%" SCNu64, &kb) == 1) {
-                sum += kb * 1024;
-                found = true;
-            }
-        }
-    fclose(f);
-    *bytes = sum;
-    return found;
-}
-
-uint64_t kg_proc_mem(pid_t pid)
-{
-    static const char *const pss[] = {"Pss", NULL}, *const rss[] = {"RssAnon", "RssShmem", NULL};
-    char path[64];
-    uint64_t b = 0;
-    snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", (long)pid);
-    if (proc_kb(path, pss, &b)) return b;
+    char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-    return proc_kb(path, rss, &b) ? b : 0;
+    FILE *f = fopen(path, "r");
+    *anon = *shmem = 0;
+    if (!f) return false;
+    int found = 0;
+    uint64_t kb;
+    while (found < 2 && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "RssAnon: %" SCNu64, &kb) == 1) {
+            *anon = kb * 1024;
+            found++;
+        } else if (sscanf(line, "RssShmem: %" SCNu64, &kb) == 1) {
+            *shmem = kb * 1024;
+            found++;
+        }
+    }
+    fclose(f);
+    return found == 2;
 }
 
-/* One sample: this process and the tracked ones, summed; the peak raised to it. Under lock. */
+/* One sample: the private memory of this process and the tracked ones, plus the most shared
+ * memory one of them maps; the peak raised to it. Under lock. */
 static void sample(void)
 {
-    uint64_t sum = kg_proc_mem(getpid());
-    for (int i = 0; i < TRACKED_MAX; i++)
-        if (tracked[i] > 0) sum += kg_proc_mem(tracked[i]);
-    if (sum > peak) peak = sum;
+    uint64_t anon, shmem, sum = 0, most = 0;
+    for (int i = -1; i < TRACKED_MAX; i++) {
+        pid_t p = i < 0 ? getpid() : tracked[i];
+        if (p <= 0 || !kg_proc_mem(p, &anon, &shmem)) continue;
+        sum += anon;
+        if (shmem > most) most = shmem;
+    }
+    if (sum + most > peak) peak = sum + most;
 }
 
 static void *watch(void *unused)

@@ -1,8 +1,12 @@
-/* memwatch.h: how much of the host's memory one check holds, measured: a thread samples the
- * summed Pss (proportional set size: a page shared by n processes counts 1/n in each, so the
- * segments the judge shares with its workers count once) of this process and of the worker
- * processes it is told of, and keeps the peak. kgate audit's ledger (base/ledger.h) learns from
- * these peaks what a check needs, instead of trusting a constant. */
+/* memwatch.h: how much of the host's memory one check holds, measured: a thread samples this
+ * process and the worker processes it is told of, and keeps the peak of their private resident
+ * memory summed plus the most shared memory any of them maps (the run segments are shared
+ * between the judge and a worker: counted once). kgate audit's ledger (base/ledger.h) learns from
+ * these peaks what a check needs, instead of trusting a constant. Not Pss (smaps_rollup), which
+ * would count shared pages exactly: it walks every page table entry, and sampling it every 0.1 s
+ * took a fifth of a core for a check of 0.5 GB of tensors on the CPU (perf: smaps_account);
+ * /proc/PID/status's counters cost microseconds. Forked workers' pages shared copy-on-write with
+ * their fork server count in each: the measure errs high. */
 #ifndef KG_MEMWATCH_H
 #define KG_MEMWATCH_H
 
@@ -10,10 +14,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The memory, in bytes, that process pid holds: its Pss (smaps_rollup), or where that file is
- * not readable (a non-dumpable worker, seen by a judge without CAP_SYS_PTRACE) its private and
- * shared resident pages from /proc/PID/status; 0 when the process is gone. */
-uint64_t kg_proc_mem(pid_t pid);
+/* The resident memory, in bytes, of process pid: private (RssAnon) and shared (RssShmem) from
+ * /proc/PID/status; false when the process is gone. */
+bool kg_proc_mem(pid_t pid, uint64_t *anon, uint64_t *shmem);
 
 /* Starts the sampling thread (every period seconds; again: nothing). false when it cannot. */
 bool kg_memwatch_start(double period);

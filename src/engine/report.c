@@ -81,7 +81,7 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                                   "oracle", s->t_oracle, "runs", s->t_run, "compare",
                                   kg_compare_seconds() - s->compare0 + s->t_compare, "total", s->t_total, "kernel_runs",
                                   s->nruns, "memory_wait", s->t_memwait));
-    if (s->host_peak) /* bytes: the check's processes' summed Pss at most, what the ledger reserved */
+    if (s->host_peak) /* bytes: the most the check's processes held (base/memwatch.h), what the ledger reserved */
         json_object_set_new(doc, "memory",
                             json_pack("{s:f,s:I,s:I}", "tensor_bytes", s->host_bytes, "host_peak",
                                       (json_int_t)s->host_peak, "host_reserved", (json_int_t)s->host_reserve));

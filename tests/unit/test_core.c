@@ -509,7 +509,7 @@ static void test_ledger_learns_and_resizes(void **state)
 }
 
 /* The check's memory as memwatch measures it: this process plus a tracked child that holds
- * 256 MiB it wrote; once untracked, the child no longer counts, but the peak stays. */
+ * 256 MiB it wrote; once untracked and gone, the child no longer counts, but the peak stays. */
 static void test_memwatch_counts_tracked_workers(void **state)
 {
     (void)state;
@@ -529,8 +529,9 @@ static void test_memwatch_counts_tracked_workers(void **state)
     }
     char ok = 0;
     assert_int_equal(read(p[0], &ok, 1), 1);
-    const uint64_t self = kg_proc_mem(getpid());
-    assert_true(kg_proc_mem(c) >= big);
+    uint64_t self, shm, anon;
+    assert_true(kg_proc_mem(getpid(), &self, &shm));
+    assert_true(kg_proc_mem(c, &anon, &shm) && anon >= big);
     kg_memwatch_track(c);
     usleep(100 * 1000);
     const uint64_t peak = kg_memwatch_peak();
@@ -539,7 +540,7 @@ static void test_memwatch_counts_tracked_workers(void **state)
     kill(c, SIGKILL);
     waitpid(c, NULL, 0);
     assert_true(kg_memwatch_peak() >= peak);
-    assert_true(kg_proc_mem(c) == 0); /* gone */
+    assert_false(kg_proc_mem(c, &anon, &shm)); /* gone */
     close(p[0]);
     close(p[1]);
 }
