@@ -231,6 +231,10 @@ struct audit_run {
     uint64_t host_base, host_peak, host_total;
     double host_per_check;
     int host_most;
+    uint64_t check_peak;     /* the most host memory one check was measured holding (its record's */
+    double check_peak_bytes; /* memory.host_peak), its tensors' bytes and its id */
+    char check_peak_id[128];
+    double learned[3];  /* what the ledger learned for "host", "cuda", "torch" (read before it goes) */
     int mem_waits;      /* check starts that waited for room (counted once per wait) */
     int host_waits;     /* ... of them, for the host's memory */
     bool mem_held;      /* the last pass held a start back */
@@ -729,6 +733,13 @@ static bool store_record(struct audit_run *a, const struct job *j, int status, b
         a->nochk += unchecked(rec);
         kg_audit_spent_add(a->spent, rec);
         a->finished++;
+        json_t *m = json_object_get(rec, "memory");
+        uint64_t held = (uint64_t)json_integer_value(json_object_get(m, "host_peak"));
+        if (held > a->check_peak) {
+            a->check_peak = held;
+            a->check_peak_bytes = json_number_value(json_object_get(m, "tensor_bytes"));
+            kg_strlcpy(a->check_peak_id, a->r.v[a->todo[j->row]].id, sizeof a->check_peak_id);
+        }
     }
     json_decref(rec);
     return true;
@@ -845,6 +856,8 @@ static int schedule(struct audit_run *a, struct kg_err *e)
     return a->failed;
 }
 
+static const char *const learned_kinds[3] = {"host", "cuda", "torch"};
+
 static void summary(const struct audit_run *a)
 {
     double el_s = kg_now() - a->t0;
@@ -867,6 +880,14 @@ static void summary(const struct audit_run *a)
                 "%d check%s at once at most\n",
                 a->host_peak / 1073741824.0, a->host_total / 1073741824.0, a->host_per_check / 1073741824.0,
                 a->host_most, a->host_most == 1 ? "" : "s");
+    if (a->check_peak) {
+        fprintf(stderr, "kgate audit: host memory of one check: at most %.1f GiB (%s, %.2f GB of tensors)",
+                a->check_peak / 1073741824.0, a->check_peak_id, a->check_peak_bytes / 1e9);
+        for (int i = 0; i < 3; i++)
+            if (a->learned[i] > 0)
+                fprintf(stderr, "; learned for %s: %.2f bytes per tensor byte", learned_kinds[i], a->learned[i]);
+        fputc('\n', stderr);
+    }
     if (a->mem_waits > a->host_waits)
         fprintf(stderr, "kgate audit: %d time%s a check waited for device memory to start\n",
                 a->mem_waits - a->host_waits, a->mem_waits - a->host_waits == 1 ? "" : "s");
@@ -892,6 +913,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     if (!rc) rc = prepare(&a, cache, e);
     if (!rc) rc = schedule(&a, e);
     kg_worker_stop(&a.zyg); /* started in prepare; a no-op where it was not */
+    for (int i = 0; i < 3 && a.ledger[0]; i++) a.learned[i] = kg_ledger_learned(a.ledger, learned_kinds[i]);
     if (a.ledger[0]) unlink(a.ledger);
     if (a.tmpdir[0]) rmdir(a.tmpdir);
     if (!rc) rc = kg_audit_store_close(&a.st, e); /* success is said only of a store closed */
