@@ -83,8 +83,9 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                                   s->nruns, "memory_wait", s->t_memwait));
     if (s->host_peak) /* bytes: the most the check's processes held (base/memwatch.h), what the ledger reserved */
         json_object_set_new(doc, "memory",
-                            json_pack("{s:f,s:I,s:I}", "tensor_bytes", s->host_bytes, "host_peak",
-                                      (json_int_t)s->host_peak, "host_reserved", (json_int_t)s->host_reserve));
+                            json_pack("{s:f,s:I,s:I,s:I}", "tensor_bytes", s->host_bytes, "host_base",
+                                      (json_int_t)s->host_base, "host_peak", (json_int_t)s->host_peak, "host_reserved",
+                                      (json_int_t)s->host_reserve));
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",
                         json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made,

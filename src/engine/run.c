@@ -49,28 +49,28 @@ static bool late_write_explains(enum kg_cause c)
  * Nothing was measured in an audit, where the memo's budget is smaller: hence the learning. */
 #define HOST_PER_BYTE 11.0
 #define HOST_BASE     ((uint64_t)2 << 30)
-/* What the ledger learns (kg_session_host_done): the most that checks of the audit that passed
- * every gate (so ran all of their cases) were measured to hold, per tensor byte past HOST_BASE,
- * from those of HOST_LEARN_MIN bytes of tensors or more (below that, HOST_BASE's own error, a
- * gigabyte either way, swamps the ratio); later checks reserve HOST_MARGIN times it (a peak
- * between two samples, a problem unlike those seen), never more than HOST_PER_BYTE. */
-#define HOST_LEARN_MIN ((double)(1u << 30))
+/* What the ledger learns (kg_session_host_done): per tensor byte, the most memory that checks of
+ * the audit that passed every gate (so ran all of their cases) held past what they held before
+ * their first gate drew anything (host_base: the judge, its workers, the models built, the
+ * CUDA contexts; measured, so no constant's error enters the ratio), from those with at least
+ * HOST_LEARN_MIN bytes of tensors (below, a sample's noise would). Later checks reserve their own
+ * base plus HOST_MARGIN times it per byte (a peak between two samples, a problem unlike those
+ * seen), more than HOST_PER_BYTE where that is what was measured: on the CPU, where the oracle's
+ * float64 values stay in the torch worker's host memory, KernelBench's ReLU at 336 MB of tensors
+ * held 7.35 GB past a base of 0.38 (20.8 per byte). */
+#define HOST_LEARN_MIN ((double)(256u << 20))
 #define HOST_MARGIN    1.25
 #define HOST_SAMPLE_S  0.1
 
 /* The reservation for s's host_bytes: from what the audit has learned about checks of its runner
- * (or KGATE_HOST_PER_BYTE, for measuring), else HOST_PER_BYTE. */
+ * (or KGATE_HOST_PER_BYTE, for measuring), else HOST_PER_BYTE and HOST_BASE. */
 static uint64_t host_estimate(const struct kg_session *s, const char *ledger)
 {
     const char *f = getenv("KGATE_HOST_PER_BYTE");
-    double per = HOST_PER_BYTE;
-    if (f && atof(f) > 0) {
-        per = atof(f);
-    } else {
-        const double learned = kg_ledger_learned(ledger, s->be->name) * HOST_MARGIN;
-        if (learned > 0 && learned < per) per = learned;
-    }
-    return (uint64_t)(per * s->host_bytes) + HOST_BASE;
+    if (f && atof(f) > 0) return (uint64_t)(atof(f) * s->host_bytes) + HOST_BASE;
+    const double learned = kg_ledger_learned(ledger, s->be->name) * HOST_MARGIN;
+    if (learned > 0 && s->host_base) return (uint64_t)(learned * s->host_bytes) + s->host_base;
+    return (uint64_t)(HOST_PER_BYTE * s->host_bytes) + HOST_BASE;
 }
 
 /* Before each gate: the check's memory measured from its first gate on (base/memwatch.h); under
@@ -89,7 +89,7 @@ static void reserve_host(struct kg_session *s)
         if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) return;
         for (int i = 0; i < s->c->nargs; i++)
             if (k.numel[i] > 0) s->host_bytes += (double)k.numel[i] * (double)kg_dtype_size(k.adtype[i]);
-        kg_memwatch_start(HOST_SAMPLE_S);
+        if (kg_memwatch_start(HOST_SAMPLE_S)) s->host_base = kg_memwatch_peak();
         if (!path || !*path) return;
         double waited = 0;
         const uint64_t want = host_estimate(s, path);
@@ -117,8 +117,8 @@ void kg_session_host_done(struct kg_session *s, bool passed)
     s->host_peak = kg_memwatch_peak();
     const char *path = getenv("KGATE_HOST_LEDGER");
     struct kg_err e;
-    if (passed && s->host_reserve && s->host_bytes >= HOST_LEARN_MIN && s->host_peak > HOST_BASE &&
-        kg_ledger_learn(path, s->be->name, (double)(s->host_peak - HOST_BASE) / s->host_bytes, &e))
+    if (passed && s->host_reserve && s->host_base && s->host_bytes >= HOST_LEARN_MIN && s->host_peak > s->host_base &&
+        kg_ledger_learn(path, s->be->name, (double)(s->host_peak - s->host_base) / s->host_bytes, &e))
         fprintf(stderr, "kgate: %s\n", e.msg);
 }
 

@@ -106,7 +106,8 @@ struct kg_session {
     bool host_reserved;    /* ... asked for once per check, before its first gate */
     double host_bytes;     /* the nominal case's tensors, in bytes (run.c's reserve_host) */
     uint64_t host_reserve; /* what the ledger holds for this check now (0: no ledger) */
-    uint64_t host_peak;    /* the most host memory the check was measured to hold (base/memwatch.h) */
+    uint64_t host_base;    /* ... before its first gate drew anything (base/memwatch.h) */
+    uint64_t host_peak;    /* the most host memory the check was measured to hold */
     int nruns;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */
