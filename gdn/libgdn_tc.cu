@@ -14,6 +14,12 @@
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
 
+/* After each pass of GLA's backward: nothing here; gdn/gla_passes.cu (a timing driver that
+ * includes this file) records an event there, so that each pass is timed in the real sequence */
+#ifndef TC_BWD_PASS
+#define TC_BWD_PASS(stream, name)
+#endif
+
 // ---- checks -----------------------------------------------------------------------------------
 
 static bool tc_dim_ok(int64_t x)
@@ -530,18 +536,24 @@ static int tc_run_bwd_gla(const tc_call &c, const void *dO, const float *dST, co
             (cb)c.k, (cb)c.v, c.g, c.S0, nullptr, hkv, st, c.T, c.H, c.K, c.V, c.NT, c.scale);
         GDN_CUDA_TRY(cudaGetLastError());
     }
+    TC_BWD_PASS(c.stream, "1 scan H");
     tc_scan_bf16<TC_CHANNEL, true, TC_PLANES_KV | TC_PLANES_VK><<<grid, 128, ss, c.stream>>>(
         (cb)c.q, (cb)dO, c.g, dST, dhvk, dhkv, out->dS0, c.T, c.H, c.K, c.V, c.NT, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "2 scan dH");
     if (c.NT == 0) return 0;
     int rc = tc_gla_bdq_any<false>(c, dO, c.v, c.k, hkv, out->dq, c.q, qdq, c.scale);
+    TC_BWD_PASS(c.stream, "3 dq");
     if (!rc) rc = tc_gla_bdq_any<true>(c, c.v, dO, c.q, dhkv, out->dk, c.k, kdk, 1.f);
+    TC_BWD_PASS(c.stream, "4 dk");
     if (!rc)
         rc = c.K == 64 ? tc_launch_gla_bdv<64>(c, dO, dhvk, out->dv) : tc_launch_gla_bdv<128>(c, dO, dhvk, out->dv);
+    TC_BWD_PASS(c.stream, "5 dv");
     if (rc || !dg) return rc;
     tc_gla_dg<<<dim3((unsigned)(c.B * c.H), (unsigned)(c.K / 32)), 256, 0, c.stream>>>(qdq, kdk, dST, st, out->dg, c.T,
                                                                                        c.H, c.K, c.V);
     GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "6 dg");
     return 0;
 }
 
