@@ -114,7 +114,9 @@ __global__ void __launch_bounds__(128)
         float d0 = 1.f, d1 = 1.f; /* the decay of state rows r0, r0 + 8 */
         if constexpr (GATE == TC_CHANNEL) {
             if (REV && tid < TC_C) sW[tid] = wscale;
-            /* synchronises: staging and sW complete */
+            /* b's tile first, its loads in flight while the gates' copies land */
+            tc_load_transposed(b_ + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sBT, nullptr);
+            /* synchronises: staging, sW and b's tile complete */
             tc_gla_cumsum_call(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, TC_F32P);
             d0 = expf(sG[(L - 1) * TC_F32P + r0]), d1 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);
             tc_load_kt_decayed(a + (row0 * H + h) * K + kt * TC_C, rs_k, L, TC_C, REV ? sW : nullptr, sG, TC_F32P,
@@ -132,8 +134,8 @@ __global__ void __launch_bounds__(128)
                 __syncthreads();
             }
             tc_load_transposed(a + (row0 * H + h) * K + kt * TC_C, rs_k, L, WEIGHTED ? sW : nullptr, sAT, sAL);
+            tc_load_transposed(b_ + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sBT, nullptr);
         }
-        tc_load_transposed(b_ + (row0 * H + h) * V + vt * TC_C, rs_v, L, nullptr, sBT, nullptr);
         for (int idx = tid; idx < 2 * TC_C * 8; idx += 128) {
             const int pl = idx / (TC_C * 8), r = (idx / 8) % TC_C, grp = idx % 8;
             const long long plane = ((long long)bh * NT + n) * 2 + pl;

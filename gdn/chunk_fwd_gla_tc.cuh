@@ -39,11 +39,11 @@
 // ---- the bf16 outputs -------------------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, H^T hi, lo [64][K+8] bf16, V^T
- * [64][72] bf16, K and G [64][K+1] and P [64][65] fp32. */
+ * [64][72] bf16, K [64][K+2] bf16, G [64][K+1] and P [64][65] fp32. */
 __host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K, bool vlo = false)
 {
-    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + 2 * TC_C * (K + 1) * 4 +
-                      TC_C * TC_F32P * 4);
+    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + TC_C * (K + 2) * 2 +
+                      TC_C * (K + 1) * 4 + TC_C * TC_F32P * 4);
 }
 
 /* Threads of tc_gla_out_bf16: the tensor-core products take warps 0..3 (16 rows each), the
@@ -60,16 +60,16 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
                                                      __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
                                                      float hscale, const __nv_bfloat16 *v_lo)
 {
-    constexpr int LD = K + 8, LG = K + 1;
+    constexpr int LD = K + 8, LG = K + 1, LK = K + 2; /* LK: odd words a row, conflict-free down a column */
     TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
     __nv_bfloat16 *sQL = sQ + TC_C * LD;
     __nv_bfloat16 *sH = sQL + TC_C * LD;
     __nv_bfloat16 *sHL = sH + TC_C * LD;
     __nv_bfloat16 *sVT = sHL + TC_C * LD;
-    __nv_bfloat16 *sVL = sVT + TC_C * TC_TP;                                   /* VLO only */
-    float *sK = reinterpret_cast<float *>(sVT + (VLO ? 2 : 1) * TC_C * TC_TP); /* [j][c] fp32 */
-    float *sG = sK + TC_C * LG;
+    __nv_bfloat16 *sVL = sVT + TC_C * TC_TP;                /* VLO only */
+    __nv_bfloat16 *sK = sVT + (VLO ? 2 : 1) * TC_C * TC_TP; /* [j][c] */
+    float *sG = reinterpret_cast<float *>(sK + TC_C * LK);
     float *sP = sG + TC_C * LG;
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
@@ -79,15 +79,18 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
     /* tile row r is step t0 + r, or with REV step t0 + L - 1 - r */
     const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
 
-    tc_load_rows(q + (first * H + h) * K, dir * H * K, L, K, sQ, LD);
-    if (tid < 128) /* tc_load_transposed's 128 threads */
+    tc_load_rows_async(q + (first * H + h) * K, dir * H * K, L, K, sQ, LD); /* tc_gla_cumsum waits */
+    if (tid < 128)                                                          /* tc_load_transposed's 128 threads */
         tc_load_transposed(v + (first * H + h) * V + vt * TC_C, dir * H * V, L, nullptr, sVT, nullptr);
     else if (VLO)
         tc_copy_transposed(tid - 128, TC_GLA_OUT_THREADS - 128, v_lo + (first * H + h) * V + vt * TC_C, dir * H * V, L,
                            sVL);
-    for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
-        const int j = idx / K, c = idx % K;
-        sK[j * LG + c] = j < L ? __bfloat162float(k[((first + dir * j) * H + h) * K + c]) : 0.f;
+    for (int idx = tid; idx < TC_C * K / 2; idx += TC_GLA_OUT_THREADS) { /* bf16 pairs, in flight at once */
+        const int j = idx / (K / 2), c = 2 * (idx % (K / 2));
+        if (j < L)
+            tc_cp4(sK + j * LK + c, k + ((first + dir * j) * H + h) * K + c);
+        else
+            *reinterpret_cast<uint32_t *>(sK + j * LK + c) = 0u;
     }
     for (int idx = tid; idx < TC_C * TC_C; idx += TC_GLA_OUT_THREADS) { /* P's upper triangle */
         const int i = idx / TC_C, j = idx % TC_C;
@@ -104,9 +107,11 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
         while ((ii + 1) * (ii + 2) / 2 <= f) ii++;
         const int i = d0 + ii, j = d0 + f - ii * (ii + 1) / 2;
         const __nv_bfloat16 *qi = sQ + i * LD;
-        const float *kj = sK + j * LG, *gi_ = sG + i * LG, *gj = sG + j * LG;
+        const __nv_bfloat16 *kj = sK + j * LK;
+        const float *gi_ = sG + i * LG, *gj = sG + j * LG;
         float d = 0.f;
-        for (int c = 0; c < K; c++) d = fmaf(__bfloat162float(qi[c]) * kj[c], expf(gi_[c] - gj[c]), d);
+        for (int c = 0; c < K; c++)
+            d = fmaf(__bfloat162float(qi[c]) * __bfloat162float(kj[c]), expf(gi_[c] - gj[c]), d);
         sP[i * TC_F32P + j] = d * scale;
     }
     /* the blocks below the diagonal, one column of blocks J at a time, with r = 16 (J + 1): Q~ of
@@ -123,7 +128,7 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
                 at = row * LD + c;
             } else { /* K~ row 16 J + (row - nq) */
                 const int j = 16 * J + row - nq;
-                x = sK[j * LG + c] * expf(gr[c] - sG[j * LG + c]);
+                x = __bfloat162float(sK[j * LK + c]) * expf(gr[c] - sG[j * LG + c]);
                 at = (48 + row - nq) * LD + c;
             }
             const __nv_bfloat16 hi = __float2bfloat16_rn(x);
@@ -146,8 +151,9 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
         }
         __syncthreads(); /* the Q~, K~ tiles are rewritten next */
     }
-    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
-    tc_load_rows(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
+    /* H in flight while Q~ is formed (waited for below) */
+    tc_load_rows_async(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
+    tc_load_rows_async(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
     /* (no barrier: the last one above saw every read of sQ and of the H tiles' memory done) */
     /* Q~ = q * exp(G) as hi (in place) + lo */
     for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
@@ -157,6 +163,7 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
         sQ[i * LD + c] = hi;
         sQL[i * LD + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
     }
+    tc_cp_wait(); /* this thread's H rows */
     __syncthreads();
     if (w >= 4) return; /* no barrier below */
 

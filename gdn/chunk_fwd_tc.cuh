@@ -64,26 +64,63 @@ template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long a
     __syncthreads();
 }
 
+/* Asynchronous copies global -> shared (cp.async, sm_80+): a thread issues all of its copies of
+ * a tile before any of them lands, where a loop of plain loads and shared stores waits out each
+ * load in turn (the compiler cannot move a generic load above a shared store it might alias):
+ * measured on the H200, that made GLA's backward dq and dk passes ~8 ms each. tc_cp_wait waits
+ * for this thread's copies; a __syncthreads after it publishes them to the CTA. On the host
+ * emulation a copy is immediate. */
+__device__ __forceinline__ void tc_cp4(void *dst, const void *src)
+{
+#ifdef TC_HOST_EMU
+    memcpy(dst, src, 4);
+#else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+#endif
+}
+
+__device__ __forceinline__ void tc_cp16(void *dst, const void *src) /* both 16-byte aligned */
+{
+#ifdef TC_HOST_EMU
+    memcpy(dst, src, 16);
+#else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+#endif
+}
+
+__device__ __forceinline__ void tc_cp_wait()
+{
+#ifndef TC_HOST_EMU
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 /* The chunk's inclusive per-channel gate cumsums of channels c0 .. c0 + nc - 1 into
- * sG[i * ldg + cc] (i < 64; rows >= L repeat G_{L-1}). The 64 x nc gates are loaded first, by all
- * threads, consecutive threads on consecutive channels (coalesced; one thread walking its
- * channel's 64 steps in global memory waits for each load in turn: measured on the H200, that
- * made the state scan 4.1 ms at B8 T4096 H16 K=V=128); then one thread per channel sums its 64
- * steps in order, in shared memory. g[(at + i H) K + c0 + cc] is the gate of step t0 + i,
- * channel c0 + cc. REV (gdn/chunk_bwd_gla_tc.cuh's anti-causal passes): the cumsums of the
- * chunk's rows reversed, g'_0 = 0, g'_i = g_{L-i}, so that G'_i = G_{L-1} - G_{L-1-i}, as
- * tc_gate_cumsum_rows. Ends synchronised. */
+ * sG[i * ldg + cc] (i < 64; rows >= L repeat G_{L-1}). The 64 x nc gates are copied first, by all
+ * threads at once (tc_cp4: consecutive threads on consecutive channels, coalesced; one thread
+ * walking its channel's 64 steps in global memory waits for each load in turn: measured on the
+ * H200, that made the state scan 4.1 ms at B8 T4096 H16 K=V=128); then one thread per channel
+ * sums its 64 steps in order, in shared memory (reading 16 rows ahead made ptxas spill in
+ * tc_gla_cumsum_call and KDA's fp32 state kernel).
+ * g[(at + i H) K + c0 + cc] is the gate of step t0 + i, channel c0 + cc. REV
+ * (gdn/chunk_bwd_gla_tc.cuh's anti-causal passes): the cumsums of the chunk's rows reversed, g'_0
+ * = 0, g'_i = g_{L-i}, so that G'_i = G_{L-1} - G_{L-1-i}, as tc_gate_cumsum_rows. Waits for every
+ * asynchronous copy this thread issued before (tc_load_rows_async) and ends synchronised. */
 template <bool REV = false>
 __device__ __forceinline__ void tc_gla_cumsum(const float *g, long long at, int H, int K, int c0, int nc, int L,
                                               float *sG, int ldg)
 {
     for (int idx = (int)threadIdx.x; idx < TC_C * nc; idx += (int)blockDim.x) {
         const int i = idx / nc, cc = idx % nc;
-        if constexpr (REV)
-            sG[i * ldg + cc] = i > 0 && i < L ? g[(at + (long long)(L - i) * H) * K + c0 + cc] : 0.f;
+        const long long src = REV ? (long long)(L - i) : (long long)i;
+        if (REV ? i > 0 && i < L : i < L)
+            tc_cp4(sG + i * ldg + cc, g + (at + src * H) * K + c0 + cc);
         else
-            sG[i * ldg + cc] = i < L ? g[(at + (long long)i * H) * K + c0 + cc] : 0.f;
+            sG[i * ldg + cc] = 0.f;
     }
+    tc_cp_wait();
     __syncthreads();
     for (int cc = (int)threadIdx.x; cc < nc; cc += (int)blockDim.x) {
         float s = 0.f;
@@ -227,19 +264,30 @@ __device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, lon
                                                    const float *rw, const float *sg, int ldg, int last,
                                                    __nv_bfloat16 *dst, __nv_bfloat16 *dst_lo)
 {
-    for (int idx = (int)threadIdx.x; idx < TC_C * (ncols / 8); idx += (int)blockDim.x) {
-        const int j = idx % TC_C, grp = idx / TC_C;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+    const int total = TC_C * (ncols / 8), nt = (int)blockDim.x;
+    /* four 16-byte loads in flight before the first store (as tc_copy_transposed) */
+    for (int base = (int)threadIdx.x; base < total; base += 4 * nt) {
+        uint4 raw[4];
 #pragma unroll
-        for (int c = 0; c < 8; c++) {
-            const int cc = grp * 8 + c;
-            float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f);
-            if (sg) x *= expf(last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc]);
-            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-            dst[cc * TC_TP + j] = hi;
-            dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        for (int u = 0; u < 4; u++) {
+            const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
+            raw[u] = make_uint4(0, 0, 0, 0);
+            if (idx < total && j < L) raw[u] = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
+            if (idx >= total) continue;
+            const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[u]);
+#pragma unroll
+            for (int c = 0; c < 8; c++) {
+                const int cc = grp * 8 + c;
+                float x = __bfloat162float(e[c]) * (rw ? rw[j] : 1.f);
+                if (sg) x *= expf(last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc]);
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                dst[cc * TC_TP + j] = hi;
+                dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
         }
     }
 }
@@ -249,13 +297,24 @@ __device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, lon
  * shared stores of a warp fill consecutive words). */
 __device__ void tc_copy_transposed(int t, int nt, const __nv_bfloat16 *src, long long stride, int L, __nv_bfloat16 *dst)
 {
-    for (int idx = t; idx < TC_C * 8; idx += nt) {
-        const int j = idx % TC_C, grp = idx / TC_C;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (j < L) raw = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+    /* four 16-byte loads in flight before the first store (a load after a shared store it might
+     * alias waits for the store, so one at a time each waited out its own latency) */
+    for (int base = t; base < TC_C * 8; base += 4 * nt) {
+        uint4 raw[4];
 #pragma unroll
-        for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
+        for (int u = 0; u < 4; u++) {
+            const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
+            raw[u] = make_uint4(0, 0, 0, 0);
+            if (idx < TC_C * 8 && j < L) raw[u] = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
+            if (idx >= TC_C * 8) continue;
+            const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[u]);
+#pragma unroll
+            for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
+        }
     }
 }
 
@@ -272,17 +331,28 @@ __device__ void tc_load_transposed(const __nv_bfloat16 *src, long long stride, i
         tc_copy_transposed((int)threadIdx.x, 128, src, stride, L, dst);
 }
 
-/* Loads rows r < nrows (else zeros) of width W bf16 (W % 8 == 0) from src[r * stride + c] into
- * dst[r * ld + c] with 16-byte moves (ld % 8 == 0). */
-__device__ void tc_load_rows(const __nv_bfloat16 *src, long long stride, int nrows, int W, __nv_bfloat16 *dst, int ld)
+/* Starts copying rows r < nrows (else zeros) of width W bf16 (W % 8 == 0) from src[r * stride +
+ * c] into dst[r * ld + c] with 16-byte asynchronous copies (ld % 8 == 0); the rows are there once
+ * this thread has passed tc_cp_wait (or tc_gla_cumsum). */
+__device__ __forceinline__ void tc_load_rows_async(const __nv_bfloat16 *src, long long stride, int nrows, int W,
+                                                   __nv_bfloat16 *dst, int ld)
 {
     const int per = W / 8;
     for (int idx = (int)threadIdx.x; idx < TC_C * per; idx += (int)blockDim.x) {
         const int r = idx / per, grp = idx % per;
-        uint4 raw = make_uint4(0, 0, 0, 0);
-        if (r < nrows) raw = *reinterpret_cast<const uint4 *>(src + r * stride + grp * 8);
-        *reinterpret_cast<uint4 *>(dst + r * ld + grp * 8) = raw;
+        if (r < nrows)
+            tc_cp16(dst + r * ld + grp * 8, src + r * stride + grp * 8);
+        else
+            *reinterpret_cast<uint4 *>(dst + r * ld + grp * 8) = make_uint4(0, 0, 0, 0);
     }
+}
+
+/* tc_load_rows_async, then waits for this thread's copies (as a loop of plain 16-byte moves
+ * would, but with all of them in flight at once). */
+__device__ void tc_load_rows(const __nv_bfloat16 *src, long long stride, int nrows, int W, __nv_bfloat16 *dst, int ld)
+{
+    tc_load_rows_async(src, stride, nrows, W, dst, ld);
+    tc_cp_wait();
 }
 
 // ---- kernel 1, bf16: the state scan on tensor cores ---------------------------------------------

@@ -118,7 +118,7 @@ plant bwd_scan_no_sync chunk_bwd_tc.cuh '/__syncthreads(); \/\* the update reads
 # GLA's backward: dq's and dk's diagonal blocks leave out their first column (j = 16 w)
 plant gla_bwd_diag chunk_bwd_gla_tc.cuh 's/for (int j = 16 \* w; j <= i; j++)/for (int j = 16 * w + 1; j <= i; j++)/'
 # GLA's backward: the per-channel gates of the reversed rows (tc_gla_cumsum<true>) one step off
-plant gla_bwd_rev_gate chunk_fwd_tc.cuh 's/g\[(at + (long long)(L - i) \* H) \* K + c0 + cc\]/g[(at + (long long)(L - 1 - i) * H) * K + c0 + cc]/'
+plant gla_bwd_rev_gate chunk_fwd_tc.cuh 's/const long long src = REV ? (long long)(L - i) : (long long)i;/const long long src = REV ? (long long)(L - 1 - i) : (long long)i;/'
 # GLA's backward: the scans' per-channel decay of state rows r0 and r0 + 8 swapped
 plant gla_bwd_decay chunk_bwd_tc.cuh 's/d0 = expf(sG\[(L - 1) \* TC_F32P + r0\]), d1 = expf(sG\[(L - 1) \* TC_F32P + r0 + 8\]);/d1 = expf(sG[(L - 1) * TC_F32P + r0]), d0 = expf(sG[(L - 1) * TC_F32P + r0 + 8]);/'
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
