@@ -33,15 +33,20 @@
  *      rows reversed the same way, the state term unscaled;
  *   6. tc_gla_dg: the reverse cumsum per channel, in fp64, of q * dq - k * dk, plus dST . ST.
  * The decay sits on the OUTPUT channel c in passes 3 and 4, not on the reduced one, so the
- * forward's factorisation of P does not apply; tc_gla_bdq_bf16 sums (for warp w's 16 rows, block
- * I = w) the blocks J < I on tensor cores with one reference row r = 16 I for all of them:
+ * forward's factorisation of P does not apply; tc_gla_bdq_bf16 sums (for the 16 rows of block I,
+ * two warps of 32 channels each) the blocks J < I on tensor cores with one reference row r = 16 I
+ * for all of them:
  *   sum_{j < r} S_ij z_jc exp(G_ic - G_jc) = exp(G_ic - G_rc) sum_{j < r} S_ij (z_jc exp(G_rc - G_jc))
  * (S_ij = x_i . y_j, both exponents <= 0 because j < r <= i), and the diagonal block term by
- * term on CUDA cores; every exponent is <= 0, whatever the gates. dg's cancellation: the reverse
- * cumsum of q dq - k dk runs over the whole sequence; the products come from the fp32
- * accumulators (before dq, dk are rounded to bf16) and are summed in fp64 in a fixed order (bf16:
- * 3.3e-5 at B2 T1000 H4, emulated, far below its bar). The fp32 path, whose bar is 1e-5, sums
- * it per chunk instead (tc_gla_dg_local: the chunk's own steps plus (H_{n+1} . dH_{n+1})_c,
+ * term on CUDA cores, one column j at a time for all of a thread's outputs; every exponent is
+ * <= 0, whatever the gates. What these passes waited on was latency, not arithmetic (gdn/README.md
+ * has the per-pass times): every tile and the gates come by cp.async, all of a thread's copies in
+ * flight at once (gdn/chunk_fwd_tc.cuh's tc_load_rows_async, tc_gla_cumsum), dx is read before
+ * the first store, and the shared memory of tc_gla_bdq_bf16 fits two CTAs of eight warps an SM.
+ * dg's cancellation: the reverse cumsum of q dq - k dk runs over the whole sequence; the products
+ * come from the fp32 accumulators (before dq, dk are rounded to bf16) and are summed in fp64 in a
+ * fixed order (bf16: 3.3e-5 at B2 T1000 H4, emulated, far below its bar). The fp32 path, whose
+ * bar is 1e-5, sums it per chunk instead (tc_gla_dg_local: the chunk's own steps plus (H_{n+1} . dH_{n+1})_c,
  * which equals everything after the chunk), so its cancellation stays within 64 steps.
  * Deterministic: one writer per element, fixed orders, no atomics. Supported: K in {64, 128} (as
  * GLA's forward), V in {64, 128, 256}. */
@@ -58,60 +63,66 @@
  * B fragments) */
 #define TC_GLA_ZLD 104
 
-/* Dynamic shared memory of tc_gla_bdq_bf16<KIN>: X, Y, S hi, S lo [64][KIN+8] bf16, Z~^T hi, lo
- * [64][104] bf16, G, Z, P [64][65] fp32. */
+/* Dynamic shared memory of tc_gla_bdq_bf16<KIN>: X, Y, S hi, S lo [64][KIN+8] bf16 (later Z~^T
+ * hi, lo [64][104] bf16 in their place), Z [64][72] bf16, G, P [64][65] fp32: 112128 bytes at KIN
+ * = 128, two CTAs an SM (Z~ beside the tiles and z in fp32 took 146176, one CTA of 4 warps an SM) */
 __host__ __device__ constexpr unsigned tc_gla_bdq_bf16_smem(int kin)
 {
-    return (unsigned)(4 * TC_C * (kin + 8) * 2 + 2 * TC_C * TC_GLA_ZLD * 2 + 3 * TC_C * TC_F32P * 4);
+    return (unsigned)(4 * TC_C * (kin + 8) * 2 + TC_C * TC_TP * 2 + 2 * TC_C * TC_F32P * 4);
 }
 
-/* grid (NT, K/64, B*H), 128 threads, at (chunk n, 64-channel tile kt, bh), for the chunk's rows i
- * (REV: reversed, i = L-1-t for step t0 + t):
+/* Threads of tc_gla_bdq_bf16: eight warps, two on each 16 rows (one per 32 channels); with four
+ * (all 64 channels a warp) its CTAs, one or two an SM, left the SM idle on latencies */
+#define TC_GLA_BDQ_THREADS 256
+
+/* grid (NT, K/64, B*H), TC_GLA_BDQ_THREADS threads, at (chunk n, 64-channel tile kt, bh), for the
+ * chunk's rows i (REV: reversed, i = L-1-t for step t0 + t):
  *   out_ic = hscale exp(G_ic) (S x_i)_c + scale sum_{j <= i} (x_i . y_j) z_jc exp(G_ic - G_jc)
  * with x, y [B,T,H,KIN] (KIN = V), z, out [B,T,H,K] bf16, S the chunk's state planes [K][KIN]
  * (hi, lo) at sp + (bh NT + n) 2 K KIN, G this tile's channels' cumsums; with dot, also dot =
  * out * dx per element (fp32, out before its rounding; dx bf16 [B,T,H,K]). Warp w owns rows
- * 16w .. 16w+15 and the tile's 64 channels: S x_i on tensor cores (S hi, lo), scores X Y^T on
- * tensor cores (exact: bf16 products, fp32 sums) into P (fp32, scaled, 0 above the diagonal), the
- * blocks J < w as (P_{w,<16w}) (Z~^(w)) on tensor cores (P and Z~ hi + lo) times exp(G_i - G_r)
- * per element, the diagonal block term by term. */
+ * 16 (w % 4) .. + 15 and channels 32 (w / 4) .. + 31: S x_i on tensor cores (S hi, lo); scores
+ * X Y^T on tensor cores (exact: bf16 products, fp32 sums; warps 0..3) into P (fp32, scaled, 0
+ * above the diagonal); the blocks J < w % 4 as (P_{w,<16w}) (Z~^(w)) on tensor cores (P and Z~
+ * hi + lo) times exp(G_i - G_r) per element; the diagonal block term by term, one column j at a
+ * time for all of the thread's 16 outputs (32 independent exponentials a step, where a sum per
+ * output walked its own j with one in flight), each output's terms still added in increasing j. */
 template <int KIN, bool REV>
-__global__ void __launch_bounds__(128)
+__global__ void __launch_bounds__(TC_GLA_BDQ_THREADS)
     tc_gla_bdq_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z, const float *g,
                     const __nv_bfloat16 *sp, __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
                     int K, int NT, float scale, float hscale)
 {
-    constexpr int LD = KIN + 8, ZLD = TC_GLA_ZLD, LP = TC_F32P;
+    constexpr int LD = KIN + 8, ZLD = TC_GLA_ZLD, LP = TC_F32P, NTH = TC_GLA_BDQ_THREADS;
     TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sX = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
     __nv_bfloat16 *sY = sX + TC_C * LD;
-    __nv_bfloat16 *sS = sY + TC_C * LD, *sSL = sS + TC_C * LD;     /* [c][kin] */
-    __nv_bfloat16 *sZT = sSL + TC_C * LD, *sZL = sZT + TC_C * ZLD; /* [c][jcol]: Z~ of blocks 1, 2, 3 */
-    float *sG = reinterpret_cast<float *>(sZL + TC_C * ZLD);       /* [i][c] */
-    float *sZ = sG + TC_C * LP;                                    /* [j][c]: z, fp32 */
-    float *sP = sZ + TC_C * LP;                                    /* [i][j]: scale x_i . y_j, j <= i */
+    __nv_bfloat16 *sS = sY + TC_C * LD, *sSL = sS + TC_C * LD; /* [c][kin] */
+    __nv_bfloat16 *sZT = sX, *sZL = sZT + TC_C * ZLD; /* [c][jcol]: Z~ of blocks 1, 2, 3, once X, Y, S are read */
+    __nv_bfloat16 *sZ = sSL + TC_C * LD;              /* [j][c]: z */
+    float *sG = reinterpret_cast<float *>(sZ + TC_C * TC_TP); /* [i][c] */
+    float *sP = sG + TC_C * LP;                               /* [i][j]: scale x_i . y_j, j <= i */
     const int n = (int)blockIdx.x, kt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int bb = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int rw = w & 3, c0 = 32 * (w >> 2) + 2 * ti; /* row block; this thread's first channel */
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)bb * T + t0;
     const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
     const long long sx = (long long)H * KIN, sz = (long long)H * K;
 
-    tc_load_rows(x + (first * H + h) * KIN, dir * sx, L, KIN, sX, LD);
-    tc_load_rows(y + (first * H + h) * KIN, dir * sx, L, KIN, sY, LD);
-    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 0) * K + kt * TC_C) * KIN, KIN, TC_C, KIN, sS, LD);
-    tc_load_rows(sp + ((((long long)bh * NT + n) * 2 + 1) * K + kt * TC_C) * KIN, KIN, TC_C, KIN, sSL, LD);
-    for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
-        const int j = idx / TC_C, c = idx % TC_C;
-        sZ[j * LP + c] = j < L ? __bfloat162float(z[(first + dir * j) * sz + h * K + kt * TC_C + c]) : 0.f;
-    }
+    /* every tile in flight at once (tc_cp16, tc_cp4); tc_gla_cumsum waits for them */
+    tc_load_rows_async(x + (first * H + h) * KIN, dir * sx, L, KIN, sX, LD);
+    tc_load_rows_async(y + (first * H + h) * KIN, dir * sx, L, KIN, sY, LD);
+    tc_load_rows_async(sp + ((((long long)bh * NT + n) * 2 + 0) * K + kt * TC_C) * KIN, KIN, TC_C, KIN, sS, LD);
+    tc_load_rows_async(sp + ((((long long)bh * NT + n) * 2 + 1) * K + kt * TC_C) * KIN, KIN, TC_C, KIN, sSL, LD);
+    tc_load_rows_async(z + first * sz + h * K + kt * TC_C, dir * sz, L, TC_C, sZ, TC_TP);
     tc_gla_cumsum<REV>(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, LP); /* synchronises: tiles loaded */
 
-    const int i0 = 16 * w + gi, i1 = i0 + 8; /* this thread's rows */
-    {                                        /* P = scale X Y^T, causal by selection; warp w writes its own rows */
+    const int i0 = 16 * rw + gi, i1 = i0 + 8; /* this thread's rows */
+    if (w < 4) {                              /* P = scale X Y^T, causal by selection; warp w writes its own rows */
         float p[8][4];
-        tc_causal_xyt<KIN>(p, sX, sY, LD, w);
+        tc_causal_xyt<KIN>(p, sX, sY, LD, rw);
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
@@ -120,49 +131,62 @@ __global__ void __launch_bounds__(128)
                 sP[i * LP + j] = j <= i ? p[m][e] * scale : 0.f;
             }
     }
-    /* Z~ of blocks I = 1, 2, 3 (reference r = 16 I, rows j < r) at columns 8 I (I - 1) .. of sZT */
-    for (int idx = tid; idx < TC_C * 96; idx += 128) {
-        const int jc = idx % 96, c = idx / 96;
-        const int I = jc < 16 ? 1 : jc < 48 ? 2 : 3, j = jc - 8 * I * (I - 1), r = 16 * I;
-        const float v = sZ[j * LP + c] * expf(sG[r * LP + c] - sG[j * LP + c]);
-        const __nv_bfloat16 hi = __float2bfloat16_rn(v);
-        sZT[c * ZLD + jc] = hi;
-        sZL[c * ZLD + jc] = __float2bfloat16_rn(v - __bfloat162float(hi));
-    }
-    /* out = hscale exp(G_i) (X S^T) */
-    float acc[8][4];
+    /* out = hscale exp(G_i) (X S^T); acc[m] the m16n8 tile of channels c0 - 2 ti + 8 m .. */
+    float acc[4][4];
 #pragma unroll
-    for (int m = 0; m < 8; m++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
     for (int ks = 0; ks < KIN / 16; ks++) {
         uint32_t fa[4];
-        tc_frag_a(fa, sX, LD, 16 * w, 16 * ks);
+        tc_frag_a(fa, sX, LD, 16 * rw, 16 * ks);
 #pragma unroll
-        for (int m = 0; m < 8; m++) {
+        for (int m = 0; m < 4; m++) {
             uint32_t b0, b1;
-            tc_frag_b(&b0, &b1, sS, LD, 8 * m, 16 * ks);
+            tc_frag_b(&b0, &b1, sS, LD, c0 - 2 * ti + 8 * m, 16 * ks);
             tc_mma(acc[m], fa, b0, b1);
-            tc_frag_b(&b0, &b1, sSL, LD, 8 * m, 16 * ks);
+            tc_frag_b(&b0, &b1, sSL, LD, c0 - 2 * ti + 8 * m, 16 * ks);
             tc_mma(acc[m], fa, b0, b1);
         }
     }
+    float gic[4][4]; /* G of this thread's outputs */
 #pragma unroll
-    for (int m = 0; m < 8; m++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            const int i = e < 2 ? i0 : i1, c = 8 * m + 2 * ti + (e & 1);
-            acc[m][e] *= hscale * expf(sG[i * LP + c]);
+            gic[m][e] = sG[(e < 2 ? i0 : i1) * LP + c0 + 8 * m + (e & 1)];
+            acc[m][e] *= hscale * expf(gic[m][e]);
         }
-    __syncthreads(); /* Z~ complete */
-    if (w > 0) {     /* the blocks J < w: (P Z~) exp(G_i - G_r), r = 16 w */
-        float t[8][4];
+    /* dx of this thread's outputs, read now so that the loads overlap the work below (in the
+     * epilogue, after stores the compiler must assume may alias them, each waited on its own) */
+    __nv_bfloat162 dx2[2][4];
+    if (dot)
 #pragma unroll
-        for (int m = 0; m < 8; m++)
+        for (int half = 0; half < 2; half++) {
+            const int i = half ? i1 : i0;
+            const long long at = (first + dir * min(i, L - 1)) * sz + h * K + kt * TC_C + c0;
+#pragma unroll
+            for (int m = 0; m < 4; m++) dx2[half][m] = *reinterpret_cast<const __nv_bfloat162 *>(dx + at + 8 * m);
+        }
+    __syncthreads(); /* every warp has read X, Y and S: Z~ overwrites them */
+    /* Z~ of blocks I = 1, 2, 3 (reference r = 16 I, rows j < r) at columns 8 I (I - 1) .. of sZT */
+    for (int idx = tid; idx < TC_C * 96; idx += NTH) {
+        const int jc = idx % 96, c = idx / 96;
+        const int I = jc < 16 ? 1 : jc < 48 ? 2 : 3, j = jc - 8 * I * (I - 1), r = 16 * I;
+        const float v = __bfloat162float(sZ[j * TC_TP + c]) * expf(sG[r * LP + c] - sG[j * LP + c]);
+        const __nv_bfloat16 hi = __float2bfloat16_rn(v);
+        sZT[c * ZLD + jc] = hi;
+        sZL[c * ZLD + jc] = __float2bfloat16_rn(v - __bfloat162float(hi));
+    }
+    __syncthreads(); /* Z~ complete */
+    if (rw > 0) {    /* the blocks J < rw: (P Z~) exp(G_i - G_r), r = 16 rw */
+        float t[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
 #pragma unroll
             for (int e = 0; e < 4; e++) t[m][e] = 0.f;
-        const int off = 8 * w * (w - 1);
-        for (int s = 0; s < w; s++) {
+        const int off = 8 * rw * (rw - 1);
+        for (int s = 0; s < rw; s++) {
             const int j0 = 16 * s + 2 * ti;
             uint32_t a[4], al[4];
             tc_split(sP[i0 * LP + j0], sP[i0 * LP + j0 + 1], &a[0], &al[0]);
@@ -170,44 +194,49 @@ __global__ void __launch_bounds__(128)
             tc_split(sP[i0 * LP + j0 + 8], sP[i0 * LP + j0 + 9], &a[2], &al[2]);
             tc_split(sP[i1 * LP + j0 + 8], sP[i1 * LP + j0 + 9], &a[3], &al[3]);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma3(t[m], a, al, sZT, sZL, ZLD, 8 * m, off + 16 * s);
+            for (int m = 0; m < 4; m++) tc_mma3(t[m], a, al, sZT, sZL, ZLD, c0 - 2 * ti + 8 * m, off + 16 * s);
         }
-        const float *gr = sG + 16 * w * LP;
+        const float *gr = sG + 16 * rw * LP;
 #pragma unroll
-        for (int m = 0; m < 8; m++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int i = e < 2 ? i0 : i1, c = 8 * m + 2 * ti + (e & 1);
-                acc[m][e] += t[m][e] * expf(sG[i * LP + c] - gr[c]);
+            for (int e = 0; e < 4; e++) acc[m][e] += t[m][e] * expf(gic[m][e] - gr[c0 + 8 * m + (e & 1)]);
+    }
+    /* the diagonal block, term by term: j = 16 rw .. i, one column j at a time */
+    float d[4][4];
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) d[m][e] = 0.f;
+    for (int j = 16 * rw; j < 16 * rw + 16; j++) {
+        const float p0 = sP[i0 * LP + j], p1 = sP[i1 * LP + j];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int cc = 0; cc < 2; cc++) {
+                const int c = c0 + 8 * m + cc;
+                const float zj = __bfloat162float(sZ[j * TC_TP + c]), gj = sG[j * LP + c];
+                if (j <= i0) d[m][cc] += p0 * zj * expf(gic[m][cc] - gj);
+                if (j <= i1) d[m][2 + cc] += p1 * zj * expf(gic[m][2 + cc] - gj);
             }
     }
-    /* the diagonal block, term by term: j = 16 w .. i */
 #pragma unroll
-    for (int m = 0; m < 8; m++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = e < 2 ? i0 : i1, c = 8 * m + 2 * ti + (e & 1);
-            const float gic = sG[i * LP + c];
-            float d = 0.f;
-            for (int j = 16 * w; j <= i; j++) d += sP[i * LP + j] * sZ[j * LP + c] * expf(gic - sG[j * LP + c]);
-            acc[m][e] += d;
-        }
-        /* rows i0, i1 (those < L) to their steps; with dot, out * dx per element */
+        for (int e = 0; e < 4; e++) acc[m][e] += d[m][e];
+            /* rows i0, i1 (those < L) to their steps; with dot, out * dx per element */
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int i = half ? i1 : i0;
         if (i >= L) continue;
-        const long long at = (first + dir * i) * sz + h * K + kt * TC_C;
+        const long long at = (first + dir * i) * sz + h * K + kt * TC_C + c0;
 #pragma unroll
-        for (int m = 0; m < 8; m++) {
-            const int c = 8 * m + 2 * ti;
+        for (int m = 0; m < 4; m++) {
             const float a0 = acc[m][2 * half], a1 = acc[m][2 * half + 1];
-            *reinterpret_cast<__nv_bfloat162 *>(out + at + c) = __floats2bfloat162_rn(a0, a1);
-            if (dot) {
-                const __nv_bfloat162 d2 = *reinterpret_cast<const __nv_bfloat162 *>(dx + at + c);
-                *reinterpret_cast<float2 *>(dot + at + c) =
-                    make_float2(a0 * __bfloat162float(d2.x), a1 * __bfloat162float(d2.y));
-            }
+            *reinterpret_cast<__nv_bfloat162 *>(out + at + 8 * m) = __floats2bfloat162_rn(a0, a1);
+            if (dot)
+                *reinterpret_cast<float2 *>(dot + at + 8 * m) =
+                    make_float2(a0 * __bfloat162float(dx2[half][m].x), a1 * __bfloat162float(dx2[half][m].y));
         }
     }
 }

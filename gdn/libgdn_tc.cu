@@ -408,8 +408,8 @@ static int tc_launch_gla_bdq(const tc_call &c, const void *x, const void *y, con
     GDN_CUDA_TRY(
         cudaFuncSetAttribute(tc_gla_bdq_bf16<KIN, REV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)c.NT, (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
-    tc_gla_bdq_bf16<KIN, REV><<<grid, 128, smem, c.stream>>>((cb)x, (cb)y, (cb)z, c.g, (cb)sp, (__nv_bfloat16 *)out,
-                                                             (cb)dx, dot, c.T, c.H, c.K, c.NT, c.scale, hscale);
+    tc_gla_bdq_bf16<KIN, REV><<<grid, TC_GLA_BDQ_THREADS, smem, c.stream>>>(
+        (cb)x, (cb)y, (cb)z, c.g, (cb)sp, (__nv_bfloat16 *)out, (cb)dx, dot, c.T, c.H, c.K, c.NT, c.scale, hscale);
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }

@@ -672,11 +672,11 @@ static void emu_bwd_gla(const Cfg &c, float scale, const void *q, const void *k,
     const dim3 gq((unsigned)NT, (unsigned)(c.K / TC_C), (unsigned)(c.B * c.H));
     auto bdq = [&](auto vv) {
         constexpr int KIN = decltype(vv)::value;
-        tc_emu_launch(gq, dim3(128), tc_gla_bdq_bf16_smem(KIN), [&] {
+        tc_emu_launch(gq, dim3(TC_GLA_BDQ_THREADS), tc_gla_bdq_bf16_smem(KIN), [&] {
             tc_gla_bdq_bf16<KIN, false>((cb)dO, (cb)v, (cb)k, g, hkv, (__nv_bfloat16 *)dq, (cb)q, qdq, c.T, c.H, c.K,
                                         NT, scale, scale);
         });
-        tc_emu_launch(gq, dim3(128), tc_gla_bdq_bf16_smem(KIN), [&] {
+        tc_emu_launch(gq, dim3(TC_GLA_BDQ_THREADS), tc_gla_bdq_bf16_smem(KIN), [&] {
             tc_gla_bdq_bf16<KIN, true>((cb)v, (cb)dO, (cb)q, g, dhkv, (__nv_bfloat16 *)dk, (cb)k, kdk, c.T, c.H, c.K,
                                        NT, scale, 1.f);
         });

@@ -115,8 +115,8 @@ plant kda_decay chunk_fwd_gdn_tc.cuh 's/(e < 2 ? d0 : d1)/(e < 2 ? d1 : d0)/'
 plant bwd_rev_gate chunk_fwd_tc.cuh 's/s += raw\[L - i\];/s += raw[L - 1 - i];/'
 # the backward's scans: the update multiplies the tiles before every thread has loaded them
 plant bwd_scan_no_sync chunk_bwd_tc.cuh '/__syncthreads(); \/\* the update reads the tiles every thread loaded \*\//d'
-# GLA's backward: dq's and dk's diagonal blocks leave out their first column (j = 16 w)
-plant gla_bwd_diag chunk_bwd_gla_tc.cuh 's/for (int j = 16 \* w; j <= i; j++)/for (int j = 16 * w + 1; j <= i; j++)/'
+# GLA's backward: dq's and dk's diagonal blocks leave out their first column (j = 16 rw)
+plant gla_bwd_diag chunk_bwd_gla_tc.cuh 's/for (int j = 16 \* rw; j < 16 \* rw + 16; j++)/for (int j = 16 * rw + 1; j < 16 * rw + 16; j++)/'
 # GLA's backward: the per-channel gates of the reversed rows (tc_gla_cumsum<true>) one step off
 plant gla_bwd_rev_gate chunk_fwd_tc.cuh 's/const long long src = REV ? (long long)(L - i) : (long long)i;/const long long src = REV ? (long long)(L - 1 - i) : (long long)i;/'
 # GLA's backward: the scans' per-channel decay of state rows r0 and r0 + 8 swapped
