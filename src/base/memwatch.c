@@ -1,11 +1,17 @@
 /* memwatch.c: the sampling thread of memwatch.h. The worker pids live in a small table under a
  * mutex; a sample reads /proc/PID/status for this process and each of them (microseconds), sums,
- * and keeps the most. */
+ * and keeps the most. The thread lives as long as the check, while the judge forks its workers
+ * with a raw clone that runs no atfork handler (worker.c): so it takes no lock but its own (no
+ * malloc, no stdio: open, read and a buffer on its stack) and blocks every signal, which stay
+ * the main thread's to take. */
 #include "base/memwatch.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,26 +23,32 @@ static uint64_t peak;
 static bool started;
 static double every;
 
+/* The number of kB on the line "key:" of text, in bytes; false when there is none. */
+static bool kb_field(const char *text, const char *key, uint64_t *bytes)
+{
+    const char *at = strstr(text, key);
+    if (!at) return false;
+    at += strlen(key);
+    while (*at == ' ' || *at == '\t') at++;
+    uint64_t kb = 0;
+    if (*at < '0' || *at > '9') return false;
+    while (*at >= '0' && *at <= '9') kb = kb * 10 + (uint64_t)(*at++ - '0');
+    *bytes = kb * 1024;
+    return true;
+}
+
 bool kg_proc_mem(pid_t pid, uint64_t *anon, uint64_t *shmem)
 {
-    char path[64], line[256];
+    char path[64], text[4096];
     snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-    FILE *f = fopen(path, "r");
     *anon = *shmem = 0;
-    if (!f) return false;
-    int found = 0;
-    uint64_t kb;
-    while (found < 2 && fgets(line, sizeof line, f)) {
-        if (sscanf(line, "RssAnon: %" SCNu64, &kb) == 1) {
-            *anon = kb * 1024;
-            found++;
-        } else if (sscanf(line, "RssShmem: %" SCNu64, &kb) == 1) {
-            *shmem = kb * 1024;
-            found++;
-        }
-    }
-    fclose(f);
-    return found == 2;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n, got = 0;
+    while (got < (ssize_t)sizeof text - 1 && (n = read(fd, text + got, sizeof text - 1 - (size_t)got)) > 0) got += n;
+    close(fd);
+    text[got > 0 ? got : 0] = 0;
+    return kb_field(text, "\nRssAnon:", anon) && kb_field(text, "\nRssShmem:", shmem);
 }
 
 /* One sample: the private memory of this process and the tracked ones, plus the most shared
@@ -77,7 +89,11 @@ bool kg_memwatch_start(double period)
         pthread_attr_init(&a);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&a, 64 * 1024);
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread starts with every signal blocked */
         ok = started = pthread_create(&t, &a, watch, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&a);
     }
     pthread_mutex_unlock(&lock);

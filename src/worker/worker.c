@@ -94,8 +94,8 @@ static void own_proc(void)
 /* fork() into a PID and mount namespace of the child's own (own_proc): with the privilege to
  * make them, else inside an unprivileged user namespace, else (KGATE_CONTAIN=0, or neither is
  * allowed) a plain fork, and the worker reaps what its kernel starts itself (runners/serve.c).
- * The judge is single-threaded, so the raw clone needs none of fork's atfork handlers; the
- * child only execs. */
+ * The judge's only lasting thread (base/memwatch.c) takes no lock the child could need, so the
+ * raw clone needs none of fork's atfork handlers; the child only execs. */
 static pid_t fork_contained(void)
 {
     const char *env = getenv("KGATE_CONTAIN");
