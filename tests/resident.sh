@@ -2,7 +2,8 @@
 # resident.sh: a KernelBench pair's oracle values stay in its worker and runs are compared there
 # (struct kg_resident); the same checks with the values sent to the judge and compared here
 # (KGATE_RESIDENT=0) give the same report: verdicts, causes, evidence, every error and worst
-# position, gate by gate (only timings and rms_rel, whose sums go in another order, may differ).
+# position, gate by gate (only timings, measured memory and rms_rel, whose sums go in another
+# order, may differ).
 # On the CPU the worker's comparison runs on PyTorch's CPU tensors; on a GPU host, on the GPU.
 set -u
 t=${TMPDIR:-/tmp}/kgate-resident-$$
@@ -23,7 +24,7 @@ for c in ok_torch_clamp_relu fp16_accum_torch_mean_dim no_max_softmax nan_maskmu
     done
     if "$py" - "$t/$c.0.json" "$t/$c.1.json" <<'PY'; then echo "ok: $c: the same report either way"; else echo "FAIL: $c"; fails=$((fails + 1)); fi
 import json, sys
-DROP = {"timing", "memo", "rms_rel"}
+DROP = {"timing", "memo", "memory", "rms_rel"}
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items() if k not in DROP and "seconds" not in k}
