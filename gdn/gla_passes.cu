@@ -28,28 +28,12 @@ static void pass_mark(cudaStream_t s, const char *name)
 #define TC_BWD_PASS(stream, name) pass_mark(stream, name)
 
 #include "libgdn_tc.cu"
+#include "testutil.h" /* CUDA_CHECK, bf16_bits */
 
 /* libgdn.cu's, which this program does not link: the failing call is printed */
 void gdn_lib_set_error(const char *file, int line, const char *call, cudaError_t e)
 {
     fprintf(stderr, "%s:%d: %s: %s\n", file, line, call, cudaGetErrorString(e));
-}
-
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                        \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-/* bf16 bits of x (round to nearest even; inputs here are finite) */
-static uint16_t bf16_of(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
@@ -62,10 +46,10 @@ static float unif(void) /* [0, 1) */
 static void *dev_bf16(size_t n, float lo, float hi)
 {
     std::vector<uint16_t> h(n);
-    for (size_t i = 0; i < n; i++) h[i] = bf16_of(lo + (hi - lo) * unif());
+    for (size_t i = 0; i < n; i++) h[i] = bf16_bits(lo + (hi - lo) * unif());
     void *d;
-    CK(cudaMalloc(&d, n * 2));
-    CK(cudaMemcpy(d, h.data(), n * 2, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&d, n * 2));
+    CUDA_CHECK(cudaMemcpy(d, h.data(), n * 2, cudaMemcpyHostToDevice));
     return d;
 }
 
@@ -74,8 +58,8 @@ static float *dev_f32(size_t n, float lo, float hi)
     std::vector<float> h(n);
     for (size_t i = 0; i < n; i++) h[i] = lo + (hi - lo) * unif();
     float *d;
-    CK(cudaMalloc(&d, n * 4));
-    CK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc(&d, n * 4));
+    CUDA_CHECK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
     return d;
 }
 
@@ -84,27 +68,27 @@ int main(int argc, char **argv)
     gdn_dims d = {8, 4096, 16, 128, 128};
     if (argc == 6)
         d.B = atoll(argv[1]), d.T = atoll(argv[2]), d.H = atoll(argv[3]), d.K = atoll(argv[4]), d.V = atoll(argv[5]);
-    for (int i = 0; i < 16; i++) CK(cudaEventCreate(&g_ev[i]));
+    for (int i = 0; i < 16; i++) CUDA_CHECK(cudaEventCreate(&g_ev[i]));
     const size_t rows = (size_t)d.B * d.T * d.H, nS = (size_t)d.B * d.H * d.K * d.V;
     void *q = dev_bf16(rows * d.K, -1, 1), *k = dev_bf16(rows * d.K, -0.2f, 0.2f), *v = dev_bf16(rows * d.V, -1, 1);
     void *dO = dev_bf16(rows * d.V, -1, 1);
     float *g = dev_f32(rows * d.K, -0.7f, -0.01f), *S0 = dev_f32(nS, -0.3f, 0.3f), *dST = dev_f32(nS, -0.3f, 0.3f);
     void *o, *dq, *dk, *dv;
     float *ST, *dg, *dS0;
-    CK(cudaMalloc(&o, rows * d.V * 2));
-    CK(cudaMalloc(&dq, rows * d.K * 2));
-    CK(cudaMalloc(&dk, rows * d.K * 2));
-    CK(cudaMalloc(&dv, rows * d.V * 2));
-    CK(cudaMalloc(&dg, rows * d.K * 4));
-    CK(cudaMalloc(&ST, nS * 4));
-    CK(cudaMalloc(&dS0, nS * 4));
+    CUDA_CHECK(cudaMalloc(&o, rows * d.V * 2));
+    CUDA_CHECK(cudaMalloc(&dq, rows * d.K * 2));
+    CUDA_CHECK(cudaMalloc(&dk, rows * d.K * 2));
+    CUDA_CHECK(cudaMalloc(&dv, rows * d.V * 2));
+    CUDA_CHECK(cudaMalloc(&dg, rows * d.K * 4));
+    CUDA_CHECK(cudaMalloc(&ST, nS * 4));
+    CUDA_CHECK(cudaMalloc(&dS0, nS * 4));
     const size_t fwb = gdn_cuda_fwd_tc_workspace(GDN_GLA, GDN_DTYPE_BF16, &d),
                  bwb = gdn_cuda_bwd_tc_workspace(GDN_GLA, GDN_DTYPE_BF16, &d);
     void *fw, *bw;
-    CK(cudaMalloc(&fw, fwb));
-    CK(cudaMalloc(&bw, bwb));
+    CUDA_CHECK(cudaMalloc(&fw, fwb));
+    CUDA_CHECK(cudaMalloc(&bw, bwb));
     cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     gdn_dev_in in = {q, k, v, g, nullptr, S0};
     gdn_dev_grad gr = {dq, dk, dv, dg, nullptr, dS0};
 
@@ -116,17 +100,17 @@ int main(int argc, char **argv)
         if (gdn_cuda_fwd_tc(GDN_GLA, GDN_DTYPE_BF16, &d, NAN, &in, o, ST, fw, fwb, s)) return 1;
         pass_mark(s, "fwd");
         if (gdn_cuda_bwd_tc(GDN_GLA, GDN_DTYPE_BF16, &d, NAN, &in, dO, dST, &gr, bw, bwb, s)) return 1;
-        CK(cudaStreamSynchronize(s));
-        CK(cudaGetLastError());
+        CUDA_CHECK(cudaStreamSynchronize(s));
+        CUDA_CHECK(cudaGetLastError());
         if (it < 3) continue;
         if (t.empty()) t.resize((size_t)g_n);
         for (int p = 1; p < g_n; p++) {
             float ms;
-            CK(cudaEventElapsedTime(&ms, g_ev[p - 1], g_ev[p]));
+            CUDA_CHECK(cudaEventElapsedTime(&ms, g_ev[p - 1], g_ev[p]));
             t[(size_t)p].push_back(ms);
         }
         float all;
-        CK(cudaEventElapsedTime(&all, g_ev[1], g_ev[g_n - 1]));
+        CUDA_CHECK(cudaEventElapsedTime(&all, g_ev[1], g_ev[g_n - 1]));
         t[0].push_back(all);
     }
     printf("GLA bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n", (long long)d.B, (long long)d.T, (long long)d.H,
