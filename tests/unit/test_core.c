@@ -409,6 +409,16 @@ static double waited_of(int fd)
     return w;
 }
 
+/* A fresh ledger of budget bytes at path, a mkstemp template. */
+static void make_ledger(char *path, uint64_t budget)
+{
+    int tmp = mkstemp(path);
+    assert_true(tmp >= 0);
+    close(tmp);
+    struct kg_err e;
+    assert_int_equal(kg_ledger_create(path, budget, &e), 0);
+}
+
 /* The checks of an audit share the host through the ledger: a reservation that fits beside the
  * live ones starts at once, one that does not waits until a holder exits (no release needed),
  * and one larger than the whole budget runs when it is alone. */
@@ -416,11 +426,7 @@ static void test_ledger_shares_the_host(void **state)
 {
     (void)state;
     char path[] = "/tmp/kgate-ledger-XXXXXX";
-    int tmp = mkstemp(path);
-    assert_true(tmp >= 0);
-    close(tmp);
-    struct kg_err e;
-    assert_int_equal(kg_ledger_create(path, 100, &e), 0);
+    make_ledger(path, 100);
     int p[2];
     assert_int_equal(pipe(p), 0);
     pid_t a = reserver(path, 70, p[1]);
@@ -454,11 +460,8 @@ static void test_ledger_learns_and_resizes(void **state)
 {
     (void)state;
     char path[] = "/tmp/kgate-ledger-XXXXXX";
-    int tmp = mkstemp(path);
-    assert_true(tmp >= 0);
-    close(tmp);
+    make_ledger(path, 100);
     struct kg_err e;
-    assert_int_equal(kg_ledger_create(path, 100, &e), 0);
     assert_true(kg_ledger_learned(path, "torch") == 0);
     assert_int_equal(kg_ledger_learn(path, "torch", 6.5, &e), 0);
     assert_int_equal(kg_ledger_learn(path, "torch", 4.0, &e), 0); /* less: the most is kept */
