@@ -124,6 +124,17 @@ int kg_case_shrink(struct kg_session *s, const int64_t *sym, int keep, int64_t f
     return fits ? 0 : -1;
 }
 
+void kg_lean_words(const struct kg_session *s, const struct kg_case *k, char *buf, size_t n)
+{
+    const int64_t *nominal = s->o.pin_shape ? s->o.sym : s->c->nominal;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->c->nsyms; i++)
+        if (k->sym[i] != nominal[i])
+            kg_appendf(buf, n, &len, "%s%s=%lld (nominal %lld)", len ? ", " : " at ", s->c->sym[i],
+                       (long long)k->sym[i], (long long)nominal[i]);
+}
+
 void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_case *k, char *buf, size_t n)
 {
     char shape[KG_SHAPE_STR_MAX];

@@ -1,5 +1,6 @@
 /* check.c: the one-shot case most calibrated gates use: inputs, one run, the oracle, a
- * judgement; a run that fails sets the verdict instead. */
+ * judgement; a run that fails sets the verdict instead. Also the lean case (kg_lean_case),
+ * whose smaller batch is taken only after such a case passes there. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,5 +142,81 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
         *x_out = x;
     else
         kg_exec_free(&x);
+    return 0;
+}
+
+/* The symbol that only counts rows: free, the leading dim of every tensor argument (inputs and
+ * outputs alike) and in no other dim or scalar, so each of its values is a row computed on its
+ * own (a batch). -1 when there is none (an output reduced over it has no such dim). */
+static int batch_symbol(const struct kg_contract *c)
+{
+    int b = -1;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        if (a->kind != KG_ARG_TENSOR || a->rank < 1) return -1;
+        int lead = kg_expr_symbol(a->dims[0]);
+        if (lead < 0 || (b >= 0 && lead != b)) return -1;
+        b = lead;
+    }
+    if (b < 0 || c->fixed[b]) return -1;
+    for (int i = 0; i < c->nargs; i++) {
+        const struct kg_arg *a = &c->args[i];
+        if (a->sym == b && a->kind != KG_ARG_TENSOR) return -1;
+        for (int d = 1; a->kind == KG_ARG_TENSOR && d < a->rank; d++)
+            if (kg_expr_uses(a->dims[d], b)) return -1;
+    }
+    return b;
+}
+
+/* The batch value of dtype's lean cases, decided once per session: the batch symbol halved
+ * until the case is within the budget, and taken only where the kernel is right there on the
+ * nominal N(0,1) inputs' kind (a kernel wrong, refusing or failing at another batch is the
+ * shapes gate's finding, never precision's). 0 with *sym and *val set, or -1: the nominal case. */
+static int lean_batch(struct kg_session *s, enum kg_dtype dtype, int *sym, int64_t *val)
+{
+    signed char *st = &s->lean_state[dtype];
+    *sym = batch_symbol(s->c);
+    if (*st < 0 || *sym < 0) return -1;
+    if (*st > 0) {
+        *val = s->lean_value[dtype];
+        return 0;
+    }
+    *st = -1;
+    struct kg_case k;
+    struct kg_err e;
+    if (kg_nominal_case(s, dtype, 0, KG_DIST_NORMAL, &k, &e)) return -1;
+    int64_t v[KG_MAX_SYMS], nominal = k.sym[*sym];
+    memcpy(v, k.sym, sizeof v);
+    while (v[*sym] > 1 && !kg_case_affordable(s, &k)) {
+        v[*sym] /= 2;
+        if (kg_case_init(&k, s->c, v, dtype, k.seed, k.dist, &e)) return -1;
+    }
+    if (v[*sym] == nominal) return -1;
+    struct kg_expect ex;
+    if (kg_session_expect(s, &k, &ex, &e))
+        return -1; /* the reference cannot compute it (a batch of one in BatchNorm1d) */
+    kg_expect_free(&ex);
+    struct kg_verdict scratch;
+    kg_verdict_init(&scratch, NULL);
+    struct kg_judgement j;
+    if (kg_check_case(s, &k, NULL, &j, NULL, NULL, &scratch) || !j.pass) return -1;
+    *st = 1;
+    *val = s->lean_value[dtype] = v[*sym];
+    return 0;
+}
+
+int kg_lean_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset, enum kg_dist dist, struct kg_case *k,
+                 struct kg_err *e)
+{
+    if (kg_nominal_case(s, dtype, seed_offset, dist, k, e)) return -1;
+    if (s->o.pin_shape || kg_case_affordable(s, k)) return 0;
+    int b;
+    int64_t val, v[KG_MAX_SYMS];
+    if (lean_batch(s, dtype, &b, &val)) return 0;
+    memcpy(v, k->sym, sizeof v);
+    v[b] = val;
+    struct kg_case t;
+    if (kg_case_init(&t, s->c, v, dtype, k->seed, k->dist, e)) return 0;
+    *k = t;
     return 0;
 }

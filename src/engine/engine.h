@@ -174,6 +174,18 @@ bool kg_case_affordable(struct kg_session *s, const struct kg_case *k);
 int kg_case_shrink(struct kg_session *s, const int64_t *sym, int keep, int64_t frac, enum kg_dtype dtype, uint64_t seed,
                    enum kg_dist dist, struct kg_case *k);
 
+/* The case of a gate whose property lies along each row, not in how many rows there are
+ * (precision's large mean, reduction-order's mixed magnitudes): the nominal case, or, where that
+ * is over the case budget, the same with its batch (the symbol that is every tensor's leading
+ * dim and nothing else) halved until it is within it, down to 1. The smaller batch is taken only
+ * where the kernel is right there on N(0,1) inputs, checked once per dtype; otherwise, and with
+ * --shape, the nominal case. k->nominal tells which. */
+int kg_lean_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset, enum kg_dist dist, struct kg_case *k,
+                 struct kg_err *e);
+
+/* " at batch=1 (nominal 32)" for a case whose symbols differ from the nominal ones, else "". */
+void kg_lean_words(const struct kg_session *s, const struct kg_case *k, char *buf, size_t n);
+
 /* The replay command for gate g (NULL: all gates) at case k. */
 void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_case *k, char *buf, size_t n);
 

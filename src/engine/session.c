@@ -37,6 +37,8 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o)
     const char *tr = getenv("KGATE_TRACE");
     s->trace = tr && *tr && strcmp(tr, "0");
     s->t_open = kg_now();
+    const char *ce = getenv("KGATE_CASE_ELEMS"); /* the gates' per-case budget (engine.h's max_elems) */
+    if (!s->o.max_elems && ce && *ce) s->o.max_elems = strtoll(ce, NULL, 10);
     /* the memo's bytes (with the oracle's values kept in its worker): a quarter of what this
      * process could still allocate, and of its share of the host when kgate audit runs several
      * checks at once (measured: six real-size checks, each taking a quarter of what was free

@@ -126,6 +126,9 @@ struct kg_session {
     int late_writes;       /* runs whose outputs changed after the caller's stream was done (KG_RUN_OUT_LATE_WRITE) */
     uint32_t causes_seen;  /* 1u << enum kg_cause of every failure a gate of this session diagnosed */
     const struct kg_gate *current_gate;
+    /* kg_lean_case's batch per dtype: 0 not decided yet, 1 lean_value, -1 the nominal case */
+    signed char lean_state[KG_DTYPE_COUNT];
+    int64_t lean_value[KG_DTYPE_COUNT];
     struct kg_case_memo memo[KG_CASE_CACHE];
     uint64_t memo_clock;
     uint64_t resident_next; /* the last id of a resident oracle case (struct kg_resident) */
