@@ -123,7 +123,7 @@ const struct kg_gate kg_gate_precision = {
                "matmul, half-precision intermediates, one-pass variance. An output the working-precision reference\n"
                "itself loses on a case (its error 0.1 of the output's scale or more: the answer cancels below the\n"
                "dtype's resolution, as a KL divergence of probabilities shifted by 1e3 does) is not judged there.\n"
-               "A nominal case over the case budget runs with its batch (the leading dim of every tensor) halved\n"
+               "A nominal case over the case budget runs with its batch (the leading dim of every output) halved\n"
                "until it fits, where the kernel is right at that batch on N(0,1) inputs: accumulation is along rows.",
     .explain_python = "KernelBench format: get_inputs() values shifted by 1e3, and the reduction size constant raised.",
     .run = run,

@@ -7,7 +7,8 @@
 # - a softmax right only at the nominal batch (zeros at any other) is the shapes gate's finding:
 #   both gates run at the nominal shape and pass, and shapes fails;
 # - a candidate that refuses other batches (raises) is judged at the nominal shape too;
-# - within the budget (the default), nothing changes: the nominal shape.
+# - within the budget (the default), nothing changes: the nominal shape;
+# - host C contracts whose weights or second operand lack the batch still shrink it.
 set -u
 . "$top_srcdir/tests/torch_python.sh"
 need_torch_python
@@ -95,5 +96,19 @@ if grep -q "^  precision *pass" "$t/default.txt" && ! grep -q "at batch_size=" "
 else
     fail "ok_torch_softmax at the default budget" "$t/default.txt"
 fi
+# host C contracts: the batch is M, though the weights (w[N], b[N]) and a matmul's B[K,N] lack it
+for f in ok/layernorm bugs/layernorm_one_pass_variance ok/matmul; do
+    env KGATE_CASE_ELEMS=8192 "$KGATE" check "$top_srcdir/testdata/$f.c" --gates precision --no-color \
+        > "$t/c.txt" 2>&1
+    case $f in
+    bugs/*)
+        cause=$(sed -n 's|^// expect: fail precision *||p' "$top_srcdir/testdata/$f.c")
+        grep -q "^  precision *fail.*at M=4 (nominal 64)" "$t/c.txt" && grep -q "cause: *$cause" "$t/c.txt" ||
+            fail "$f: must fail precision at M=4 with cause $cause" "$t/c.txt"
+        ;;
+    *) grep -q "^  precision *pass.*at M=[0-9]* (nominal 128)" "$t/c.txt" || fail "$f: must pass at a smaller M" "$t/c.txt" ;;
+    esac
+done
+[ $fails -eq 0 ] && echo "ok: host C contracts at a smaller M (weights and B without it)"
 [ $fails -eq 0 ] && echo "PASS" && exit 0
 exit 1

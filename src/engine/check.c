@@ -145,27 +145,30 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
     return 0;
 }
 
-/* The symbol that only counts rows: free, the leading dim of every tensor argument (inputs and
- * outputs alike) and in no other dim or scalar, so each of its values is a row computed on its
- * own (a batch). -1 when there is none (an output reduced over it has no such dim). */
+/* The symbol that only counts rows (a batch): free, the leading dim of every output, and of
+ * every other tensor it is in, and in no other dim; a tensor without it (a LayerNorm's weight, a
+ * matmul's B) is the same for every row. Each of its values is then a row computed on its own.
+ * -1 when there is none: an output reduced over it (a loss) does not lead with it, and a square
+ * matmul's N is also a column count. */
 static int batch_symbol(const struct kg_contract *c)
 {
-    int b = -1;
+    int b = -1, users = 0;
     for (int i = 0; i < c->nargs; i++) {
         const struct kg_arg *a = &c->args[i];
-        if (a->kind != KG_ARG_TENSOR || a->rank < 1) return -1;
-        int lead = kg_expr_symbol(a->dims[0]);
+        if (a->kind != KG_ARG_TENSOR || !kg_arg_is_output(a)) continue;
+        int lead = a->rank < 1 ? -1 : kg_expr_symbol(a->dims[0]);
         if (lead < 0 || (b >= 0 && lead != b)) return -1;
         b = lead;
     }
     if (b < 0 || c->fixed[b]) return -1;
     for (int i = 0; i < c->nargs; i++) {
         const struct kg_arg *a = &c->args[i];
-        if (a->sym == b && a->kind != KG_ARG_TENSOR) return -1;
-        for (int d = 1; a->kind == KG_ARG_TENSOR && d < a->rank; d++)
-            if (kg_expr_uses(a->dims[d], b)) return -1;
+        if (a->kind != KG_ARG_TENSOR) continue;
+        for (int d = 0; d < a->rank; d++)
+            if (kg_expr_uses(a->dims[d], b) && (d || kg_expr_symbol(a->dims[0]) != b)) return -1;
+        users += kg_arg_is_input(a) && a->rank && kg_expr_symbol(a->dims[0]) == b;
     }
-    return b;
+    return users ? b : -1;
 }
 
 /* The batch value of dtype's lean cases, decided once per session: the batch symbol halved
