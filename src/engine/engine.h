@@ -177,9 +177,9 @@ int kg_case_shrink(struct kg_session *s, const int64_t *sym, int keep, int64_t f
 /* The case of a gate whose property lies along each row, not in how many rows there are
  * (precision's large mean, reduction-order's mixed magnitudes): the nominal case, or, where that
  * is over the case budget, the same with its batch (the symbol that leads every output and every
- * tensor it is in, and is in no other dim) halved until it is within it, down to 1. The smaller batch is taken only
- * where the kernel is right there on N(0,1) inputs, checked once per dtype; otherwise, and with
- * --shape, the nominal case. k->nominal tells which. */
+ * tensor it is in, and is in no other dim) halved until it is within it, down to 1. The smaller
+ * batch is taken only where the kernel is right there on N(0,1) inputs, checked once per dtype;
+ * otherwise, and with --shape, the nominal case. k->nominal tells which. */
 int kg_lean_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset, enum kg_dist dist, struct kg_case *k,
                  struct kg_err *e);
 
