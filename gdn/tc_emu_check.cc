@@ -14,13 +14,18 @@
  *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
  *   g++ -std=c++17 -O2 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU -Igdn \
  *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
- *   ./tc_emu_check [quick | big] [bwd]   (tests/tc_emu.sh runs all but big in `make check`; big adds
- *   the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone) */
+ *   ./tc_emu_check [quick | big] [bwd] [hash]   (tests/tc_emu.sh runs all but big in `make check`; big
+ *   adds the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone; hash prints, per
+ *   case, a hash of every output and the workspace, so that two builds of the kernels -- a change of
+ *   shared-memory layout, of launch bounds -- can be shown bit for bit equal: diff the two logs'
+ *   hash lines) */
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 #include <vector>
 
@@ -36,6 +41,16 @@ extern "C" {
 
 static const double BAR_BF16 = 0.0033, BAR_F32 = 1e-5;
 static int g_fail;
+static bool g_hash; /* the `hash` argument */
+
+/* FNV-1a over the bytes of the buffers' data (not their guards), for g_hash: a case's outputs
+ * (and workspace) as one 64-bit value that two builds can compare */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
 
 // ---- buffers with guards -------------------------------------------------------------------------
 
@@ -147,6 +162,15 @@ static double relrms(const std::vector<double> &ref, const std::vector<double> &
         num += (x[i] - ref[i]) * (x[i] - ref[i]), den += ref[i] * ref[i];
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* With g_hash, one line "hash WHAT <16 hex digits>": fnv1a of the data of bufs in order. */
+static void hash_line(const char *what, std::initializer_list<Buf *> bufs)
+{
+    if (!g_hash) return;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (Buf *x : bufs) h = fnv1a(h, x->p(), x->bytes);
+    printf("hash %s %016llx\n", what, (unsigned long long)h);
 }
 
 // ---- self-checks of the emulation ----------------------------------------------------------------
@@ -510,6 +534,10 @@ static void run_cfg(const Cfg &c)
     printf("%-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | o %8.2e  ST %8.2e | det %s guards %s | %5.2fs %s\n",
            gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eo, est,
            det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
+    char what[96];
+    snprintf(what, sizeof what, "fwd %s %s B%d T%d H%d K%d V%d S0 %s", gdn_family_name(c.f), bf ? "bf16" : "f32", c.B,
+             c.T, c.H, c.K, c.V, c.state ? "y" : "n");
+    hash_line(what, {&o[0], &ST[0], &ws[0]});
     fflush(stdout);
     g_fail += !ok;
 }
@@ -768,6 +796,10 @@ static void run_bwd_cfg(const Cfg &c)
            "guards %s | %5.2fs %s\n",
            gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es0,
            det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
+    char what[96];
+    snprintf(what, sizeof what, "bwd %s %s B%d T%d H%d K%d V%d S0 %s", gdn_family_name(c.f), bf ? "bf16" : "f32", c.B,
+             c.T, c.H, c.K, c.V, c.state ? "y" : "n");
+    hash_line(what, {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0]});
     fflush(stdout);
     g_fail += !ok;
 }
@@ -830,6 +862,9 @@ static void run_nan(gdn_family f, bool bf, int which)
     printf("nan    %-6s %-4s NaN in %-4s at t=%d: oracle NaN in o %zu; missing %zu, extra %zu (+%zu documented) %s\n",
            gdn_family_name(f), bf ? "bf16" : "f32", names[which], ts, n64, missing, extra, extra_allowed,
            ok ? "ok" : "FAIL");
+    char what[64];
+    snprintf(what, sizeof what, "nan %s %s %s", gdn_family_name(f), bf ? "bf16" : "f32", names[which]);
+    hash_line(what, {&o, &ST, &ws});
     g_fail += !ok;
 }
 
@@ -840,7 +875,7 @@ int main(int argc, char **argv)
     bool quick = false, big = false, bwd_only = false; /* bwd: the backward cases alone */
     for (int i = 1; i < argc; i++)
         quick = quick || !strcmp(argv[i], "quick"), big = big || !strcmp(argv[i], "big"),
-        bwd_only = bwd_only || !strcmp(argv[i], "bwd");
+        bwd_only = bwd_only || !strcmp(argv[i], "bwd"), g_hash = g_hash || !strcmp(argv[i], "hash");
     check_bf16();
     check_mma();
     check_poison();
