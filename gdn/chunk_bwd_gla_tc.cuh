@@ -88,7 +88,7 @@ __host__ __device__ constexpr unsigned tc_gla_bdq_bf16_smem(int kin)
  * time for all of the thread's 16 outputs (32 independent exponentials a step, where a sum per
  * output walked its own j with one in flight), each output's terms still added in increasing j. */
 template <int KIN, bool REV>
-__global__ void __launch_bounds__(TC_GLA_BDQ_THREADS)
+__global__ void TC_BOUNDS(TC_GLA_BDQ_THREADS, tc_gla_bdq_bf16_smem(KIN))
     tc_gla_bdq_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z, const float *g,
                     const __nv_bfloat16 *sp, __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
                     int K, int NT, float scale, float hscale)
@@ -254,7 +254,7 @@ __host__ __device__ constexpr unsigned tc_gla_bdq_f32_smem(int kin)
  * at step t reaches no earlier row), term by term: out_ic = hscale exp(G_ic) (S x_i)_c + sum_{j <=
  * i} P_ij z_jc exp(G_ic - G_jc), P_ij = scale x_i . y_j. */
 template <int KIN, bool REV>
-__global__ void __launch_bounds__(256)
+__global__ void TC_BOUNDS(256, tc_gla_bdq_f32_smem(KIN))
     tc_gla_bdq_f32(const float *x, const float *y, const float *z, const float *g, const float *sp, float *out,
                    const float *dx, float *dot, int T, int H, int K, int NT, float scale, float hscale)
 {
@@ -330,7 +330,7 @@ __global__ void __launch_bounds__(256)
 /* grid (NT, V/64, B*H), TC_GLA_OUT_THREADS threads: dv = GLA's forward outputs body with (q, k, v,
  * H) = (k, q, dO, dH as [V][K] planes) on the chunk's rows reversed, the state term unscaled. */
 template <int K>
-__global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
+__global__ void TC_BOUNDS(TC_GLA_OUT_THREADS, tc_gla_out_bf16_smem(K))
     tc_gla_bdv_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *q, const __nv_bfloat16 *dO, const float *g,
                     const __nv_bfloat16 *dh_vk, __nv_bfloat16 *dv, int T, int H, int V, int NT, float scale)
 {
@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
 /* grid (NT, V/64, B*H), 256 threads: the fp32 dv, gdn/chunk_fwd_tc.cuh's tc_rows_out_f32 with
  * (x, y, z, S) = (k, q, dO, dH as [K][V]) on the chunk's rows reversed, the state term unscaled. */
 template <int K>
-__global__ void __launch_bounds__(256)
+__global__ void TC_BOUNDS_REGS(256, tc_out_f32_smem(K, TC_CHANNEL), 128)
     tc_gla_bdv_f32(const float *k, const float *q, const float *dO, const float *g, const float *dh_kv, float *dv,
                    int T, int H, int V, int NT, float scale)
 {

@@ -67,7 +67,7 @@ __host__ __device__ constexpr unsigned tc_scan_bf16_smem(int gate = TC_SCALAR)
  * vk ([B*H][NT][2][V][K]) and/or kv ([B*H][NT][2][K][V]) as PLANES says. Warp w owns state rows
  * 16w .. 16w+15 of the K tile; acc[m] the m16n8 tile of columns 8m .. 8m+7. */
 template <int GATE, bool REV, int PLANES>
-__global__ void __launch_bounds__(128)
+__global__ void TC_BOUNDS(128, tc_scan_bf16_smem(GATE))
     tc_scan_bf16(const __nv_bfloat16 *a, const __nv_bfloat16 *b_, const float *g, const float *init, __nv_bfloat16 *vk,
                  __nv_bfloat16 *kv, float *fin, int T, int H, int K, int V, int NT, float wscale)
 {
@@ -179,11 +179,16 @@ __global__ void __launch_bounds__(128)
     }
 }
 
+__host__ __device__ constexpr unsigned tc_bout_bf16_smem(int kin)
+{
+    return tc_out_bf16_smem(kin, false);
+}
+
 /* grid (NT, VOUT/64, B*H), 128 threads: gdn/chunk_fwd_tc.cuh's tc_rows_out_bf16 (the forward's
  * outputs kernel) with the backward's tensors and scales, the chunk's rows reversed with REV, and
  * the dots of SSD's dg where dot is given. */
 template <int GATED, int KIN, bool REV>
-__global__ void __launch_bounds__(128)
+__global__ void TC_BOUNDS(128, tc_bout_bf16_smem(KIN))
     tc_bout_bf16(const __nv_bfloat16 *x, const __nv_bfloat16 *y, const __nv_bfloat16 *z, const float *g,
                  const __nv_bfloat16 *sp, __nv_bfloat16 *out, const __nv_bfloat16 *dx, float *dot, int T, int H,
                  int VOUT, int NT, float scale, float hscale)
@@ -191,15 +196,10 @@ __global__ void __launch_bounds__(128)
     tc_rows_out_bf16<GATED, KIN, REV, false>(x, y, z, nullptr, g, sp, out, dx, dot, T, H, VOUT, NT, scale, hscale);
 }
 
-__host__ __device__ constexpr unsigned tc_bout_bf16_smem(int kin)
-{
-    return tc_out_bf16_smem(kin, false);
-}
-
 /* The fp32 passes: the same five on CUDA cores in exact fp32 (gdn/chunk_fwd_tc.cuh's tc_scan_f32
  * and tc_rows_out_f32), one state plane of fp32 per layout. grid (V/64, K/64, B*H), 256 threads. */
 template <int GATE, bool REV, int PLANES>
-__global__ void __launch_bounds__(256)
+__global__ void TC_BOUNDS_REGS(256, tc_state_f32_smem(GATE), 64)
     tc_bscan_f32(const float *a, const float *b_, const float *g, const float *init, float *kv, float *vk, float *fin,
                  int T, int H, int K, int V, int NT, float wscale)
 {
@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(256)
 
 /* grid (NT, VOUT/64, B*H), 256 threads; the state S [KIN][VOUT] per chunk. */
 template <int GATE, int KIN, bool REV>
-__global__ void __launch_bounds__(256)
+__global__ void TC_BOUNDS_REGS(256, tc_out_f32_smem(KIN, GATE), 128)
     tc_bout_f32(const float *x, const float *y, const float *z, const float *g, const float *sp, float *out,
                 const float *dx, float *dot, int T, int H, int VOUT, int NT, float scale, float hscale)
 {

@@ -154,7 +154,7 @@ __host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K, bool pc = fa
  * W or U0 = T X with T as hi + lo, over the reduction blocks s <= w (T is lower). W goes out as
  * bf16 hi + lo planes (kernel 2's A fragments), U0 in fp32 (it is subtracted from). */
 template <int K, bool PC = false>
-__global__ void __launch_bounds__(128)
+__global__ void TC_BOUNDS(128, tc_gdn_prep_bf16_smem(K, PC))
     tc_gdn_prep_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const __nv_bfloat16 *beta, const float *g,
                      __nv_bfloat16 *wsW, float *wsU0, int T, int H, int V, int NT)
 {
@@ -309,7 +309,7 @@ __host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K, bool pc = f
  * contiguous share of the column tiles) written as hi + lo to smem and to the workspace u, then
  * H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U. */
 template <int K, bool PC = false>
-__global__ void __launch_bounds__(2 * K)
+__global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
     tc_gdn_state_bf16(const __nv_bfloat16 *k, const float *g, const float *S0, const __nv_bfloat16 *wsW,
                       const float *wsU0, __nv_bfloat16 *hs, __nv_bfloat16 *u, __nv_bfloat16 *u_lo, float *ST, int T,
                       int H, int V, int NT)
@@ -443,7 +443,7 @@ __host__ __device__ constexpr unsigned tc_gdn_prep_f32_smem(int K, bool pc = fal
  * columns tx + 16c (r, c < 4) of A and of each 64-column tile of W and U0. Sums over j <= i only
  * (W_i = sum_{j<=i} T_ij beta_j exp(G_j) k_j), so a NaN stays where the recurrence puts it. */
 template <int K, bool PC = false>
-__global__ void __launch_bounds__(256)
+__global__ void TC_BOUNDS(256, tc_gdn_prep_f32_smem(K, PC))
     tc_gdn_prep_f32(const float *k, const float *v, const float *beta, const float *g, float *wsW, float *wsU0, int T,
                     int H, int V, int NT)
 {
@@ -540,7 +540,7 @@ __host__ __device__ constexpr unsigned tc_gdn_state_f32_smem(int K, bool pc = fa
  * tx + 16c (c < 4) of this V tile, and rows ty + 16r (r < 4), the same columns, of U. hs
  * [BH][NT][K][V] fp32 receives H of every chunk (tc_out_f32's layout), u [B,T,H,V] fp32 the u_j. */
 template <int K, bool PC = false>
-__global__ void __launch_bounds__(256)
+__global__ void TC_BOUNDS(256, tc_gdn_state_f32_smem(K, PC))
     tc_gdn_state_f32(const float *k, const float *g, const float *S0, const float *wsW, const float *wsU0, float *hs,
                      float *u, float *ST, int T, int H, int V, int NT)
 {

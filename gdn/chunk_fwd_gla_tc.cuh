@@ -216,7 +216,7 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
  * hi + lo over the Q tile; then, as tc_out_bf16, warp w < 4 on rows 16w ..: o = scale (Q~ H)
  * (hi x hi, hi x lo, lo x hi) + P V (P as hi + lo A fragments). */
 template <int K, bool VLO = false>
-__global__ void __launch_bounds__(TC_GLA_OUT_THREADS)
+__global__ void TC_BOUNDS(TC_GLA_OUT_THREADS, tc_gla_out_bf16_smem(K, VLO))
     tc_gla_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
                     const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
                     const __nv_bfloat16 *v_lo = nullptr)

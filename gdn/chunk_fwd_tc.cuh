@@ -43,6 +43,38 @@
 #define TC_TP   72 /* bf16 row stride of a 64-column tile: 36 words, = 4 mod 32, conflict-free fragments */
 #define TC_F32P 65 /* fp32 row stride of a 64-column tile read down a column */
 
+/* What one SM of the H200 (sm_90) holds at once, for tc_ctas_per_sm */
+#define TC_SM_SMEM      (228 * 1024) /* shared memory per SM (a CTA may have up to 227 KB of it) */
+#define TC_CTA_RESERVED 1024         /* shared memory the system reserves per resident CTA */
+#define TC_SMEM_GRAIN   128          /* a CTA's shared memory is allocated in units of this */
+#define TC_SM_THREADS   2048         /* threads per SM */
+#define TC_SM_CTAS      32           /* CTAs per SM */
+#define TC_SM_REGS      65536        /* 32-bit registers per SM, allocated 8 a thread at a time */
+
+/* How many CTAs of `threads` threads and smem_bytes of shared memory one SM can hold at once
+ * (never less than 1), counting shared memory, threads and, when regs > 0, regs registers a
+ * thread: the second __launch_bounds__ argument (minimum CTAs per SM) of the tensor-core kernels
+ * (TC_BOUNDS). Without it ptxas sized their registers for more CTAs than their shared memory lets
+ * in (80-96 registers at 128 threads where two or three CTAs fit) and some spilled; with it a
+ * thread may use the TC_SM_REGS / (CTAs x threads) registers that cost no occupancy. regs is for
+ * the few CUDA-core kernels whose small tiles leave room for more CTAs than their registers do:
+ * held to that many CTAs' share they spill (ptxas, sm_90a: the fp32 scans of linear attention and
+ * SSD at 40 registers, 104-152 bytes; the fp32 outputs at K = 64 at 80, 156-232 bytes), so they
+ * pass the registers they use without a bound (TC_BOUNDS_REGS), which keeps their occupancy. */
+__host__ __device__ constexpr int tc_ctas_per_sm(unsigned smem_bytes, int threads, int regs = 0)
+{
+    const unsigned per_cta = (smem_bytes + TC_SMEM_GRAIN - 1) / TC_SMEM_GRAIN * TC_SMEM_GRAIN + TC_CTA_RESERVED;
+    const int by_smem = (int)(TC_SM_SMEM / per_cta), by_threads = TC_SM_THREADS / threads;
+    const int by_regs = regs > 0 ? TC_SM_REGS / ((regs + 7) / 8 * 8 * threads) : TC_SM_CTAS;
+    const int n = by_smem < by_threads ? by_smem : by_threads, m = n < by_regs ? n : by_regs;
+    return m < 1 ? 1 : m > TC_SM_CTAS ? TC_SM_CTAS : m;
+}
+
+/* __launch_bounds__ of a kernel of `threads` threads and `smem` bytes of dynamic shared memory
+ * (TC_BOUNDS_REGS: that needs `regs` registers a thread) */
+#define TC_BOUNDS(threads, smem)            __launch_bounds__(threads, tc_ctas_per_sm(smem, threads))
+#define TC_BOUNDS_REGS(threads, smem, regs) __launch_bounds__(threads, tc_ctas_per_sm(smem, threads, regs))
+
 // ---- shared helpers ---------------------------------------------------------------------------
 
 /* The chunk's inclusive gate cumsum into sG[0..63] (rows >= L repeat G_{L-1}, so that every
@@ -376,7 +408,7 @@ __host__ __device__ constexpr unsigned tc_state_bf16_smem(int gate)
  * the same way (a single bf16 rounding there would cost SSD's ST ~1e-3). TC_CHANNEL: the decay
  * exp(G_{L-1,r}) per state row r and the weight exp(G_{L-1,c} - G_jc) per key element. */
 template <int GATE>
-__global__ void __launch_bounds__(128)
+__global__ void TC_BOUNDS(128, tc_state_bf16_smem(GATE))
     tc_state_bf16(const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g, const float *S0, __nv_bfloat16 *hs,
                   float *ST, int T, int H, int K, int V, int NT)
 {
@@ -665,7 +697,7 @@ __device__ __forceinline__ void tc_rows_out_bf16(const __nv_bfloat16 *x, const _
  * decayed, scaled), tc_rows_out_bf16 with (x, y, z, S) = (q, k, v, H^T: hs's planes [V][K]). With
  * VLO (GDN) v is the delta rule's u as hi (v) and lo (v_lo) planes. */
 template <int GATED, int K, bool VLO = false>
-__global__ void __launch_bounds__(128)
+__global__ void TC_BOUNDS(128, tc_out_bf16_smem(K, VLO))
     tc_out_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const float *g,
                 const __nv_bfloat16 *hs, __nv_bfloat16 *o, int T, int H, int V, int NT, float scale,
                 const __nv_bfloat16 *v_lo = nullptr)
@@ -779,8 +811,9 @@ __device__ __forceinline__ void tc_scan_f32(const float *a, const float *b, cons
 /* grid (V/64, K/64, B*H), 256 threads: the forward's fp32 state scan (tc_scan_f32). hs
  * [B*H][NT][K][V] fp32 receives H of every chunk. */
 template <int GATE>
-__global__ void __launch_bounds__(256) tc_state_f32(const float *k, const float *v, const float *g, const float *S0,
-                                                    float *hs, float *ST, int T, int H, int K, int V, int NT)
+__global__ void TC_BOUNDS_REGS(256, tc_state_f32_smem(GATE), 64)
+    tc_state_f32(const float *k, const float *v, const float *g, const float *S0, float *hs, float *ST, int T, int H,
+                 int K, int V, int NT)
 {
     tc_scan_f32<GATE, false, TC_PLANES_KV>(k, v, g, S0, hs, nullptr, ST, T, H, K, V, NT, 1.f);
 }
@@ -906,8 +939,9 @@ __device__ __forceinline__ void tc_rows_out_f32(const float *x, const float *y, 
 /* grid (NT, V/64, B*H), 256 threads: the forward's fp32 outputs, tc_rows_out_f32 with (x, y, z,
  * S) = (q, k, v, H: hs [K][V]). */
 template <int GATE, int K>
-__global__ void __launch_bounds__(256) tc_out_f32(const float *q, const float *k, const float *v, const float *g,
-                                                  const float *hs, float *o, int T, int H, int V, int NT, float scale)
+__global__ void TC_BOUNDS_REGS(256, tc_out_f32_smem(K, GATE), 128)
+    tc_out_f32(const float *q, const float *k, const float *v, const float *g, const float *hs, float *o, int T, int H,
+               int V, int NT, float scale)
 {
     tc_rows_out_f32<GATE, K, false>(q, k, v, g, hs, o, nullptr, nullptr, T, H, V, NT, scale, scale);
 }
