@@ -38,12 +38,40 @@
 
 // ---- the bf16 outputs -------------------------------------------------------------------------
 
-/* Dynamic shared memory of tc_gla_out_bf16<K>: Q hi, Q lo, H^T hi, lo [64][K+8] bf16, V^T
- * [64][72] bf16, K [64][K+2] bf16, G [64][K+1] and P [64][65] fp32. */
+/* Row i of tc_gla_out_bf16's P, at this offset (floats), holds its columns 0 .. 16 (i / 16) + 15,
+ * the blocks J <= I of its row block I (the rest of P is never read), then 4 floats of padding:
+ * row strides 20, 36, 52, 68 words, so that the fragment reads of P hit at most two lanes a bank,
+ * as the full [64][65] did. tc_gla_p_row(64) = 2816 floats, where the full tile took 4160. */
+__host__ __device__ constexpr int tc_gla_p_row(int i)
+{
+    return 128 * (i / 16) * (i / 16 + 1) + 64 * (i / 16) + (i % 16) * (16 * (i / 16) + 20);
+}
+
+/* Dynamic shared memory of tc_gla_out_bf16<K> (and of the GLA backward's dv), in five regions, a
+ * region taken over once its first tenant is dead. The body's phases: (A) the loads and the gate
+ * cumsum, (B) P's diagonal blocks, (C) the blocks below them, (D) Q~ = q exp(G) while H lands,
+ * (E) the products. With a region per buffer it took 145,152 bytes at K = 128, one CTA an SM.
+ *   Q    [64][K+8] bf16: q, then Q~ hi in place (A-E)
+ *   K|QL [64][K+2] bf16 k (A-C), then [64][K+8] Q~ lo (D-E)
+ *   S|H  [2][64][K+8] bf16 C's factors q exp(G - G_r), k exp(G_r - G) hi, lo; then H hi, lo (D-E)
+ *   P    tc_gla_p_row(64) fp32 (A-E)
+ *   G|V  [64][K+1] fp32 G (A-D), then V^T [64][72] bf16, with VLO its lo plane too (E; its loads
+ *        in flight in D, in registers)
+ * 113,920 bytes at K = 128 (two CTAs an SM), 64,768 (VLO 66,560) at K = 64 (three). The floor
+ * while H lands during D is D's live set Q + QL + G + P + H: landing H where G was instead would
+ * leave its loads nothing to overlap. */
+__host__ __device__ constexpr unsigned tc_gla_out_q_bytes(int K)
+{
+    return (unsigned)(TC_C * (K + 8) * 2);
+}
+__host__ __device__ constexpr unsigned tc_gla_out_g_bytes(int K, bool vlo)
+{
+    return (unsigned)(TC_C * (K + 1) * 4 > (vlo ? 2 : 1) * TC_C * TC_TP * 2 ? TC_C * (K + 1) * 4
+                                                                            : (vlo ? 2 : 1) * TC_C * TC_TP * 2);
+}
 __host__ __device__ constexpr unsigned tc_gla_out_bf16_smem(int K, bool vlo = false)
 {
-    return (unsigned)(4 * TC_C * (K + 8) * 2 + (vlo ? 2 : 1) * TC_C * TC_TP * 2 + TC_C * (K + 2) * 2 +
-                      TC_C * (K + 1) * 4 + TC_C * TC_F32P * 4);
+    return 4 * tc_gla_out_q_bytes(K) + (unsigned)tc_gla_p_row(TC_C) * 4 + tc_gla_out_g_bytes(K, vlo);
 }
 
 /* Threads of tc_gla_out_bf16: the tensor-core products take warps 0..3 (16 rows each), the
@@ -62,15 +90,14 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
 {
     constexpr int LD = K + 8, LG = K + 1, LK = K + 2; /* LK: odd words a row, conflict-free down a column */
     TC_DYNAMIC_SMEM(tc_smem);
+    /* the regions of tc_gla_out_bf16_smem, each with its tenants */
     __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
-    __nv_bfloat16 *sQL = sQ + TC_C * LD;
-    __nv_bfloat16 *sH = sQL + TC_C * LD;
+    __nv_bfloat16 *sK = reinterpret_cast<__nv_bfloat16 *>(tc_smem + tc_gla_out_q_bytes(K)), *sQL = sK; /* [j][c] */
+    __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem + 2 * tc_gla_out_q_bytes(K));
     __nv_bfloat16 *sHL = sH + TC_C * LD;
-    __nv_bfloat16 *sVT = sHL + TC_C * LD;
-    __nv_bfloat16 *sVL = sVT + TC_C * TC_TP;                /* VLO only */
-    __nv_bfloat16 *sK = sVT + (VLO ? 2 : 1) * TC_C * TC_TP; /* [j][c] */
-    float *sG = reinterpret_cast<float *>(sK + TC_C * LK);
-    float *sP = sG + TC_C * LG;
+    float *sP = reinterpret_cast<float *>(tc_smem + 4 * tc_gla_out_q_bytes(K)); /* row i at tc_gla_p_row(i) */
+    float *sG = sP + tc_gla_p_row(TC_C);
+    __nv_bfloat16 *sVT = reinterpret_cast<__nv_bfloat16 *>(sG), *sVL = sVT + TC_C * TC_TP; /* sVL: VLO only */
     const int n = (int)blockIdx.x, vt = (int)blockIdx.y, bh = (int)blockIdx.z;
     const int b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
@@ -80,21 +107,16 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
     const long long first = row0 + (REV ? L - 1 : 0), dir = REV ? -1 : 1;
 
     tc_load_rows_async(q + (first * H + h) * K, dir * H * K, L, K, sQ, LD); /* tc_gla_cumsum waits */
-    if (tid < 128)                                                          /* tc_load_transposed's 128 threads */
-        tc_load_transposed(v + (first * H + h) * V + vt * TC_C, dir * H * V, L, nullptr, sVT, nullptr);
-    else if (VLO)
-        tc_copy_transposed(tid - 128, TC_GLA_OUT_THREADS - 128, v_lo + (first * H + h) * V + vt * TC_C, dir * H * V, L,
-                           sVL);
-    for (int idx = tid; idx < TC_C * K / 2; idx += TC_GLA_OUT_THREADS) { /* bf16 pairs, in flight at once */
+    for (int idx = tid; idx < TC_C * K / 2; idx += TC_GLA_OUT_THREADS) {    /* bf16 pairs, in flight at once */
         const int j = idx / (K / 2), c = 2 * (idx % (K / 2));
         if (j < L)
             tc_cp4(sK + j * LK + c, k + ((first + dir * j) * H + h) * K + c);
         else
             *reinterpret_cast<uint32_t *>(sK + j * LK + c) = 0u;
     }
-    for (int idx = tid; idx < TC_C * TC_C; idx += TC_GLA_OUT_THREADS) { /* P's upper triangle */
-        const int i = idx / TC_C, j = idx % TC_C;
-        if (j > i) sP[i * TC_F32P + j] = 0.f;
+    for (int idx = tid; idx < 4 * 256; idx += TC_GLA_OUT_THREADS) { /* the diagonal blocks' upper triangles */
+        const int i = 16 * (idx / 256) + (idx / 16) % 16, j = 16 * (idx / 256) + idx % 16;
+        if (j > i) sP[tc_gla_p_row(i) + j] = 0.f;
     }
     tc_gla_cumsum<REV>(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: every tile loaded */
 
@@ -112,7 +134,7 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
         float d = 0.f;
         for (int c = 0; c < K; c++)
             d = fmaf(__bfloat162float(qi[c]) * __bfloat162float(kj[c]), expf(gi_[c] - gj[c]), d);
-        sP[i * TC_F32P + j] = d * scale;
+        sP[tc_gla_p_row(i) + j] = d * scale;
     }
     /* the blocks below the diagonal, one column of blocks J at a time, with r = 16 (J + 1): Q~ of
      * rows r .. 63 into rows 0 .. 63 - r of sH / sHL (hi / lo), K~ of block J into rows 48 .. 63 */
@@ -140,21 +162,29 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
             float d[2][4];
             tc_block_xyt<K>(d, sH, sHL, LD, 16 * w, sH + 48 * LD, sHL + 48 * LD);
             const int i = 16 * (J + 1 + w) + gi;
+            float *p0 = sP + tc_gla_p_row(i), *p1 = sP + tc_gla_p_row(i + 8);
 #pragma unroll
             for (int nh = 0; nh < 2; nh++) {
                 const int j = 16 * J + 8 * nh + 2 * ti;
-                sP[i * TC_F32P + j] = d[nh][0] * scale;
-                sP[i * TC_F32P + j + 1] = d[nh][1] * scale;
-                sP[(i + 8) * TC_F32P + j] = d[nh][2] * scale;
-                sP[(i + 8) * TC_F32P + j + 1] = d[nh][3] * scale;
+                p0[j] = d[nh][0] * scale;
+                p0[j + 1] = d[nh][1] * scale;
+                p1[j] = d[nh][2] * scale;
+                p1[j + 1] = d[nh][3] * scale;
             }
         }
         __syncthreads(); /* the Q~, K~ tiles are rewritten next */
     }
-    /* H in flight while Q~ is formed (waited for below) */
+    /* H and V^T (VLO: its lo plane by threads 128 ..) in flight while Q~ is formed: H into the
+     * factors' memory, V^T in registers until G's memory is free (waited for below) */
     tc_load_rows_async(hs + ((((long long)bh * NT + n) * 2 + 0) * V + vt * TC_C) * K, K, TC_C, K, sH, LD);
     tc_load_rows_async(hs + ((((long long)bh * NT + n) * 2 + 1) * V + vt * TC_C) * K, K, TC_C, K, sHL, LD);
-    /* (no barrier: the last one above saw every read of sQ and of the H tiles' memory done) */
+    uint4 vraw[4];
+    if (tid < 128)
+        tc_copy_transposed_load(vraw, tid, 128, v + (first * H + h) * V + vt * TC_C, dir * H * V, L);
+    else if (VLO)
+        tc_copy_transposed_load(vraw, tid - 128, 128, v_lo + (first * H + h) * V + vt * TC_C, dir * H * V, L);
+    /* (no barrier: the last one above saw every read of sQ, of k (Q~ lo's memory) and of the H
+     * tiles' memory done) */
     /* Q~ = q * exp(G) as hi (in place) + lo */
     for (int idx = tid; idx < TC_C * K; idx += TC_GLA_OUT_THREADS) {
         const int i = idx / K, c = idx % K;
@@ -163,7 +193,12 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
         sQ[i * LD + c] = hi;
         sQL[i * LD + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
     }
-    tc_cp_wait(); /* this thread's H rows */
+    tc_cp_wait();    /* this thread's H rows */
+    __syncthreads(); /* every read of G done: V^T takes its memory */
+    if (tid < 128)
+        tc_copy_transposed_store(vraw, tid, 128, sVT);
+    else if (VLO)
+        tc_copy_transposed_store(vraw, tid - 128, 128, sVL);
     __syncthreads();
     if (w >= 4) return; /* no barrier below */
 
@@ -189,11 +224,12 @@ __device__ __forceinline__ void tc_gla_rows_out_bf16(const __nv_bfloat16 *q, con
     for (int s = 0; s < 4; s++) {
         if (s > w) continue; /* warp-uniform */
         const int j0 = 16 * s + 2 * ti;
+        const float *p0 = sP + tc_gla_p_row(i0) + j0, *p1 = sP + tc_gla_p_row(i1) + j0;
         uint32_t a[4], al[4];
-        tc_split(sP[i0 * TC_F32P + j0], sP[i0 * TC_F32P + j0 + 1], &a[0], &al[0]);
-        tc_split(sP[i1 * TC_F32P + j0], sP[i1 * TC_F32P + j0 + 1], &a[1], &al[1]);
-        tc_split(sP[i0 * TC_F32P + j0 + 8], sP[i0 * TC_F32P + j0 + 9], &a[2], &al[2]);
-        tc_split(sP[i1 * TC_F32P + j0 + 8], sP[i1 * TC_F32P + j0 + 9], &a[3], &al[3]);
+        tc_split(p0[0], p0[1], &a[0], &al[0]);
+        tc_split(p1[0], p1[1], &a[1], &al[1]);
+        tc_split(p0[8], p0[9], &a[2], &al[2]);
+        tc_split(p1[8], p1[9], &a[3], &al[3]);
         tc_pv_block<VLO>(acc, a, al, sVT, sVL, s);
     }
     if constexpr (!REV) {

@@ -324,6 +324,33 @@ __device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, lon
     }
 }
 
+/* tc_copy_transposed in two halves, so that a thread's loads can stay in flight across other
+ * work (the GLA outputs body: while Q~ is formed, before the tile's memory is free): thread t of
+ * nt loads the pieces base = t (4 nt >= 512: its only pass, raw[4]) of the tile into raw ... */
+__device__ __forceinline__ void tc_copy_transposed_load(uint4 raw[4], int base, int nt, const __nv_bfloat16 *src,
+                                                        long long stride, int L)
+{
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
+        raw[u] = make_uint4(0, 0, 0, 0);
+        if (idx < TC_C * 8 && j < L) raw[u] = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
+    }
+}
+
+/* ... and stores them transposed into dst[c * TC_TP + j] */
+__device__ __forceinline__ void tc_copy_transposed_store(const uint4 raw[4], int base, int nt, __nv_bfloat16 *dst)
+{
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
+        if (idx >= TC_C * 8) continue;
+        const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[u]);
+#pragma unroll
+        for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
+    }
+}
+
 /* Copies the 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) TRANSPOSED into
  * dst[c * TC_TP + j], by nt threads of which this is thread t (lanes walk j, so that the 2-byte
  * shared stores of a warp fill consecutive words). */
@@ -333,20 +360,8 @@ __device__ void tc_copy_transposed(int t, int nt, const __nv_bfloat16 *src, long
      * alias waits for the store, so one at a time each waited out its own latency) */
     for (int base = t; base < TC_C * 8; base += 4 * nt) {
         uint4 raw[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
-            raw[u] = make_uint4(0, 0, 0, 0);
-            if (idx < TC_C * 8 && j < L) raw[u] = *reinterpret_cast<const uint4 *>(src + j * stride + grp * 8);
-        }
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int idx = base + u * nt, j = idx % TC_C, grp = idx / TC_C;
-            if (idx >= TC_C * 8) continue;
-            const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[u]);
-#pragma unroll
-            for (int c = 0; c < 8; c++) dst[(grp * 8 + c) * TC_TP + j] = e[c];
-        }
+        tc_copy_transposed_load(raw, base, nt, src, stride, L);
+        tc_copy_transposed_store(raw, base, nt, dst);
     }
 }
 

@@ -104,7 +104,7 @@ plant no_sync chunk_fwd_tc.cuh '/__syncthreads(); \/\* sX is overwritten by H (a
 # for j <= i): each step's own k_i v_i
 plant f32_diag chunk_fwd_tc.cuh 's/^            if (j <= i) {$/            if (j < i) {/'
 # GLA: the bf16 scores' upper triangle is never zeroed (P V reads it within the diagonal blocks)
-plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[i \* TC_F32P + j\] = 0.f;/(void)i, (void)j;/'
+plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[tc_gla_p_row(i) + j\] = 0.f;/(void)i, (void)j;/'
 # GLA: the next column of blocks' Q~ and K~ overwrite the tiles while warps still multiply them
 plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
 # KDA: the prep's next column of A's blocks overwrites its Q~ and K~ while warps still multiply them
