@@ -44,7 +44,7 @@ GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
 	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/libgdn_tc.cu gdn/bench_gdn.cu gdn/glr_emu.h \
 	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu tests/gpu/test_gdn_tc.cu gdn/testutil.h \
-	gdn/gla_passes.cu
+	gdn/gla_passes.cu gdn/tc_hash.cu
 
 if HAVE_NVCC
 # libgdn.so: nvcc objects in the build tree, one per member so that `make -j` compiles them in
@@ -59,7 +59,7 @@ GDN_LIB_OBJS = gdn/libgdn.o gdn/libgdn_linear.o gdn/libgdn_gla.o gdn/libgdn_ssd.
 SUFFIXES += .cu .o
 .cu.o:
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(NVCC) $(GDN_NVCC_FLAGS) -c -o $@ $<
-$(GDN_LIB_OBJS) tests/gpu/test_gdn_cuda.o tests/gpu/test_gdn_tc.o gdn/bench_gdn.o: $(GDN_DEPS)
+$(GDN_LIB_OBJS) tests/gpu/test_gdn_cuda.o tests/gpu/test_gdn_tc.o gdn/bench_gdn.o gdn/tc_hash.o: $(GDN_DEPS)
 tests/gpu/test_gdn_cuda.o: $(top_srcdir)/gdn/chunk_host.h
 gdn/libgdn.so: $(GDN_LIB_OBJS)
 	$(AM_V_GEN)$(NVCC) -shared -cudart static -gencode=arch=compute_90a,code=sm_90a -o $@ $(GDN_LIB_OBJS)
@@ -70,7 +70,7 @@ gdn/libgdn.so: $(GDN_LIB_OBJS)
 # GPU test and `make install` installs $(libdir)/libgdn.so with its header (and oracle.h, which it
 # includes) under $(pkgincludedir). SCRIPTS (mode 755, not distributed) rather than an install
 # hook, so no other fragment's install-*-local can collide with this one.
-GDN_GPU_PROGS = gdn/libgdn.so tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc gdn/bench_gdn
+GDN_GPU_PROGS = gdn/libgdn.so tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc gdn/bench_gdn gdn/tc_hash
 gdn: $(GDN_GPU_PROGS)
 if GDN_IN_ALL
 gdnlibdir = $(libdir)
@@ -99,11 +99,15 @@ tests/gpu/test_gdn_tc: tests/gpu/test_gdn_tc.o gdn/gpu_oracle.o gdn/libgdn.so
 gdn/bench_gdn: gdn/bench_gdn.o gdn/gpu_oracle.o gdn/libgdn.so
 	$(AM_V_GEN)$(NVCC) -o $@ gdn/bench_gdn.o gdn/gpu_oracle.o -Lgdn -lgdn -lcublas \
 		-Xlinker -rpath='$$ORIGIN' -Xlinker -rpath=$(dir $(NVCC))../lib64 -lm
+# A tool, not a test: hashes of the chunk-parallel kernels' outputs, to compare two libgdn.so builds
+gdn/tc_hash: gdn/tc_hash.o gdn/gpu_oracle.o gdn/libgdn.so
+	$(AM_V_GEN)$(NVCC) -o $@ gdn/tc_hash.o gdn/gpu_oracle.o -Lgdn -lgdn -Xlinker -rpath='$$ORIGIN' -lm
 
 # Run by `make check` (GDN_IN_ALL), `make bench-gdn` and gdn/run_gpu_checks.sh (a build tree
 # carried to a GPU host: `make gdn` first).
 CLEANFILES += $(GDN_LIB_OBJS) gdn/libgdn.so gdn/gpu_oracle.o gdn/gpu_chunk_host.o tests/gpu/test_gdn_cuda.o \
-	tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc.o tests/gpu/test_gdn_tc gdn/bench_gdn.o gdn/bench_gdn
+	tests/gpu/test_gdn_cuda tests/gpu/test_gdn_tc.o tests/gpu/test_gdn_tc gdn/bench_gdn.o gdn/bench_gdn \
+	gdn/tc_hash.o gdn/tc_hash
 
 bench-gdn: gdn/bench_gdn
 	gdn/bench_gdn
