@@ -6,7 +6,8 @@
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
 # a wrong A fragment register, a missing __syncthreads, an fp32 score matrix without its
-# diagonal, for GLA one with its upper triangle left unset and a missing __syncthreads, for KDA a missing
+# diagonal, for GLA one with its upper triangle left unset, a missing __syncthreads and V^T stored over G before
+# every thread has read it, for KDA a missing
 # __syncthreads and two state rows' decays swapped, for GDN an off-by-one forward substitution and another
 # missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
 # backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
@@ -107,6 +108,8 @@ plant f32_diag chunk_fwd_tc.cuh 's/^            if (j <= i) {$/            if (j
 plant gla_upper chunk_fwd_gla_tc.cuh 's/if (j > i) sP\[tc_gla_p_row(i) + j\] = 0.f;/(void)i, (void)j;/'
 # GLA: the next column of blocks' Q~ and K~ overwrite the tiles while warps still multiply them
 plant gla_no_sync chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
+# GLA: V^T is stored where G was while other threads still read G to form Q~ (the aliased layout)
+plant gla_v_over_g chunk_fwd_gla_tc.cuh '/__syncthreads(); \/\* every read of G done: V^T takes its memory \*\//d'
 # KDA: the prep's next column of A's blocks overwrites its Q~ and K~ while warps still multiply them
 plant kda_no_sync chunk_fwd_gdn_tc.cuh '/__syncthreads(); \/\* the Q~, K~ tiles are rewritten next \*\//d'
 # KDA: the state rows r0 and r0 + 8 take each other's per-channel decay
