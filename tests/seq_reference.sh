@@ -2,12 +2,15 @@
 # seq_reference.sh: the sequential fp32 reference of the torch runner (seq_mode: a k-loop of
 # rank-1 updates) takes a batch of matrices, bmm's or conv2d's samples, in one k-loop; every
 # element must get exactly the sums of one loop per matrix, bit for bit (the working-precision
-# reference a verdict is calibrated on), and the mode must still replace the op.
+# reference a verdict is calibrated on), and the mode must still replace the op. The loop run in
+# numpy on the host (few outputs: seq_mm_host) and the torch loop must agree to the bit, on a
+# long k, large means, signed zeros, infinities, NaN and subnormals.
 set -u
 . "$top_srcdir/tests/torch_python.sh"
 need_torch_python
 "$py" - "$top_srcdir/src/runners/torch/torch_runner.py" <<'PY'
 import importlib.util, sys
+import numpy as np
 import torch
 spec = importlib.util.spec_from_file_location("torch_runner", sys.argv[1])
 tr = importlib.util.module_from_spec(spec)
@@ -34,7 +37,7 @@ with tr.seq_mode(torch) as mode:
 ok = same(got, want) and mode.replaced
 print("bmm of 5: bit for bit the per-matrix loops, replaced:", ok)
 fails += not ok
-ok = same(tr.seq_mm(torch, a[0], b[0]), one(a[0], b[0]))
+ok = same(tr.seq_mm(torch, np, a[0], b[0]), one(a[0], b[0]))
 print("one matrix:", ok)
 fails += not ok
 x, w, bias = torch.randn(3, 4, 9, 10), torch.randn(6, 4, 3, 3), torch.randn(6)
@@ -45,6 +48,24 @@ with tr.seq_mode(torch) as mode:
 ok = same(got, want) and mode.replaced
 print("conv2d of 3 samples: bit for bit the per-sample loops, replaced:", ok)
 fails += not ok
+host = tr.SEQ_HOST_OUTPUTS
+for name, (sa, sb) in {"long k": ((2, 20000), (20000, 3)), "batch": ((4, 3, 300), (4, 300, 5))}.items():
+    for kind in ("normal", "large mean", "specials"):
+        a, b = torch.randn(sa), torch.randn(sb)
+        if kind == "large mean":
+            a += 1e3
+        if kind == "specials":
+            a.view(-1)[::17] = 0.0
+            b.view(-1)[::13] = -0.0
+            a.view(-1)[::29] = 1e-40
+            a.view(-1)[5] = float("inf")
+            b.view(-1)[3] = float("nan")
+        tr.SEQ_HOST_OUTPUTS = 0  # the torch loop
+        loop = tr.seq_mm(torch, np, a, b)
+        tr.SEQ_HOST_OUTPUTS = host
+        ok = same(tr.seq_mm(torch, np, a, b), loop)
+        print("%s, %s: numpy's loop on the host bit for bit the torch loop:" % (name, kind), ok)
+        fails += not ok
 print("%d failed" % fails)
 sys.exit(1 if fails else 0)
 PY

@@ -778,24 +778,24 @@ def seq_dispatch(torch, np, func, args, kwargs):
             n *= x.shape[d % x.dim()]
         return seq_sum(torch, np, x, dims, args[2] if len(args) > 2 else kwargs.get("keepdim", False)) / n
     if f32 and func == aten.mm.default:
-        r = seq_mm(torch, x, args[1])
+        r = seq_mm(torch, np, x, args[1])
         if r is not None:
             return r
     if f32 and func == aten.mv.default:
-        r = seq_mm(torch, x, args[1][:, None])
+        r = seq_mm(torch, np, x, args[1][:, None])
         if r is not None:
             return r[:, 0]
     if f32 and func == aten.addmm.default:
-        r = seq_mm(torch, args[1], args[2])
+        r = seq_mm(torch, np, args[1], args[2])
         if r is not None:
             beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
             return beta * x + alpha * r
     if f32 and func == aten.convolution.default and x.dim() == 4 and not args[6] and args[8] == 1:
-        r = seq_conv2d(torch, x, args)
+        r = seq_conv2d(torch, np, x, args)
         if r is not None:
             return r
     if f32 and func == aten.bmm.default and x.shape[0]:
-        return seq_mm(torch, x, args[1])
+        return seq_mm(torch, np, x, args[1])
     return None
 
 
@@ -826,23 +826,45 @@ def seq_sum(torch, np, x, dims, keepdim):
     return s
 
 
-def seq_mm(torch, a, b):
+def seq_mm(torch, np, a, b):
     """a @ b as a k-loop of rank-1 updates, a and b matrices or batches of them ([..., M, K] and
     [..., K, N], the batch dims equal); None beyond SEQ_LIMIT multiply-adds per matrix. A batch
     goes through one k-loop: every element gets the same products and sums, in the same order,
     as a loop per matrix, in K launches instead of batch x K (at KernelBench's sizes, 131072
-    launches for a bmm of 128 matrices, seconds on a GPU)."""
+    launches for a bmm of 128 matrices, seconds on a GPU). Where there are few outputs
+    (SEQ_HOST_OUTPUTS), so that the K launches cost it all (on a GPU a matmul of 256 outputs with
+    K = 524288 took about 20 s), the loop runs in numpy on the host (seq_mm_host)."""
     M, K = a.shape[-2], a.shape[-1]
     N = b.shape[-1]
     if M * N * K > SEQ_LIMIT:
         return None
     acc = torch.zeros(a.shape[:-1] + (N,), dtype=a.dtype, device=a.device)
+    if np is not None and K and acc.numel() <= SEQ_HOST_OUTPUTS:
+        return seq_mm_host(torch, np, a, b, acc)
     for k in range(K):
         acc += a[..., :, k, None] * b[..., None, k, :]
     return acc
 
 
-def seq_conv2d(torch, x, args):
+SEQ_HOST_OUTPUTS = 1 << 15  # seq_mm: up to this many outputs, the k-loop runs in numpy on the host
+
+
+def seq_mm_host(torch, np, a, b, acc):
+    """seq_mm's k-loop on the host, by numpy: the same float32 products a[m, k] * b[k, n], added in
+    the same order from a +0 start, so the same bits on every device (an IEEE multiply, then an
+    add: no fused multiply-add either way); a numpy step costs about a microsecond, a launch on a
+    GPU tens of them."""
+    ah, bh = a.detach().cpu().numpy(), b.detach().cpu().numpy()
+    run = np.zeros(tuple(acc.shape), np.float32)
+    tmp = np.empty_like(run)
+    with np.errstate(all="ignore"):  # inf * 0 is NaN here as in torch, without a warning
+        for k in range(ah.shape[-1]):
+            np.multiply(ah[..., :, k, None], bh[..., None, k, :], out=tmp)
+            run += tmp
+    return torch.from_numpy(run).to(acc.device)
+
+
+def seq_conv2d(torch, np, x, args):
     """aten.convolution of a 4-d input, no transposition, one group; None: left to PyTorch."""
     # conv2d as im2col and a sequential product, as a direct-convolution kernel sums
     w, bias, stride, padding, dilation = args[1], args[2], args[3], args[4], args[5]
@@ -850,7 +872,7 @@ def seq_conv2d(torch, x, args):
     O, _, kh, kw = w.shape
     cols = torch.nn.functional.unfold(x, (kh, kw), dilation=dilation, padding=padding, stride=stride)
     L = cols.shape[-1]
-    prod = seq_mm(torch, w.reshape(O, -1).expand(N, O, -1), cols) if N else None  # every sample at once
+    prod = seq_mm(torch, np, w.reshape(O, -1).expand(N, O, -1), cols) if N else None  # every sample at once
     if prod is not None:
         ho = (H + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
         wo = (W + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
