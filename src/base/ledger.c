@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #define LEDGER_MAX 256 /* reservations kept: far more than the checks an audit runs at once */
-#define KINDS_MAX  8   /* runner kinds learned ("host", "cuda", "torch") */
+#define KINDS_MAX  16  /* kinds learned: runner kinds ("host", "cuda", "torch"), and each with a class */
 
 struct ledger {
     uint64_t budget;

@@ -62,13 +62,30 @@ static bool late_write_explains(enum kg_cause c)
 #define HOST_MARGIN    1.25
 #define HOST_SAMPLE_S  0.1
 
-/* The reservation for s's host_bytes: from what the audit has learned about checks of its runner
- * (or KGATE_HOST_PER_BYTE, for measuring), else HOST_PER_BYTE and HOST_BASE. */
+/* The ledger's kind for what s learns and reserves by, besides its runner's: the runner and the
+ * problem's class, "torch/in" where the outputs are under a quarter of the tensors' bytes (a
+ * reduction, a loss, a matmul of a long K), else "torch/io". An input byte costs a check more
+ * than an output byte (the pristine copies, the poisoned and moved copies of the mutation
+ * checks), so one ratio for both reserved twice what pools and convolutions held: on the H200
+ * (2026-12-05, 15 real pairs of 0.36-4.3 GB) input-heavy checks held 9.7-11.5 bytes per byte,
+ * the others 5.9-8.3, and a 1-D average pool at 4.3 GB reserved 62.7 GB from the losses' 11.5
+ * for a peak of 31.1, then waited 88 s for it. */
+static void host_class(const struct kg_session *s, char *kind, size_t n)
+{
+    snprintf(kind, n, "%s/%s", s->be->name, s->host_out_bytes * 4 < s->host_bytes ? "in" : "io");
+}
+
+/* The reservation for s's host_bytes: from what the audit has learned about checks of its class,
+ * else of its runner (or KGATE_HOST_PER_BYTE, for measuring), else HOST_PER_BYTE and HOST_BASE. */
 static uint64_t host_estimate(const struct kg_session *s, const char *ledger)
 {
     const char *f = getenv("KGATE_HOST_PER_BYTE");
     if (f && atof(f) > 0) return (uint64_t)(atof(f) * s->host_bytes) + HOST_BASE;
-    const double learned = kg_ledger_learned(ledger, s->be->name) * HOST_MARGIN;
+    char kind[16];
+    host_class(s, kind, sizeof kind);
+    double learned = kg_ledger_learned(ledger, kind);
+    if (!(learned > 0)) learned = kg_ledger_learned(ledger, s->be->name);
+    learned *= HOST_MARGIN;
     if (learned > 0 && s->host_base) return (uint64_t)(learned * s->host_bytes) + s->host_base;
     return (uint64_t)(HOST_PER_BYTE * s->host_bytes) + HOST_BASE;
 }
@@ -88,7 +105,11 @@ static void reserve_host(struct kg_session *s)
         struct kg_case k;
         if (kg_nominal_case(s, kg_contract_default_dtype(s->c), 0, KG_DIST_NORMAL, &k, &e)) return;
         for (int i = 0; i < s->c->nargs; i++)
-            if (k.numel[i] > 0) s->host_bytes += (double)k.numel[i] * (double)kg_dtype_size(k.adtype[i]);
+            if (k.numel[i] > 0) {
+                const double b = (double)k.numel[i] * (double)kg_dtype_size(k.adtype[i]);
+                s->host_bytes += b;
+                if (kg_arg_is_output(&s->c->args[i])) s->host_out_bytes += b;
+            }
         if (kg_memwatch_start(HOST_SAMPLE_S)) s->host_base = kg_memwatch_peak();
         if (!path || !*path) return;
         double waited = 0;
@@ -117,8 +138,12 @@ void kg_session_host_done(struct kg_session *s, bool passed)
     s->host_peak = kg_memwatch_peak();
     const char *path = getenv("KGATE_HOST_LEDGER");
     struct kg_err e;
-    if (passed && s->host_reserve && s->host_base && s->host_bytes >= HOST_LEARN_MIN && s->host_peak > s->host_base &&
-        kg_ledger_learn(path, s->be->name, (double)(s->host_peak - s->host_base) / s->host_bytes, &e))
+    if (!(passed && s->host_reserve && s->host_base && s->host_bytes >= HOST_LEARN_MIN && s->host_peak > s->host_base))
+        return;
+    const double ratio = (double)(s->host_peak - s->host_base) / s->host_bytes;
+    char kind[16];
+    host_class(s, kind, sizeof kind);
+    if (kg_ledger_learn(path, kind, ratio, &e) || kg_ledger_learn(path, s->be->name, ratio, &e))
         fprintf(stderr, "kgate: %s\n", e.msg);
 }
 

@@ -105,6 +105,7 @@ struct kg_session {
     double t_memwait;      /* waiting for room in the host's memory under kgate audit (run.c) */
     bool host_reserved;    /* ... asked for once per check, before its first gate */
     double host_bytes;     /* the nominal case's tensors, in bytes (run.c's reserve_host) */
+    double host_out_bytes; /* ... of which outputs */
     uint64_t host_reserve; /* what the ledger holds for this check now (0: no ledger) */
     uint64_t host_base;    /* ... before its first gate drew anything (base/memwatch.h) */
     uint64_t host_peak;    /* the most host memory the check was measured to hold */

@@ -470,6 +470,11 @@ static void test_ledger_learns_and_resizes(void **state)
     assert_true(kg_ledger_learned(path, "torch") == 6.5);
     assert_true(kg_ledger_learned(path, "cuda") == 3.0);
     assert_true(kg_ledger_learned(path, "host") == 0);
+    /* each runner's classes (run.c's host_class) are kinds of their own beside it: nine fit */
+    const char *cls[] = {"host", "host/in", "host/io", "cuda/in", "cuda/io", "torch/in", "torch/io"};
+    for (int i = 0; i < 7; i++) assert_int_equal(kg_ledger_learn(path, cls[i], 1.0 + i, &e), 0);
+    for (int i = 0; i < 7; i++) assert_true(kg_ledger_learned(path, cls[i]) == 1.0 + i);
+    assert_true(kg_ledger_learned(path, "torch") == 6.5);
     int p[2];
     assert_int_equal(pipe(p), 0);
     pid_t a = reserver(path, 90, p[1]);
