@@ -44,7 +44,7 @@ GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
 	gdn/libgdn_ssd.cu gdn/libgdn_gdn.cu gdn/libgdn_kda.cu gdn/libgdn_tc.cu gdn/bench_gdn.cu gdn/glr_emu.h \
 	gdn/glr_emu_check.cc gdn/run_gpu_checks.sh tests/gpu/test_gdn_cuda.cu tests/gpu/test_gdn_tc.cu gdn/testutil.h \
-	gdn/gla_passes.cu gdn/tc_hash.cu
+	gdn/gla_passes.cu gdn/tc_hash.cu gdn/ab/pack.sh gdn/ab/run.sh
 
 if HAVE_NVCC
 # libgdn.so: nvcc objects in the build tree, one per member so that `make -j` compiles them in
