@@ -234,7 +234,7 @@ struct audit_run {
     uint64_t check_peak;     /* the most host memory one check was measured holding (its record's */
     double check_peak_bytes; /* memory.host_peak), its tensors' bytes and its id */
     char check_peak_id[128];
-    double learned[3];  /* what the ledger learned for "host", "cuda", "torch" (read before it goes) */
+    double learned[9];  /* what the ledger learned for learned_kinds (read before it goes) */
     int mem_waits;      /* check starts that waited for room (counted once per wait) */
     int host_waits;     /* ... of them, for the host's memory */
     bool mem_held;      /* the last pass held a start back */
@@ -856,7 +856,9 @@ static int schedule(struct audit_run *a, struct kg_err *e)
     return a->failed;
 }
 
-static const char *const learned_kinds[3] = {"host", "cuda", "torch"};
+/* the ledger's kinds (engine/run.c's host_class): each runner, then its two classes */
+static const char *const learned_kinds[9] = {"host",    "host/in", "host/io",  "cuda",    "cuda/in",
+                                             "cuda/io", "torch",   "torch/in", "torch/io"};
 
 static void summary(const struct audit_run *a)
 {
@@ -883,9 +885,15 @@ static void summary(const struct audit_run *a)
     if (a->check_peak) {
         fprintf(stderr, "kgate audit: host memory of one check: at most %.1f GiB (%s, %.2f GB of tensors)",
                 a->check_peak / 1073741824.0, a->check_peak_id, a->check_peak_bytes / 1e9);
-        for (int i = 0; i < 3; i++)
-            if (a->learned[i] > 0)
-                fprintf(stderr, "; learned for %s: %.2f bytes per tensor byte", learned_kinds[i], a->learned[i]);
+        for (int i = 0; i < 9; i += 3) {
+            if (!(a->learned[i] > 0)) continue;
+            fprintf(stderr, "; learned for %s: %.2f bytes per tensor byte", learned_kinds[i], a->learned[i]);
+            for (int c = i + 1; c < i + 3; c++)
+                if (a->learned[c] > 0)
+                    fprintf(stderr, "%s%s %.2f", c == i + 1 || !(a->learned[i + 1] > 0) ? " (" : ", ", learned_kinds[c],
+                            a->learned[c]);
+            if (a->learned[i + 1] > 0 || a->learned[i + 2] > 0) fputc(')', stderr);
+        }
         fputc('\n', stderr);
     }
     if (a->mem_waits > a->host_waits)
@@ -913,7 +921,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     if (!rc) rc = prepare(&a, cache, e);
     if (!rc) rc = schedule(&a, e);
     kg_worker_stop(&a.zyg); /* started in prepare; a no-op where it was not */
-    for (int i = 0; i < 3 && a.ledger[0]; i++) a.learned[i] = kg_ledger_learned(a.ledger, learned_kinds[i]);
+    for (int i = 0; i < 9 && a.ledger[0]; i++) a.learned[i] = kg_ledger_learned(a.ledger, learned_kinds[i]);
     if (a.ledger[0]) unlink(a.ledger);
     if (a.tmpdir[0]) rmdir(a.tmpdir);
     if (!rc) rc = kg_audit_store_close(&a.st, e); /* success is said only of a store closed */
