@@ -2,7 +2,8 @@
 # lean_case.sh: precision and reduction-order judge along rows, so a nominal case over the
 # per-case budget runs with its batch halved until it fits (kg_lean_case). With the budget
 # lowered (KGATE_CASE_ELEMS) below KernelBench's softmax (16 x 8192, in and out):
-# - a correct softmax passes both at a smaller batch, and the verdicts say which;
+# - a correct softmax passes both at a smaller batch, and the verdicts say which; accuracy's
+#   seeds 2 and 3 run there too (its first seed stays at the nominal shape);
 # - a softmax without the max subtraction still fails precision, with the same cause, there;
 # - a softmax right only at the nominal batch (zeros at any other) is the shapes gate's finding:
 #   both gates run at the nominal shape and pass, and shapes fails;
@@ -55,10 +56,11 @@ PY
 }
 small="KGATE_CASE_ELEMS=32768"
 
-run ok "$kb/candidates/ok_torch_softmax.py" precision,reduction-order $small
+run ok "$kb/candidates/ok_torch_softmax.py" accuracy,precision,reduction-order $small
 if grep -q "^  precision *pass.*at batch_size=2 (nominal 16)" "$t/ok.txt" &&
-    grep -q "^  reduction-order *pass.*at batch_size=2 (nominal 16)" "$t/ok.txt"; then
-    echo "ok: a correct softmax passes both gates at batch_size=2"
+    grep -q "^  reduction-order *pass.*at batch_size=2 (nominal 16)" "$t/ok.txt" &&
+    grep -q "^  accuracy *pass.*3 seeds, f32; seeds 2-3 at batch_size=2 (nominal 16)" "$t/ok.txt"; then
+    echo "ok: a correct softmax passes both gates at batch_size=2, and accuracy's seeds 2-3 run there"
 else
     fail "ok_torch_softmax at a small budget" "$t/ok.txt"
 fi
@@ -72,8 +74,9 @@ else
     fail "no_max_softmax at a small budget (cause $cause)" "$t/nomax.txt"
 fi
 
-run only16 "$t/only16.py" shapes,precision,reduction-order $small
+run only16 "$t/only16.py" accuracy,shapes,precision,reduction-order $small
 if grep -q "^  precision *pass" "$t/only16.txt" && grep -q "^  reduction-order *pass" "$t/only16.txt" &&
+    grep -q "^  accuracy *pass.*3 seeds, f32$" "$t/only16.txt" &&
     ! grep -q "^  [a-z-]* *pass.*at batch_size=" "$t/only16.txt" && grep -q "^  shapes *fail" "$t/only16.txt" &&
     [ "$(batch only16 precision)" = 16 ]; then
     echo "ok: a kernel wrong at other batches: shapes fails; precision and reduction-order pass at the nominal shape"
