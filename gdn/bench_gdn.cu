@@ -319,28 +319,6 @@ static double validate_bwd_tc(enum gdn_family f)
 
 // ---- timing -------------------------------------------------------------------------------------
 
-/* Median over `iters` event-timed runs of fn (after `warm` untimed ones), in milliseconds. */
-template <class Fn> static double time_ms(Fn fn, int warm, int iters, cudaStream_t s)
-{
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++) fn();
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    std::vector<float> t(iters);
-    for (int i = 0; i < iters; i++) {
-        CUDA_CHECK(cudaEventRecord(a, s));
-        fn();
-        CUDA_CHECK(cudaEventRecord(b, s));
-        CUDA_CHECK(cudaEventSynchronize(b));
-        CUDA_CHECK(cudaEventElapsedTime(&t[i], a, b));
-    }
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
-    return iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
-}
-
 static double cublas_tflops(cudaStream_t s, double *ms_out)
 {
     const int n = 8192;

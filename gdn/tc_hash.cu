@@ -160,27 +160,6 @@ static int run_case(const Case &c)
     return det ? 0 : 1;
 }
 
-/* Median of `iters` timed runs of fn on the legacy stream, after `warm` untimed ones, in ms. */
-template <class F> static double median_ms(F fn, int warm, int iters)
-{
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < warm; i++) fn();
-    std::vector<float> t(iters);
-    for (int i = 0; i < iters; i++) {
-        CUDA_CHECK(cudaEventRecord(a));
-        fn();
-        CUDA_CHECK(cudaEventRecord(b));
-        CUDA_CHECK(cudaEventSynchronize(b));
-        CUDA_CHECK(cudaEventElapsedTime(&t[i], a, b));
-    }
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
-    std::sort(t.begin(), t.end());
-    return iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
-}
-
 /* `time`: every member's chunk-parallel forward, and forward + backward, backward where
  * gdn_cuda_bwd_tc has one, at bench_gdn's size in bf16 (inputs as run_case's). */
 static void time_members(void)
@@ -215,10 +194,10 @@ static void time_members(void)
         auto bwd = [&] {
             GDN_CHECK(gdn_cuda_bwd_tc(f, GDN_DTYPE_BF16, &d, scale, &in, dO, dST, &gr, bw, bwb, nullptr));
         };
-        const double fms = median_ms(fwd, 3, 15);
+        const double fms = time_ms(fwd, 3, 15, 0);
         printf("%-6s | %9.3f", gdn_family_name(f), fms);
         if (has_bwd)
-            printf(" %9.3f %9.3f\n", median_ms([&] { fwd(), bwd(); }, 3, 15), median_ms(bwd, 3, 15));
+            printf(" %9.3f %9.3f\n", time_ms([&] { fwd(), bwd(); }, 3, 15, 0), time_ms(bwd, 3, 15, 0));
         else
             printf(" %9s %9s\n", "-", "-");
         fflush(stdout);

@@ -82,6 +82,9 @@ static inline float bf16_val(uint16_t h)
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "libgdn.h"
 
 /* Every CUDA and libgdn call of a test program is checked; the message names file and line. */
@@ -103,6 +106,28 @@ static inline float bf16_val(uint16_t h)
             exit(1);                                                                                                   \
         }                                                                                                              \
     } while (0)
+
+/* Median over `iters` event-timed runs of fn (after `warm` untimed ones), in milliseconds. */
+template <class Fn> static double time_ms(Fn fn, int warm, int iters, cudaStream_t s)
+{
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < warm; i++) fn();
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<float> t(iters);
+    for (int i = 0; i < iters; i++) {
+        CUDA_CHECK(cudaEventRecord(a, s));
+        fn();
+        CUDA_CHECK(cudaEventRecord(b, s));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        CUDA_CHECK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
+}
 #endif
 
 #endif
