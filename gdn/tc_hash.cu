@@ -91,6 +91,16 @@ struct Outs {
         }
         return h;
     }
+    /* run(), twice, each time on poisoned outputs: the outputs' two hashes */
+    template <class F> void twice(F run, uint64_t h[2])
+    {
+        for (int r = 0; r < 2; r++) {
+            poison();
+            run();
+            CUDA_CHECK(cudaDeviceSynchronize());
+            h[r] = hash();
+        }
+    }
     ~Outs()
     {
         for (void *d : p) cudaFree(d);
@@ -123,12 +133,7 @@ static int run_case(const Case &c)
     void *fw;
     CUDA_CHECK(cudaMalloc(&fw, fwb + 16));
     uint64_t fh[2];
-    for (int r = 0; r < 2; r++) {
-        fo.poison();
-        GDN_CHECK(gdn_cuda_fwd_tc(c.f, dt, &d, scale, &in, o, ST, fw, fwb, nullptr));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        fh[r] = fo.hash();
-    }
+    fo.twice([&] { GDN_CHECK(gdn_cuda_fwd_tc(c.f, dt, &d, scale, &in, o, ST, fw, fwb, nullptr)); }, fh);
     char bwd[40] = "-";
     bool bwd_det = true;
     if (gdn_cuda_bwd_tc_supported(c.f, dt, &d) == 0) {
@@ -140,12 +145,11 @@ static int run_case(const Case &c)
         void *bw;
         CUDA_CHECK(cudaMalloc(&bw, bwb + 16));
         uint64_t bh[2];
-        for (int r = 0; r < 2; r++) {
-            bo.poison();
-            GDN_CHECK(gdn_cuda_bwd_tc(c.f, dt, &d, scale, &in, dO, c.state ? dST : nullptr, &gr, bw, bwb, nullptr));
-            CUDA_CHECK(cudaDeviceSynchronize());
-            bh[r] = bo.hash();
-        }
+        bo.twice(
+            [&] {
+                GDN_CHECK(gdn_cuda_bwd_tc(c.f, dt, &d, scale, &in, dO, c.state ? dST : nullptr, &gr, bw, bwb, nullptr));
+            },
+            bh);
         CUDA_CHECK(cudaFree(bw));
         snprintf(bwd, sizeof bwd, "%016llx", (unsigned long long)bh[0]);
         bwd_det = bh[0] == bh[1];
