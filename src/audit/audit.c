@@ -888,11 +888,13 @@ static void summary(const struct audit_run *a)
         for (int i = 0; i < 9; i += 3) {
             if (!(a->learned[i] > 0)) continue;
             fprintf(stderr, "; learned for %s: %.2f bytes per tensor byte", learned_kinds[i], a->learned[i]);
+            const char *sep = " (";
             for (int c = i + 1; c < i + 3; c++)
-                if (a->learned[c] > 0)
-                    fprintf(stderr, "%s%s %.2f", c == i + 1 || !(a->learned[i + 1] > 0) ? " (" : ", ", learned_kinds[c],
-                            a->learned[c]);
-            if (a->learned[i + 1] > 0 || a->learned[i + 2] > 0) fputc(')', stderr);
+                if (a->learned[c] > 0) {
+                    fprintf(stderr, "%s%s %.2f", sep, learned_kinds[c], a->learned[c]);
+                    sep = ", ";
+                }
+            if (*sep == ',') fputc(')', stderr);
         }
         fputc('\n', stderr);
     }
