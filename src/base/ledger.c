@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <time.h>
@@ -186,4 +187,62 @@ int kg_ledger_learn(const char *path, const char *kind, double ratio, struct kg_
     }
     if (ratio > l.ratio[i]) l.ratio[i] = ratio;
     return write_unlock(path, fd, &l, e);
+}
+
+/* Under kgate audit, the host memory a check reserves before its first gate (engine/run.c's reserve_host),
+ * until the audit has learned better: without it, four real-size pairs of 5e8 elements were
+ * killed six times over among six checks by the H200's OOM killer. The estimate is KG_LEDGER_PER_BYTE times the nominal case's tensors (the memo's float64 copies of
+ * inputs and oracle values, the runs a gate holds at once, the segment pool) and KG_LEDGER_HOST_BASE for
+ * the judge and its workers (CUDA contexts on a GPU). Measured as the summed Pss of a check's
+ * processes: on the CPU, KernelBench's max pool at 67 and 134 MB of tensors took 638 and 1195 MB
+ * (8.3 bytes per byte); on the H200, at its real 4.29 GB, 55.9 GB (12.5 per byte: judge 18.2,
+ * candidate's worker 22.7, oracle's 14.6), before the workers stopped keeping dropped segments
+ * alive (segment.c's destroy); 9 per byte let the real pairs fill the H200's host again. With
+ * the segments truncated when dropped and the canary read into one pinned buffer, the same max
+ * pool alone peaked at 33.95 GB (7.4 per byte past KG_LEDGER_HOST_BASE) and KernelBench's triplet margin
+ * loss (3.2 GB of inputs, load_inline CUDA) at 32.8 GB (9.6 per byte), measured on the H200; 14
+ * per byte held l1_67 (conv1d) 281 s for a budget it did not need. 11 leaves 15% over the worse.
+ * Nothing was measured in an audit, where the memo's budget is smaller: hence the learning. */
+#define KG_LEDGER_PER_BYTE 11.0
+/* Over what was learned: a peak between two samples, a problem unlike those seen. */
+#define KG_LEDGER_MARGIN 1.25
+
+/* An input byte costs a check more than an output byte (the pristine copies, the poisoned and
+ * moved copies of the mutation checks), so one ratio for both reserved twice what pools and
+ * convolutions held: on the H200 (2026-12-05, 15 real pairs of 0.36-4.3 GB) input-heavy checks
+ * held 9.7-11.5 bytes per byte, the others 5.9-8.3, and a 1-D average pool at 4.3 GB reserved
+ * 62.7 GB from the losses' 11.5 for a peak of 31.1, then waited 88 s for it. */
+void kg_ledger_class(const char *runner, double bytes, double out_bytes, char *kind, size_t n)
+{
+    snprintf(kind, n, "%s/%s", runner, out_bytes * 4 < bytes ? "in" : "io");
+}
+
+uint64_t kg_ledger_need(const char *path, const char *runner, double bytes, double out_bytes, uint64_t base)
+{
+    const char *f = getenv("KGATE_HOST_PER_BYTE"); /* fixed, for measuring and tests */
+    if (f && atof(f) > 0) return (uint64_t)(atof(f) * bytes) + KG_LEDGER_HOST_BASE;
+    char kind[16];
+    kg_ledger_class(runner, bytes, out_bytes, kind, sizeof kind);
+    double learned = path && *path ? kg_ledger_learned(path, kind) : 0;
+    if (!(learned > 0) && path && *path) learned = kg_ledger_learned(path, runner);
+    learned *= KG_LEDGER_MARGIN;
+    if (learned > 0) return (uint64_t)(learned * bytes) + (base ? base : KG_LEDGER_HOST_BASE);
+    return (uint64_t)(KG_LEDGER_PER_BYTE * bytes) + KG_LEDGER_HOST_BASE;
+}
+
+int kg_ledger_live(const char *path, uint64_t *budget, long *pid, uint64_t *bytes, int max)
+{
+    struct ledger l;
+    struct kg_err e;
+    int fd;
+    if (lock_read(path, &l, &fd, &e)) return -1;
+    flock(fd, LOCK_UN);
+    close(fd);
+    *budget = l.budget;
+    int n = l.n < max ? l.n : max;
+    for (int i = 0; i < n; i++) {
+        pid[i] = l.pid[i];
+        bytes[i] = l.bytes[i];
+    }
+    return n;
 }

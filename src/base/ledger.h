@@ -9,6 +9,7 @@
 #define KG_LEDGER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/util.h"
@@ -31,5 +32,22 @@ double kg_ledger_learned(const char *path, const char *kind);
 /* Notes that a check of runner kind held ratio bytes per tensor byte: the ledger keeps the most
  * of what it is told. */
 int kg_ledger_learn(const char *path, const char *kind, double ratio, struct kg_err *e);
+
+/* What a check of a runner kind reserves before its first gate, for nominal tensors of bytes
+ * (out_bytes of them outputs) on top of base (what it holds before drawing anything; 0: not
+ * known, KG_LEDGER_HOST_BASE): base plus KG_LEDGER_MARGIN times the most learned per byte for its
+ * class (kg_ledger_class), else for its runner, else KG_LEDGER_PER_BYTE per byte and the default
+ * base. path NULL or unreadable: the defaults; KGATE_HOST_PER_BYTE=R: R per byte and the default
+ * base, whatever was learned (for measuring, and tests). kgate audit asks it too, before a check
+ * starts, with base 0. */
+#define KG_LEDGER_HOST_BASE ((uint64_t)2 << 30)
+uint64_t kg_ledger_need(const char *path, const char *runner, double bytes, double out_bytes, uint64_t base);
+/* The class a check learns and reserves by, besides its runner's: "RUNNER/in" where the outputs
+ * are under a quarter of the tensors' bytes (a reduction, a loss, a long-K matmul), else
+ * "RUNNER/io". */
+void kg_ledger_class(const char *runner, double bytes, double out_bytes, char *kind, size_t n);
+/* The budget and the live reservations (of processes still running): up to max of them into
+ * pid[] and bytes[]; their count, or -1 when the ledger cannot be read. */
+int kg_ledger_live(const char *path, uint64_t *budget, long *pid, uint64_t *bytes, int max);
 
 #endif

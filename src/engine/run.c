@@ -33,61 +33,28 @@ static bool late_write_explains(enum kg_cause c)
     }
 }
 
-/* Under kgate audit, the host memory a check reserves before its first gate (reserve_host, below),
- * until the audit has learned better: without it, four real-size pairs of 5e8 elements were
- * killed six times over among six checks by the H200's OOM killer. The estimate is HOST_PER_BYTE times the nominal case's tensors (the memo's float64 copies of
- * inputs and oracle values, the runs a gate holds at once, the segment pool) and HOST_BASE for
- * the judge and its workers (CUDA contexts on a GPU). Measured as the summed Pss of a check's
- * processes: on the CPU, KernelBench's max pool at 67 and 134 MB of tensors took 638 and 1195 MB
- * (8.3 bytes per byte); on the H200, at its real 4.29 GB, 55.9 GB (12.5 per byte: judge 18.2,
- * candidate's worker 22.7, oracle's 14.6), before the workers stopped keeping dropped segments
- * alive (segment.c's destroy); 9 per byte let the real pairs fill the H200's host again. With
- * the segments truncated when dropped and the canary read into one pinned buffer, the same max
- * pool alone peaked at 33.95 GB (7.4 per byte past HOST_BASE) and KernelBench's triplet margin
- * loss (3.2 GB of inputs, load_inline CUDA) at 32.8 GB (9.6 per byte), measured on the H200; 14
- * per byte held l1_67 (conv1d) 281 s for a budget it did not need. 11 leaves 15% over the worse.
- * Nothing was measured in an audit, where the memo's budget is smaller: hence the learning. */
-#define HOST_PER_BYTE 11.0
-#define HOST_BASE     ((uint64_t)2 << 30)
 /* What the ledger learns (kg_session_host_done): per tensor byte, the most memory that checks of
  * the audit that passed every gate (so ran all of their cases) held past what they held before
  * their first gate drew anything (host_base: the judge, its workers, the models built, the
  * CUDA contexts; measured, so no constant's error enters the ratio), from those with at least
  * HOST_LEARN_MIN bytes of tensors (below, a sample's noise would). Later checks reserve their own
- * base plus HOST_MARGIN times it per byte (a peak between two samples, a problem unlike those
- * seen), more than HOST_PER_BYTE where that is what was measured: on the CPU, where the oracle's
+ * base plus KG_LEDGER_MARGIN times it per byte (a peak between two samples, a problem unlike those
+ * seen), more than KG_LEDGER_PER_BYTE where that is what was measured: on the CPU, where the oracle's
  * float64 values stay in the torch worker's host memory, KernelBench's ReLU at 336 MB of tensors
  * held 7.35 GB past a base of 0.38 (20.8 per byte). */
 #define HOST_LEARN_MIN ((double)(256u << 20))
-#define HOST_MARGIN    1.25
 #define HOST_SAMPLE_S  0.1
 
-/* The ledger's kind for what s learns and reserves by, besides its runner's: the runner and the
- * problem's class, "torch/in" where the outputs are under a quarter of the tensors' bytes (a
- * reduction, a loss, a matmul of a long K), else "torch/io". An input byte costs a check more
- * than an output byte (the pristine copies, the poisoned and moved copies of the mutation
- * checks), so one ratio for both reserved twice what pools and convolutions held: on the H200
- * (2026-12-05, 15 real pairs of 0.36-4.3 GB) input-heavy checks held 9.7-11.5 bytes per byte,
- * the others 5.9-8.3, and a 1-D average pool at 4.3 GB reserved 62.7 GB from the losses' 11.5
- * for a peak of 31.1, then waited 88 s for it. */
+/* The ledger's kind s learns by (kg_ledger_class). */
 static void host_class(const struct kg_session *s, char *kind, size_t n)
 {
-    snprintf(kind, n, "%s/%s", s->be->name, s->host_out_bytes * 4 < s->host_bytes ? "in" : "io");
+    kg_ledger_class(s->be->name, s->host_bytes, s->host_out_bytes, kind, n);
 }
 
-/* The reservation for s's host_bytes: from what the audit has learned about checks of its class,
- * else of its runner (or KGATE_HOST_PER_BYTE, for measuring), else HOST_PER_BYTE and HOST_BASE. */
+/* The reservation for s's host_bytes (kg_ledger_need). */
 static uint64_t host_estimate(const struct kg_session *s, const char *ledger)
 {
-    const char *f = getenv("KGATE_HOST_PER_BYTE");
-    if (f && atof(f) > 0) return (uint64_t)(atof(f) * s->host_bytes) + HOST_BASE;
-    char kind[16];
-    host_class(s, kind, sizeof kind);
-    double learned = kg_ledger_learned(ledger, kind);
-    if (!(learned > 0)) learned = kg_ledger_learned(ledger, s->be->name);
-    learned *= HOST_MARGIN;
-    if (learned > 0 && s->host_base) return (uint64_t)(learned * s->host_bytes) + s->host_base;
-    return (uint64_t)(HOST_PER_BYTE * s->host_bytes) + HOST_BASE;
+    return kg_ledger_need(ledger, s->be->name, s->host_bytes, s->host_out_bytes, s->host_base);
 }
 
 /* Before each gate: the check's memory measured from its first gate on (base/memwatch.h); under
