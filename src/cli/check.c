@@ -37,6 +37,7 @@ enum {
     O_EXHAUSTIVE,
     O_MEMORY,
     O_ALLOW,
+    O_ESTIMATE,
 };
 
 static const struct kg_cli_opt opts[] = {
@@ -61,6 +62,8 @@ static const struct kg_cli_opt opts[] = {
      "accept on purpose: tf32 judges fp32 against TF32's precision (10-bit mantissa inputs)"},
     {"exhaustive", 0, O_EXHAUSTIVE, NULL, "calibrated gates measure every case, also after a failure (audits)"},
     {"compile-only", 0, O_COMPILE_ONLY, NULL, "load and compile the kernel into the cache, run nothing"},
+    {"estimate", 0, O_ESTIMATE, NULL,
+     "with --ref: print the problem's tensor bytes at its nominal size (PyTorch's meta device), run nothing"},
     {"list-gates", 0, O_LIST_GATES, NULL, "list the gates and exit"},
     {"repl", 0, O_REPL, NULL, "the inspector's command language as a plain line REPL"},
     {"help", 0, O_HELP, NULL, "this help"},
@@ -105,7 +108,7 @@ void kg_cli_usage(FILE *f)
 struct check_args {
     struct kg_session_opts so;
     const char *gates, *json_out, *shape, *ref;
-    bool verbose, quiet, color, compile_only;
+    bool verbose, quiet, color, compile_only, estimate;
     struct kg_baseline base;
     const char *path;          /* the kernel file (or the candidate, with ref) */
     char pathbuf[KG_PATH_MAX]; /* where a builtin:NAME was written */
@@ -275,6 +278,7 @@ static int set_option(struct check_args *a, int ch, const char *arg)
         a->so.allow_tf32 = true;
         return GO_ON;
     case O_COMPILE_ONLY: a->compile_only = a->so.compile_only = true; return GO_ON;
+    case O_ESTIMATE: a->estimate = true; return GO_ON;
     case O_QUIET: a->quiet = true; return GO_ON;
     case O_NO_COLOR: a->color = false; return GO_ON;
     case O_HELP: kg_cli_usage(stdout); return KG_EXIT_OK;
@@ -545,8 +549,28 @@ static int verdict_status(const struct check_result *r)
     return o == KG_PASS ? KG_EXIT_OK : KG_EXIT_FAIL;
 }
 
+/* --estimate: one JSON line on stdout, {"in_bytes": N, "out_bytes": M}, kgate audit's cost of
+ * the pair (it starts the largest first); exit 3 where the meta device cannot tell. */
+static int estimate(const struct check_args *a)
+{
+    if (!a->ref) {
+        fprintf(stderr, "kgate check: --estimate needs --ref PROBLEM.py\n");
+        return KG_EXIT_USAGE;
+    }
+    struct kg_err e;
+    double in = 0, out = 0;
+    int rc = kg_session_estimate_pair(a->ref, a->path, &a->so, &in, &out, &e);
+    if (rc) {
+        fprintf(stderr, "%s\n", e.msg);
+        return rc;
+    }
+    printf("{\"in_bytes\": %.0f, \"out_bytes\": %.0f}\n", in, out);
+    return KG_EXIT_OK;
+}
+
 static int check(struct check_args *a, struct check_result *r)
 {
+    if (a->estimate) return estimate(a);
     if (a->shape && !a->ref && apply_shape(a->shape, &a->so, a->path)) return KG_EXIT_USAGE;
     int rc = select_gates(a->gates, r->sel, &r->ns);
     if (rc != GO_ON) return rc;

@@ -55,12 +55,14 @@ static struct kg_req *problem_req(enum kg_cmd cmd, const struct kg_case *k)
     return &rq;
 }
 
-/* DESCRIBE at the given constants (nsym 0: the module's own): a kg_describe_fn. */
-static json_t *describe(void *ud, int nsym, char names[][KG_NAME_MAX], const int64_t *values, struct kg_err *e)
+/* DESCRIBE at the given constants (nsym 0: the module's own), with the request's flags
+ * (KG_DESCRIBE_META). */
+static json_t *describe_flags(struct kg_session *s, int flags, int nsym, char names[][KG_NAME_MAX],
+                              const int64_t *values, struct kg_err *e)
 {
-    struct kg_session *s = ud;
     struct kg_req *rq = problem_req(KG_CMD_DESCRIBE, NULL);
     struct kg_req_problem *p = &rq->u.problem;
+    p->flags = flags;
     p->nsym = nsym;
     for (int i = 0; i < nsym; i++) {
         kg_strlcpy(p->sym_names[i], names[i], KG_NAME_MAX);
@@ -81,6 +83,12 @@ static json_t *describe(void *ud, int nsym, char names[][KG_NAME_MAX], const int
     json_t *doc = json_loadb((const char *)s->oshm.mem, (size_t)rp.code, 0, &je);
     if (!doc) kg_errf(e, "%s: unreadable description from the torch runner: %s", s->c->problem_path, je.text);
     return doc;
+}
+
+/* DESCRIBE at the given constants: a kg_describe_fn. */
+static json_t *describe(void *ud, int nsym, char names[][KG_NAME_MAX], const int64_t *values, struct kg_err *e)
+{
+    return describe_flags(ud, 0, nsym, names, values, e);
 }
 
 /* The LOAD of a torch worker: role 0 the problem (oracle), 1 the candidate, 2 both (the
@@ -220,6 +228,53 @@ int kg_torch_open(struct kg_session *s, const char *problem, const char *candida
     torch_load(s, &s->cand[0], 1, candidate);
     s->ncand = 1;
     return start(s, &s->cand[0], "candidate", candidate, e);
+}
+
+/* The bytes of the tensors in a description's list (inputs or outputs); -1 where one is unreadable. */
+static double list_bytes(json_t *list)
+{
+    double sum = 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(list, i, x)
+    {
+        if (strcmp(json_string_value(json_object_get(x, "kind")) ?: "", "tensor")) continue;
+        const char *dt = json_string_value(json_object_get(x, "dtype"));
+        enum kg_dtype t;
+        json_t *shape = json_object_get(x, "shape");
+        if (!dt || kg_dtype_parse(dt, strlen(dt), &t) || !json_is_array(shape)) return -1;
+        double n = (double)kg_dtype_size(t);
+        size_t d;
+        json_t *v;
+        json_array_foreach(shape, d, v) n *= (double)json_integer_value(v);
+        sum += n;
+    }
+    return sum;
+}
+
+int kg_torch_estimate(struct kg_session *s, const char *problem, double *in_bytes, double *out_bytes, struct kg_err *e)
+{
+    struct torch_state *t = calloc(1, sizeof *t);
+    if (!t) {
+        kg_errf(e, "out of memory");
+        return KG_EXIT_INTERNAL;
+    }
+    s->be_state = t;
+    if (kg_torch_runner_path(s->cache, t->runner_py, sizeof t->runner_py, e)) return KG_EXIT_INTERNAL;
+    use_zygote(s);
+    torch_load(s, &s->oracle, 0, problem);
+    int rc = start(s, &s->oracle, "reference", problem, e);
+    if (rc) return rc;
+    json_t *doc = describe_flags(s, KG_DESCRIBE_META, 0, NULL, NULL, e);
+    const char *why = doc ? json_string_value(json_object_get(doc, "error")) : NULL;
+    if (doc && !why) {
+        *in_bytes = list_bytes(json_object_get(doc, "inputs"));
+        *out_bytes = list_bytes(json_object_get(doc, "outputs"));
+        if (*in_bytes < 0 || *out_bytes < 0) why = "a tensor of an unknown dtype or shape";
+    }
+    if (why) kg_errf(e, "%s: no estimate: %s", problem, why);
+    json_decref(doc);
+    return why || !doc ? KG_EXIT_UNAVAILABLE : KG_EXIT_OK;
 }
 
 static void torch_close(struct kg_session *s)

@@ -76,6 +76,11 @@ int kg_session_open(struct kg_session **out, const char *path, const struct kg_s
  * problem (contract/pair.h). Same exit codes as kg_session_open. */
 int kg_session_open_pair(struct kg_session **out, const char *problem, const char *candidate,
                          const struct kg_session_opts *o, struct kg_err *e);
+/* kgate audit's cost estimate of a pair, before its check (`kgate check --estimate`): the bytes
+ * of the problem's inputs and outputs at its nominal constants, from PyTorch's meta device
+ * (kg_torch_estimate); KG_EXIT_UNAVAILABLE where that cannot stand in. */
+int kg_session_estimate_pair(const char *problem, const char *candidate, const struct kg_session_opts *o,
+                             double *in_bytes, double *out_bytes, struct kg_err *e);
 void kg_session_close(struct kg_session *s);
 
 /* ---- what a session is ---------------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include "contract/pair.h"
 #include "engine/backend.h"
 #include "engine/session.h"
+#include "engine/torch.h"
 
 static int load_error(struct kg_session *s, const struct kg_reply *rp, struct kg_err *e)
 {
@@ -160,6 +161,24 @@ int kg_session_open_pair(struct kg_session **out, const char *problem, const cha
     s->t_total = kg_now() - t0;
     *out = s;
     return KG_EXIT_OK;
+}
+
+int kg_session_estimate_pair(const char *problem, const char *candidate, const struct kg_session_opts *o,
+                             double *in_bytes, double *out_bytes, struct kg_err *e)
+{
+    struct kg_session *s = kg_session_new(o);
+    if (!s) {
+        kg_errf(e, "out of memory");
+        return KG_EXIT_INTERNAL;
+    }
+    s->be = &kg_backend_torch;
+    s->c = kg_pair_contract_new(problem, candidate, e);
+    int rc = KG_EXIT_USAGE;
+    if (s->c)
+        rc = kg_cache_dir(s->cache, sizeof s->cache, e) ? KG_EXIT_INTERNAL
+                                                        : kg_torch_estimate(s, problem, in_bytes, out_bytes, e);
+    kg_session_close(s);
+    return rc;
 }
 
 void kg_session_close(struct kg_session *s)

@@ -17,4 +17,11 @@ int kg_torch_runner_path(const char *cache, char *out, size_t n, struct kg_err *
 int kg_torch_zygote(struct kg_worker *z, const char *python, const char *runner_py, char *name, size_t n,
                     struct kg_err *e);
 
+struct kg_session;
+/* A pair's cost before its check: the bytes of the problem's inputs and outputs at its nominal
+ * constants, from a description on PyTorch's meta device (no tensor allocated, nothing run), by
+ * an oracle worker of s (a session made for this: kg_session_estimate_pair). KG_EXIT_UNAVAILABLE
+ * with e saying why where the meta device cannot stand in (a shape read from a value). */
+int kg_torch_estimate(struct kg_session *s, const char *problem, double *in_bytes, double *out_bytes, struct kg_err *e);
+
 #endif

@@ -166,6 +166,13 @@ struct kg_req_tensor {
 };
 
 /* DESCRIBE and INPUTS (torch): module constants to set, and for INPUTS where each tensor goes. */
+enum {
+    /* DESCRIBE at the nominal constants on PyTorch's meta device only (shapes and dtypes, nothing
+     * allocated or run), or an error where the meta device cannot stand in: kgate audit's cost
+     * estimate, made before the check, must not cost what a real description does */
+    KG_DESCRIBE_META = 1,
+};
+
 struct kg_req_problem {
     int32_t nsym;
     int32_t dist; /* INPUTS: enum kg_dist, a transformation of get_inputs()'s values */
@@ -173,7 +180,7 @@ struct kg_req_problem {
     char sym_names[KG_MAX_SYMS][KG_NAME_MAX];
     int64_t sym_values[KG_MAX_SYMS];
     int32_t ntensor;
-    int32_t pad;
+    int32_t flags;             /* DESCRIBE: KG_DESCRIBE_META */
     uint64_t off[KG_MAX_ARGS]; /* INPUTS: where the i-th input (tensor or not) goes, 0 when not a tensor */
     uint64_t bytes[KG_MAX_ARGS];
     uint64_t shm_size;

@@ -71,6 +71,7 @@ RUN_NO_TF32, RUN_SYNC_DEVICE = 256, 512
 OUT_SHARES_INPUT, OUT_OOB_WRITE, INPUTS_AS_SENT, OUT_LATE_WRITE, INPUTS_KEPT = 1, 2, 4, 8, 16
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
+DESCRIBE_META = 1  # DESCRIBE: the meta device only, or an error
 # enum kg_dtype
 DTYPES = ["f64", "f32", "f16", "bf16", "i32", "i64", "u8", "bool"]
 COMPARE_BLOCK = 1 << 24  # elements a comparison on the worker's GPU takes at once
@@ -124,7 +125,7 @@ class ReqTensor(C.Structure):
 class ReqProblem(C.Structure):
     _fields_ = [("nsym", C.c_int32), ("dist", C.c_int32), ("seed", C.c_uint64),
                 ("sym_names", (C.c_char * NAME_MAX) * MAX_SYMS), ("sym_values", C.c_int64 * MAX_SYMS),
-                ("ntensor", C.c_int32), ("pad", C.c_int32), ("off", C.c_uint64 * MAX_ARGS),
+                ("ntensor", C.c_int32), ("flags", C.c_int32), ("off", C.c_uint64 * MAX_ARGS),
                 ("bytes", C.c_uint64 * MAX_ARGS), ("shm_size", C.c_uint64), ("tol", C.c_double)]
 
 
@@ -570,9 +571,12 @@ class Inputs:
         try:
             key = self.set_symbols(p.sym_names, p.sym_values, p.nsym)
             doc["symbols"] = {k: getattr(self.problem, k) for k in self.originals}
-            described = self.meta_shapes() if p.nsym and self.meta_describe else None
+            meta_only = bool(p.flags & DESCRIBE_META)  # an estimate: never the real run
+            described = self.meta_shapes() if meta_only or (p.nsym and self.meta_describe) else None
             if isinstance(described, Exception):  # the problem itself refuses these constants
                 raise described
+            if described is None and meta_only:
+                raise Refused(UNAVAILABLE, "the meta device cannot describe this problem")
             if described is None:
                 model = self.build(self.problem.Model, key)
                 torch.manual_seed(KERNEL_SEED)
@@ -586,7 +590,7 @@ class Inputs:
                     self.meta_describe = self.meta_shapes() == described
             doc["inputs"], doc["outputs"] = described
             doc["device"] = self.device
-            if p.nsym == 0:
+            if p.nsym == 0 and not meta_only:
                 doc["kernels"] = self.profile(lambda: model(*dev)) if self.device == "cuda" else None
                 if doc["kernels"] is None:
                     del doc["kernels"]
