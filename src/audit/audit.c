@@ -41,18 +41,24 @@ static bool needs_build(const char *path)
     return b;
 }
 
+/* What a child does: a pair's check (on a check slot), or on a compile slot its build
+ * (--compile-only) or its cost estimate (--estimate). */
+enum job_kind { JOB_CHECK, JOB_BUILD, JOB_ESTIMATE };
+
 struct job {
     pid_t pid;
     int row;
     double start;
-    bool compile_only;
-    char out[KG_DIR_MAX + 2 * KG_PATH_SLACK]; /* TMPDIR/ROW.json */
+    enum job_kind kind;
+    char out[KG_DIR_MAX + 2 * KG_PATH_SLACK]; /* TMPDIR/ROW.json (an estimate: TMPDIR/ROW.est) */
     int slot;                                 /* index into audit_run's gpu names, or -1 */
+    uint64_t need;                            /* a check: the host memory it is expected to reserve */
+    double dev_need;                          /* ... the device memory it is expected to hold, -1 unknown */
     const char *gpu;                          /* that GPU's CUDA_VISIBLE_DEVICES name, or NULL */
 };
 
 static pid_t spawn(const char *exe, const struct audit_opts *o, const struct audit_row *r, const char *out,
-                   bool compile_only, const char *gpu)
+                   enum job_kind kind, const char *gpu)
 {
     pid_t pid = fork();
     if (pid) return pid;
@@ -64,7 +70,10 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct aud
         dup2(devnull, 1);
         dup2(devnull, 2);
     }
-    if (out) { /* the check's own message (FILE:LINE: why) goes into the record if it has no report */
+    if (out && kind == JOB_ESTIMATE) { /* its one line of JSON */
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0) dup2(fd, 1);
+    } else if (out) { /* the check's own message (FILE:LINE: why) goes into the record if it has no report */
         char err[KG_DIR_MAX + 3 * KG_PATH_SLACK];
         snprintf(err, sizeof err, "%s.err", out);
         int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -82,8 +91,10 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct aud
     argv[a++] = "--ref";
     argv[a++] = r->problem;
     argv[a++] = r->candidate;
-    if (compile_only) {
+    if (kind == JOB_BUILD) {
         argv[a++] = "--compile-only";
+    } else if (kind == JOB_ESTIMATE) {
+        argv[a++] = "--estimate";
     } else {
         argv[a++] = "--json";
         argv[a++] = (char *)out;
@@ -185,6 +196,17 @@ static void progress(int done, int total, int viol, int running, int compiling, 
 /* ---- one audit run --------------------------------------------------------------------------- */
 
 enum build { NO_BUILD, TO_BUILD, BUILDING, BUILT };
+/* A pair's cost estimate: none coming (not asked, or the meta device could not tell), to make,
+ * being made, made. */
+enum est { EST_NONE, EST_TODO, EST_RUNNING, EST_DONE };
+/* How long check slots wait, from the audit's start, for the estimates of the pairs that are
+ * ready: at most this, then a pair without one goes by the mean of those made. */
+#define EST_WAIT 30.0
+/* An estimate's time limit: a description on the meta device takes about a second. */
+#define EST_LIMIT 120.0
+/* How long the costliest ready pair may be passed over for smaller ones that fit the host's
+ * memory before no smaller one starts ahead of it. */
+#define PASS_OVER_MAX 60.0
 
 /* An audit in progress: the pairs it does, its slots (o->jobs check slots, then
  * o->compile_jobs compile slots), and the counts the progress line and the summary show. */
@@ -200,9 +222,18 @@ struct audit_run {
     struct job *jobs;
     int nslots;
     enum build *bs; /* per todo entry */
-    bool *started;  /* per todo entry: its check has started */
-    int *retries;   /* per todo entry: checks of it that met a full device and run again */
-    bool *killed;   /* per todo entry: a check of it was killed (the host's OOM killer): it runs
+    /* per todo entry: its cost estimate, and from it its tensors' bytes at the nominal size (in
+     * and out together, and out; -1 not known), by which the checks start, the costliest first */
+    enum est *es;
+    double *est, *est_out;
+    int est_asked, estimated; /* estimates asked for, and made */
+    double dev_ratio;         /* device bytes per tensor byte learned (sample_devices), 0 none */
+    bool trace;               /* KGATE_AUDIT_TRACE=1: each check's start on stderr */
+    int passed_over;          /* the costliest ready pair, passed over for smaller ones that fit, */
+    double passed_since;      /* since then (-1: none) */
+    bool *started;            /* per todo entry: its check has started */
+    int *retries;             /* per todo entry: checks of it that met a full device and run again */
+    bool *killed;             /* per todo entry: a check of it was killed (the host's OOM killer): it runs
                        again only with half the host's memory free, or alone */
     int finished, viol, nochk, running, compiling;
     double t0;
@@ -250,6 +281,9 @@ static void run_free(struct audit_run *a)
     free(a->started);
     free(a->retries);
     free(a->killed);
+    free(a->es);
+    free(a->est);
+    free(a->est_out);
     free(a->todo);
     free(a->gpu);
     free(a->gpu_running);
@@ -409,8 +443,53 @@ static int dev_running(const struct audit_run *a, int g)
     return a->o->gpus > 0 ? a->gpu_running[g] : a->running;
 }
 
+/* Device memory of a check beyond its tensors: the CUDA contexts and caching allocators of its
+ * two or three torch workers. */
+#define DEV_BASE ((double)(2u << 30))
+/* Device bytes per byte of a pair's nominal tensors before the audit has measured any: on the
+ * H200 (stop 38) checks of the 4.29 GB max and average pools held up to 67.5 GiB each, 16.4 per
+ * byte past DEV_BASE (the oracle's float64 values, the pristine and kept copies of the inputs,
+ * each worker's allocator keeping its peak). */
+#define DEV_PER_BYTE 17.0
+/* Over what was learned, as the host's ledger (base/ledger.h) */
+#define DEV_MARGIN 1.25
+/* Learned only from samples whose running checks have this many bytes of tensors between them:
+ * below, DEV_BASE's error would be the ratio */
+#define DEV_LEARN_MIN ((double)(1u << 30))
+
+/* The device memory the check of pair i is expected to hold: DEV_BASE plus DEV_MARGIN times
+ * the device bytes per tensor byte learned so far, else DEV_PER_BYTE, per byte of its estimate
+ * (KGATE_DEV_PER_BYTE fixes the ratio: for measuring, and tests); -1 without estimates (the
+ * audit then admits by the largest share per check seen, check_need). */
+static double dev_need_row(const struct audit_run *a, int i, double mean)
+{
+    if (!a->est_asked || (a->est[i] < 0 && !(mean > 0))) return -1;
+    const char *f = getenv("KGATE_DEV_PER_BYTE");
+    double r = f && atof(f) > 0 ? atof(f) : a->dev_ratio > 0 ? DEV_MARGIN * a->dev_ratio : DEV_PER_BYTE;
+    return DEV_BASE + r * (a->est[i] >= 0 ? a->est[i] : mean);
+}
+
+/* The most device bytes per tensor byte that the checks running on device g held together, from
+ * one sample of its memory in use (others' memory counts in, which errs toward waiting). */
+static void learn_dev_ratio(struct audit_run *a, int g, uint64_t used)
+{
+    if (!a->est_asked) return;
+    double bytes = 0;
+    int n = 0;
+    for (int sl = 0; sl < a->o->jobs; sl++) {
+        const struct job *j = &a->jobs[sl];
+        if (j->pid <= 0 || j->kind != JOB_CHECK || (a->o->gpus > 0 && j->slot != g)) continue;
+        n++;
+        if (a->est[j->row] >= 0) bytes += a->est[j->row];
+    }
+    if (bytes < DEV_LEARN_MIN) return;
+    double r = ((double)used - n * DEV_BASE) / bytes;
+    if (r > a->dev_ratio) a->dev_ratio = r;
+}
+
 /* Memory in use on each device while checks run on it, per check: the size a check is taken to
- * need (other processes' memory counts in, which errs toward waiting). */
+ * need where the pairs have no estimates (other processes' memory counts in, which errs toward
+ * waiting). */
 static void sample_devices(struct audit_run *a)
 {
     for (int g = 0; g < a->ndev; g++) {
@@ -419,6 +498,7 @@ static void sample_devices(struct audit_run *a)
         if (n <= 0 || kg_devmem(a->dev[g], &fr, &tot)) continue;
         uint64_t used = tot > fr ? tot - fr : 0;
         double per = (double)used / n;
+        learn_dev_ratio(a, g, used);
         if (per > a->dev_per_check[g]) a->dev_per_check[g] = per;
         if (used > a->dev_peak[g]) a->dev_peak[g] = used;
         a->dev_total[g] = tot;
@@ -478,7 +558,10 @@ static double check_need(const struct audit_run *a, int g)
     return need < (double)a->dev_total[g] / 32 ? (double)a->dev_total[g] / 32 : need;
 }
 
-static bool room_for_check(struct audit_run *a, int g, double *left)
+/* need: the check's own (dev_need_row), or -1: the largest share seen (check_need). With its own,
+ * the room is also at most the device's total less what the checks running there are expected
+ * to hold (a check just started has not allocated yet). */
+static bool room_for_check(struct audit_run *a, int g, double *left, double need)
 {
     if (g < 0 || g >= a->ndev || dev_running(a, g) == 0) return true;
     uint64_t fr, tot;
@@ -486,25 +569,33 @@ static bool room_for_check(struct audit_run *a, int g, double *left)
         if (kg_devmem(a->dev[g], &fr, &tot)) return true;
         *left = (double)fr;
         a->dev_total[g] = tot;
+        double held = 0;
+        for (int sl = 0; sl < a->o->jobs; sl++) {
+            const struct job *j = &a->jobs[sl];
+            if (j->pid > 0 && j->kind == JOB_CHECK && j->dev_need >= 0 && (a->o->gpus <= 0 || j->slot == g))
+                held += j->dev_need;
+        }
+        if (held > 0 && (double)tot - held < *left) *left = (double)tot - held;
     }
-    return *left >= check_need(a, g);
+    return *left >= (need >= 0 ? need : check_need(a, g));
 }
 
 /* A check placed on device g: its share of the room this pass saw (left[]: per device). */
-static void take_room(struct audit_run *a, int g, double left[64])
+static void take_room(struct audit_run *a, int g, double left[64], double need)
 {
-    if (g >= 0 && g < a->ndev && g < 64 && left[g] >= 0) left[g] -= check_need(a, g);
+    if (g >= 0 && g < a->ndev && g < 64 && left[g] >= 0) left[g] -= need >= 0 ? need : check_need(a, g);
 }
 
-/* Where the next check goes: of the GPUs with room for it (room_for_check), the one with the
- * fewest checks running (the lowest index of those tied); without --gpus 0, the one device;
- * -2 when no device has room. left[]: room_for_check's, per device, for this pass. */
-static int device_with_room(struct audit_run *a, double left[64])
+/* Where a check expected to hold need (-1: not known) goes: of the GPUs with room for it
+ * (room_for_check), the one with the fewest checks running (the lowest index of those tied);
+ * without --gpus 0, the one device; -2 when no device has room. left[]: room_for_check's, per
+ * device, for this pass. */
+static int device_with_room(struct audit_run *a, double left[64], double need)
 {
-    if (a->o->gpus <= 0) return room_for_check(a, 0, &left[0]) ? 0 : -2;
+    if (a->o->gpus <= 0) return room_for_check(a, 0, &left[0], need) ? 0 : -2;
     int best = -2;
     for (int g = 0; g < a->o->gpus && g < 64; g++)
-        if ((best < 0 || a->gpu_running[g] < a->gpu_running[best]) && room_for_check(a, g, &left[g])) best = g;
+        if ((best < 0 || a->gpu_running[g] < a->gpu_running[best]) && room_for_check(a, g, &left[g], need)) best = g;
     return best;
 }
 
@@ -578,79 +669,206 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
     a->started = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->started);
     a->retries = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->retries);
     a->killed = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->killed);
-    if ((a->nslots && !a->jobs) || !a->bs || !a->started || !a->retries || !a->killed) {
+    a->es = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->es);
+    a->est = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->est);
+    a->est_out = calloc((size_t)(a->ntodo ? a->ntodo : 1), sizeof *a->est_out);
+    if ((a->nslots && !a->jobs) || !a->bs || !a->started || !a->retries || !a->killed || !a->es || !a->est ||
+        !a->est_out) {
         kg_errf(e, "out of memory");
         return KG_EXIT_INTERNAL;
     }
     for (int i = 0; i < a->ntodo && o->compile_jobs > 0; i++)
         a->bs[i] = needs_build(a->r.v[a->todo[i]].candidate) ? TO_BUILD : NO_BUILD;
+    /* costs, where the order can matter: more pairs than check slots, and compile slots to
+     * estimate them on (KGATE_AUDIT_ESTIMATE=0: in the corpus's order, as before) */
+    const char *est = getenv("KGATE_AUDIT_ESTIMATE");
+    bool estimate = o->compile_jobs > 0 && a->ntodo > o->jobs && !(est && !strcmp(est, "0"));
+    a->est_asked = estimate ? a->ntodo : 0;
+    for (int i = 0; i < a->ntodo; i++) {
+        a->es[i] = estimate ? EST_TODO : EST_NONE;
+        a->est[i] = a->est_out[i] = -1;
+    }
+    a->passed_over = -1;
+    a->passed_since = -1;
+    const char *tr = getenv("KGATE_AUDIT_TRACE");
+    a->trace = tr && *tr && strcmp(tr, "0");
     return 0;
 }
 
 /* ---- the scheduler loop ------------------------------------------------------------------------ */
 
-/* Candidates with a build step (load_inline: ~1 minute of compiler each) are built first, on
- * the compile slots, while the check slots take whatever is ready: a candidate without a
- * build, or one whose build is done. A check never waits on a build while other work is
- * ready, and the audit does not end on a long tail of builds. */
-static int next_row(const struct audit_run *a, bool check_slot)
+/* Compile slots: first every pair's cost estimate (about a second each, so that the checks can
+ * start the costliest first), then the candidates with a build step (load_inline: ~1 minute of
+ * compiler each), the costliest first; the check slots meanwhile take whatever is ready: a
+ * candidate without a build, or one whose build is done. A check never waits on a build while
+ * other work is ready, and the audit does not end on a long tail of builds. */
+static int next_compile(const struct audit_run *a, enum job_kind *kind)
 {
     for (int i = 0; i < a->ntodo; i++)
-        if (!a->started[i] && !a->retries[i] &&
-            (check_slot ? a->bs[i] == NO_BUILD || a->bs[i] == BUILT : a->bs[i] == TO_BUILD))
+        if (a->es[i] == EST_TODO && !a->started[i]) {
+            *kind = JOB_ESTIMATE;
             return i;
+        }
+    int best = -1;
+    for (int i = 0; i < a->ntodo; i++)
+        if (a->bs[i] == TO_BUILD && !a->started[i] && (best < 0 || a->est[i] > a->est[best])) best = i;
+    *kind = JOB_BUILD;
+    return best;
+}
+
+/* The mean of the estimates made (0 when none was): the cost of a pair without one. */
+static double mean_cost(const struct audit_run *a)
+{
+    double sum = 0;
+    int n = 0;
+    for (int k = 0; k < a->ntodo; k++)
+        if (a->est[k] >= 0) sum += a->est[k], n++;
+    return n ? sum / n : 0;
+}
+
+/* The host memory the check of pair i is expected to reserve (base/ledger.h's kg_ledger_need, from
+ * what the audit's checks have learned so far; a pair without an estimate at the mean, mean, as
+ * an input-heavy one); 0 without estimates. */
+static uint64_t check_host_need(const struct audit_run *a, int i, double mean)
+{
+    if (a->est[i] >= 0) return kg_ledger_need(a->ledger, "torch", a->est[i], a->est_out[i], 0);
+    return mean > 0 ? kg_ledger_need(a->ledger, "torch", mean, 0, 0) : 0;
+}
+
+/* What the ledger has free for one more check: its budget less the live reservations, and less,
+ * for each check started but not yet in it (it reserves once its problem is described), what
+ * that one is expected to reserve; -1 without a ledger (room for anything). */
+static double ledger_room(const struct audit_run *a)
+{
+    if (!a->ledger[0]) return -1;
+    enum { MAX = 256 };
+    long pid[MAX];
+    uint64_t bytes[MAX], budget;
+    int n = kg_ledger_live(a->ledger, &budget, pid, bytes, MAX);
+    if (n < 0) return -1;
+    double room = (double)budget;
+    for (int i = 0; i < n; i++) room -= (double)bytes[i];
+    for (int sl = 0; sl < a->o->jobs; sl++) {
+        const struct job *j = &a->jobs[sl];
+        if (j->pid <= 0 || j->kind != JOB_CHECK) continue;
+        bool in = false;
+        for (int i = 0; i < n && !in; i++) in = pid[i] == (long)j->pid;
+        if (!in) room -= (double)j->need;
+    }
+    return room;
+}
+
+/* The next pair for a check slot: of the ready pairs not started, the costliest (tensor bytes at
+ * the nominal size: at real sizes the larger pairs take minutes, and started last they were the
+ * audit's tail) whose expected reservation fits what the ledger has free (*room, ledger_room's,
+ * -2 before this pass asked; a check that would only wait in its slot leaves it to a smaller
+ * one), unless the costliest has been passed over for PASS_OVER_MAX already. While estimates
+ * are still coming, at most EST_WAIT from the start, nothing starts.
+ * *held: a pair is ready but kept back for memory. */
+static int next_check(struct audit_run *a, double *room, double left[64], bool *held, bool *host_held)
+{
+    if (kg_now() - a->t0 < EST_WAIT) /* the order needs every ready pair's estimate */
+        for (int i = 0; i < a->ntodo; i++)
+            if (!a->started[i] && (a->es[i] == EST_TODO || a->es[i] == EST_RUNNING)) return -1;
+    const double mean = mean_cost(a);
+#define COST(i) (a->est[i] >= 0 ? a->est[i] : mean)
+    int best = -1, fit = -1;
+    bool best_host = true; /* the costliest fits the host */
+    for (int i = 0; i < a->ntodo; i++) {
+        if (a->started[i] || a->retries[i] || !(a->bs[i] == NO_BUILD || a->bs[i] == BUILT)) continue;
+        const double c = COST(i);
+        const bool costliest = best < 0 || c > COST(best);
+        if (costliest) best = i;
+        if (!costliest && fit >= 0 && c <= COST(fit)) continue;
+        if (*room == -2) *room = ledger_room(a);
+        const bool host = *room < 0 || a->running == 0 || (double)check_host_need(a, i, mean) <= *room;
+        if (costliest) best_host = host;
+        if ((fit < 0 || c > COST(fit)) && host && device_with_room(a, left, dev_need_row(a, i, mean)) != -2) fit = i;
+    }
+#undef COST
+    if (best >= 0 && fit != best) {
+        if (a->passed_over != best) a->passed_over = best, a->passed_since = kg_now();
+        if (kg_now() - a->passed_since > PASS_OVER_MAX) fit = -1; /* the large one's turn */
+        *held = true;
+        if (!best_host) *host_held = true;
+    }
+    if (fit >= 0) return fit;
+    if (best >= 0) return -1;
     /* a check that met a full device goes again once the others have started, and with at most
      * half the check slots busy, so that what filled the device is unlikely to be back */
-    if (!check_slot || a->running > a->o->jobs / 2) return -1;
+    if (a->running > a->o->jobs / 2) return -1;
     for (int i = 0; i < a->ntodo; i++)
         if (!a->started[i] && a->retries[i]) return i;
     return -1;
 }
 
-/* Starts checks on free check slots, builds on free compile slots. */
+/* A compile slot's next job: an estimate or a build. */
+static void start_compile(struct audit_run *a, struct job *j)
+{
+    enum job_kind kind;
+    int row = next_compile(a, &kind);
+    if (row < 0) return;
+    j->row = row;
+    j->kind = kind;
+    j->start = kg_now();
+    j->slot = -1;
+    j->gpu = NULL;
+    if (kind == JOB_ESTIMATE) {
+        a->es[row] = EST_RUNNING;
+        snprintf(j->out, sizeof j->out, "%s/%d.est", a->tmpdir, row);
+    } else
+        a->bs[row] = BUILDING;
+    j->pid = spawn(a->exe, a->o, &a->r.v[a->todo[row]], kind == JOB_ESTIMATE ? j->out : NULL, kind, NULL);
+    a->compiling++;
+}
+
+/* Starts checks on free check slots, estimates and builds on free compile slots. */
 static void start_jobs(struct audit_run *a)
 {
     const struct audit_opts *o = a->o;
-    double left[64], host_left = -1;
+    double left[64], host_left = -1, room = -2;
     for (int g = 0; g < 64; g++) left[g] = -1;
     bool held = false, host_held = false;
     for (int sl = 0; sl < a->nslots; sl++) {
         struct job *j = &a->jobs[sl];
         if (j->pid > 0) continue;
-        bool check_slot = sl < o->jobs;
-        int row = next_row(a, check_slot);
+        if (sl >= o->jobs) {
+            start_compile(a, j);
+            continue;
+        }
+        int row = next_check(a, &room, left, &held, &host_held);
         if (row < 0) continue;
-        if (check_slot && (!host_room(a, &host_left) || (a->killed[row] && !host_half_free(a, host_left)))) {
+        if (!host_room(a, &host_left) || (a->killed[row] && !host_half_free(a, host_left))) {
             held = host_held = true;
             continue;
         }
-        int g = check_slot ? device_with_room(a, left) : -1;
-        if (check_slot && g == -2) {
+        const double dev_need = dev_need_row(a, row, mean_cost(a));
+        int g = device_with_room(a, left, dev_need);
+        if (g == -2) {
             held = true;
             continue;
         }
-        if (check_slot) {
-            take_room(a, g, left);
-            if (host_left >= 0) host_left -= host_need(a);
-        }
+        take_room(a, g, left, dev_need);
+        if (host_left >= 0) host_left -= host_need(a);
         j->row = row;
-        j->compile_only = !check_slot;
+        j->kind = JOB_CHECK;
         j->start = kg_now();
-        if (check_slot) {
-            a->started[row] = true;
-            j->slot = o->gpus ? g : -1;
-            j->gpu = j->slot >= 0 ? a->gpu[j->slot] : NULL;
-            if (j->slot >= 0) a->gpu_running[j->slot]++;
-            snprintf(j->out, sizeof j->out, "%s/%d.json", a->tmpdir, j->row);
-            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, false, j->gpu);
-            a->running++;
-        } else {
-            a->bs[row] = BUILDING;
-            j->slot = -1;
-            j->gpu = NULL;
-            j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], NULL, true, NULL);
-            a->compiling++;
-        }
+        j->need = check_host_need(a, row, mean_cost(a));
+        j->dev_need = dev_need;
+        if (room >= 0) room -= (double)j->need;
+        a->started[row] = true;
+        if (a->passed_over == row) a->passed_over = -1;
+        j->slot = o->gpus ? g : -1;
+        j->gpu = j->slot >= 0 ? a->gpu[j->slot] : NULL;
+        if (j->slot >= 0) a->gpu_running[j->slot]++;
+        snprintf(j->out, sizeof j->out, "%s/%d.json", a->tmpdir, j->row);
+        if (a->trace) /* KGATE_AUDIT_TRACE: each start, with what it is expected to hold */
+            fprintf(stderr,
+                    "kgate audit: %.1f s: start %s (%.0f MB of tensors%s; expected: host %.2f GiB, device %.2f GiB)\n",
+                    kg_now() - a->t0, a->r.v[a->todo[row]].id, a->est[row] / 1e6, a->est[row] < 0 ? ", not sized" : "",
+                    (double)j->need / 1073741824.0, j->dev_need / 1073741824.0);
+        j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, JOB_CHECK, j->gpu);
+        a->running++;
     }
     if (held && !a->mem_held) a->mem_waits++;
     if (host_held && !a->mem_held) a->host_waits++;
@@ -760,16 +978,19 @@ static void enforce_limit(struct audit_run *a)
     double now = kg_now();
     for (int sl = o->jobs; sl < a->nslots; sl++) {
         struct job *j = &a->jobs[sl];
-        if (j->pid > 0 && now - j->start > o->limit) {
+        if (j->pid > 0 && now - j->start > (j->kind == JOB_ESTIMATE ? EST_LIMIT : o->limit)) {
             kill_job(j, NULL);
-            a->bs[j->row] = BUILT;
+            if (j->kind == JOB_ESTIMATE)
+                a->es[j->row] = EST_NONE;
+            else
+                a->bs[j->row] = BUILT;
             j->pid = 0;
             a->compiling--;
         }
     }
     for (int sl = 0; sl < o->jobs && !a->failed; sl++) {
         struct job *j = &a->jobs[sl];
-        if (j->pid > 0 && !j->compile_only && now - j->start > o->limit) {
+        if (j->pid > 0 && j->kind == JOB_CHECK && now - j->start > o->limit) {
             int status;
             kill_job(j, &status);
             j->pid = 0;
@@ -779,7 +1000,24 @@ static void enforce_limit(struct audit_run *a)
     }
 }
 
-/* A child that ended: a build (built, or failed: the check reports a build error itself) frees
+/* An estimate that ended: its pair's bytes from its line of JSON, or none (the meta device could
+ * not tell: the pair goes by the mean). */
+static void estimated(struct audit_run *a, const struct job *j, int status)
+{
+    json_t *doc = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? json_load_file(j->out, 0, NULL) : NULL;
+    json_t *in = json_object_get(doc, "in_bytes"), *out = json_object_get(doc, "out_bytes");
+    if (json_is_number(in) && json_is_number(out)) {
+        a->est_out[j->row] = json_number_value(out);
+        a->est[j->row] = json_number_value(in) + a->est_out[j->row];
+        a->es[j->row] = EST_DONE;
+        a->estimated++;
+    } else
+        a->es[j->row] = EST_NONE;
+    json_decref(doc);
+    unlink(j->out);
+}
+
+/* A child that ended: an estimate, a build (built, or failed: the check reports a build error itself) frees
  * its pair for a check; a check's report goes into the store. */
 static void reaped(struct audit_run *a, pid_t pid, int status)
 {
@@ -787,7 +1025,12 @@ static void reaped(struct audit_run *a, pid_t pid, int status)
         struct job *j = &a->jobs[sl];
         if (j->pid != pid) continue;
         j->pid = 0;
-        if (j->compile_only) {
+        if (j->kind == JOB_ESTIMATE) {
+            estimated(a, j, status);
+            a->compiling--;
+            return;
+        }
+        if (j->kind == JOB_BUILD) {
             a->bs[j->row] = BUILT;
             a->compiling--;
             return;
@@ -814,7 +1057,7 @@ static int stop_children(struct audit_run *a)
         if (j->pid <= 0) continue;
         kill_job(j, NULL);
         j->pid = 0;
-        if (j->compile_only) continue;
+        if (j->kind != JOB_CHECK) continue;
         checks++;
         char err[sizeof j->out + 8];
         snprintf(err, sizeof err, "%s.err", j->out);
@@ -898,6 +1141,11 @@ static void summary(const struct audit_run *a)
         }
         fputc('\n', stderr);
     }
+    if (a->est_asked)
+        fprintf(stderr,
+                "kgate audit: the checks started the largest first: %d of %d pairs sized on PyTorch's meta device "
+                "beforehand (kgate check --estimate)%s\n",
+                a->estimated, a->est_asked, a->estimated < a->est_asked ? ", the others at their mean" : "");
     if (a->mem_waits > a->host_waits)
         fprintf(stderr, "kgate audit: %d time%s a check waited for device memory to start\n",
                 a->mem_waits - a->host_waits, a->mem_waits - a->host_waits == 1 ? "" : "s");
