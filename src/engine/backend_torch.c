@@ -614,7 +614,7 @@ const struct kg_backend kg_backend_torch = {
     .kind = KG_RUNNER_TORCH,
     .guard = 4096,
     .budget = 1 << 22,
-    .caps = KG_CAP_SAMPLE_HUGE | KG_CAP_TF32_SWITCH | KG_CAP_FRESH_OUTPUTS | KG_CAP_SYNC_DEVICE,
+    .caps = KG_CAP_SAMPLE_HUGE | KG_CAP_TF32_SWITCH | KG_CAP_FRESH_OUTPUTS | KG_CAP_SYNC_DEVICE | KG_CAP_DIGEST,
     .found = KG_RUN_OUT_SHARES_INPUT | KG_RUN_OUT_OOB_WRITE | KG_RUN_INPUTS_AS_SENT | KG_RUN_OUT_LATE_WRITE |
              KG_RUN_INPUTS_KEPT,
     .load_req = load_req,

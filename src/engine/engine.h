@@ -112,6 +112,10 @@ enum kg_cap {
      * the outputs are read: a candidate can launch work on streams of its own (a torch candidate on
      * a GPU; not a .cu entry, whose one launch the runner makes, nor any run on the CPU). */
     KG_CAP_SYNC_DEVICE = 1u << 5,
+    /* KG_RUN_DIGEST: the outputs stay in the worker, which answers with a digest of each and the
+     * count of its elements that kept the prefill (a torch worker: computed on its device, where a
+     * real-size output is gigabytes to copy to the host and compare there) */
+    KG_CAP_DIGEST = 1u << 6,
 };
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
 

@@ -254,6 +254,10 @@ bool kg_session_is_host(const struct kg_session *s)
 bool kg_session_can(const struct kg_session *s, enum kg_cap cap)
 {
     if (cap == KG_CAP_SYNC_DEVICE && kg_session_is_host(s)) return false; /* no streams on the CPU */
+    if (cap == KG_CAP_DIGEST) { /* KGATE_DIGEST=0: every run's outputs to the judge, for comparing */
+        const char *d = getenv("KGATE_DIGEST");
+        if (d && !strcmp(d, "0")) return false;
+    }
     return (s->be->caps & cap) != 0;
 }
 

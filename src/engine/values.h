@@ -64,9 +64,17 @@ struct kg_exec {
      * (seconds), measured as pair_clock says (enum kg_pair_clock; 0: not measured) */
     double pair_overlap, pair_shorter;
     int pair_clock;
+    /* KG_RUN_DIGEST (a backend with KG_CAP_DIGEST): the outputs stayed in the worker; after[i] of
+     * an output has no data, and digest[i] and prefilled[i] are the worker's (struct kg_reply) */
+    bool digested;
+    uint64_t digest[KG_MAX_ARGS];
+    int64_t prefilled[KG_MAX_ARGS];
 };
 
 void kg_exec_free(struct kg_exec *x);
+/* Whether runs a and b, both digested, gave the same digest for every output of case k (their
+ * outputs bit-identical, but with a chance of about 2^-64 per output). */
+bool kg_exec_digests_equal(const struct kg_case *k, const struct kg_exec *a, const struct kg_exec *b);
 /* Whether element q of output i still holds the run's prefill after the call (never written);
  * false for a garbage prefill the worker drew itself (backend worker_fills_outputs: unknown here). */
 bool kg_exec_kept_prefill(const struct kg_exec *x, int i, int64_t q);

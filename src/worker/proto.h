@@ -120,6 +120,8 @@ enum {
     KG_RUN_NO_TF32 = 1u << 8,      /* torch: TF32 off for matmul and cuDNN during the call, whatever it sets */
     KG_RUN_SYNC_DEVICE = 1u << 9,  /* torch: the whole device synchronised before the call and before its
                                       outputs are read (as KernelBench calls a candidate) */
+    KG_RUN_DIGEST = 1u << 10,      /* torch: the outputs stay in the worker; the reply carries each one's
+                                      digest and prefilled count instead (struct kg_reply) */
 };
 
 struct kg_req_arg {
@@ -284,6 +286,12 @@ struct kg_reply {
     double pair_overlap, pair_shorter;
     int32_t pair_clock;
     int32_t pad2;
+    /* KG_RUN_DIGEST, per argument (outputs only): a 64-bit hash of the output's bytes that depends
+     * on every byte and its position (equal digests: bit-identical outputs, but with a chance of
+     * about 2^-64), and how many of its elements hold the run's constant prefill in every byte
+     * (-1: a garbage prefill, not counted) */
+    uint64_t digest[KG_MAX_ARGS];
+    int64_t prefilled[KG_MAX_ARGS];
     char msg[KG_MSG_MAX];
 };
 
