@@ -189,16 +189,57 @@ static bool wrong_in_place(struct kg_session *s, const struct kg_case *k, const 
     return !j.pass;
 }
 
+/* zero, zero again (determinism check for this gate), garbage, sentinel */
+static const enum kg_fill fills[] = {KG_FILL_ZERO, KG_FILL_ZERO, KG_FILL_GARBAGE, KG_FILL_SENTINEL_A};
+static const char *const fill_names[] = {"zeros", "zeros", "garbage", "NaN sentinel"};
+
+/* The four prefilled runs with their outputs left in the worker (KG_CAP_DIGEST; not for a
+ * declared alias, judged against the oracle in place): the inputs are checked from the first as
+ * below, and where the four digests are equal and the kernel has not been seen to differ run to
+ * run, the outputs are independent of their prior contents bit for bit, as reads_prior would
+ * find: 1, a pass, nothing copied to the judge; 2: a run failed or an input changed (v says so,
+ * as below); 0: an output shares an input's storage or the digests differ, and -1 where there
+ * are no digests: the runs are made again with the outputs. */
+static int prior_by_digest(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                           struct kg_verdict *v)
+{
+    bool alias = false;
+    for (int i = 0; i < k->c->nargs; i++) alias |= k->c->alias_of[i] >= 0;
+    if (alias || !kg_session_can(s, KG_CAP_DIGEST)) return -1;
+    struct kg_exec x[4];
+    int n = 0, rc = 1;
+    for (; n < 4 && rc == 1; n++) {
+        struct kg_exec_opts o = {.fill = fills[n], .guard_byte = 0xA5, .flags = KG_RUN_DIGEST};
+        if (kg_exec(s, k, in, &o, &x[n]) != KG_WS_OK) {
+            kg_verdict_from_exec(v, k, &x[n]);
+            kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+            rc = 2;
+        } else if (n == 0 && (x[0].found & KG_RUN_OUT_SHARES_INPUT))
+            rc = 0;
+        else if (n == 0 && input_changed(s, k, &x[0], v))
+            rc = 2;
+        else if (n > 0 && (kg_session_nondeterministic(s) || !kg_exec_digests_equal(k, &x[0], &x[n])))
+            rc = 0;
+    }
+    for (int r = 0; r < n; r++) kg_exec_free(&x[r]);
+    if (rc == 1) v->ncases = 4;
+    return rc;
+}
+
 static void run(struct kg_session *s, struct kg_verdict *v)
 {
     struct kg_case k;
     struct kg_inputs in;
     if (kg_nominal_inputs(s, &k, &in, v)) return;
-    /* zero, zero again (determinism check for this gate), garbage, sentinel */
-    static const enum kg_fill fills[] = {KG_FILL_ZERO, KG_FILL_ZERO, KG_FILL_GARBAGE, KG_FILL_SENTINEL_A};
-    static const char *const fill_names[] = {"zeros", "zeros", "garbage", "NaN sentinel"};
     struct kg_exec x[4];
     int n = 0;
+    const int fast = prior_by_digest(s, &k, &in, v);
+    if (fast == 1)
+        kg_verdict_set(
+            v, KG_PASS,
+            "inputs unchanged; outputs independent of their prior contents (zeros, garbage, NaN; compared by "
+            "digest)");
+    if (fast >= 1) goto out;
     for (; n < 4; n++) {
         struct kg_exec_opts o = {.fill = fills[n], .guard_byte = 0xA5};
         kg_exec(s, &k, &in, &o, &x[n]);
@@ -240,6 +281,7 @@ const struct kg_gate kg_gate_aliasing = {
                "Tolerance-free: a changed input or a prefill-dependent output is a bit-level fact.",
     .explain_python =
         "KernelBench format: inputs must be bit-identical after the call, and no output may share storage\n"
-        "with an input.",
+        "with an input. The prefilled runs' outputs are compared by the worker's digests of them; they\n"
+        "come to the judge only when two differ.",
     .run = run,
 };

@@ -1,5 +1,5 @@
 #!/bin/sh
-# digest.sh: where a torch worker can, the determinism and structure gates leave a run's outputs
+# digest.sh: where a torch worker can, the determinism, structure, aliasing and bounds gates leave a run's outputs
 # in the worker (KG_RUN_DIGEST): it answers with a 64-bit digest of each output and the count of
 # its elements that kept the prefill, and only a run that differs, or an output with such an
 # element, makes the gate run again with the outputs copied (to say where). So nothing is missed:
@@ -13,7 +13,10 @@
 #     is counted, and the two prefilled runs then judge it written: a pass (on the CPU the worker
 #     cannot make a candidate's own allocation hold the prefill, so an unwritten element is a GPU
 #     test: testdata/kernelbench's uninit_output_softmax.py);
-#   - a correct candidate passes both gates by digest and count alone.
+#   - aliasing's four prefilled runs and bounds' five guard fills compare digests too: a candidate
+#     that reads past the end of its input fails bounds with out-of-bounds-read, found again
+#     with the outputs;
+#   - a correct candidate passes the four gates by digest and count alone.
 # CPU KernelBench pairs (Debian's python3-torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
@@ -128,10 +131,29 @@ check test "$(field nan_bits 'g["status"], g["evidence"]["compared"], g["evidenc
     "('pass', 'outputs', True)"
 check grep -q "structure .*pass .*all 16384 output elements written (two sentinel prefills)" "$t/nan_bits.out"
 
+# a read past the end of the input (its guard bytes) into out0[0,0]: the bounds gate's digests of
+# the 0xA5 and 0xFF guard runs differ, and the runs with the outputs name the element
+cat > "$t/reads_guard.py" <<'PY'
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        y.view(-1)[0] = torch.as_strided(x, (1,), (1,), x.storage_offset() + x.numel())[0]
+        return y
+PY
+gate reads_guard bounds
+check test "$(field reads_guard 'g["status"], g.get("cause")')" = "('fail', 'out-of-bounds-read')"
+check grep -q 'out0\[0,0\] changes with the bytes around the buffers' "$t/reads_guard.out"
+
 cp "$kb/candidates/ok_torch_relu.py" "$t/ok.py"
-gate ok structure,determinism
+gate ok structure,determinism,aliasing,bounds
 check grep -q "structure .*pass .*no element kept the prefill, counted in the worker" "$t/ok.out"
 check grep -q "determinism .*pass .*6 runs bit-identical .*compared by digest" "$t/ok.out"
+check grep -q "aliasing .*pass .*compared by digest" "$t/ok.out"
+check grep -q "bounds .*pass .*no output depends on bytes outside (2 shapes, 5 guard fills)" "$t/ok.out"
 
 [ "$fails" -eq 0 ] && echo "ok: digested runs miss nothing: each difference is found, and a counted element is judged from the outputs"
 exit "$fails"
