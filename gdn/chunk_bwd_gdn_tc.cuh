@@ -1,10 +1,12 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
- * one beta per (b, t, h)), first version: every pass on CUDA cores in exact fp32 (no TF32), run
- * for fp32 inputs as they are and for bf16 inputs widened to fp32 first (exactly); the gradients
- * dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu
- * (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with TC_HOST_EMU
- * (gdn/tc_emu_check.cc). Not yet on tensor cores: the passes below are the structure those will
- * take (each product is a 64 x 64 tile loop of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync).
+ * one beta per (b, t, h)), first version: the passes on CUDA cores in exact fp32 (no TF32), run
+ * for fp32 inputs as they are and for bf16 inputs widened to fp32 first (exactly), except pass 5,
+ * which bf16 inputs run on tensor cores (tc_gdn_bdh_bf16: mma.sync m16n8k16, fp32 accumulation,
+ * the fp32 operands as bf16 hi + lo); the gradients dq, dk, dv leave in the inputs' dtype, dg,
+ * db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host
+ * through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). The other passes are not yet on
+ * tensor cores: each is a loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on
+ * mma.sync, the structure they will keep there.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -35,8 +37,9 @@
  *   3. tc_gdn_bdu_f32, all chunks in parallel: du's local term into du;
  *   4. tc_gdn_bscan_f32, one CTA per (64-column V tile, b, h) walking the chunks backwards with
  *      the K x 64 tile of dH in registers: H' of every chunk into dh, du += the state term, dS0;
- *   5. tc_gdn_bdh_f32, one CTA per (64-row K tile, chunk, b, h): the products over V with H and
- *      H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T, the partial of H . H');
+ *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
+ *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
+ *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
  *      dg of the chunk.
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
@@ -370,6 +373,106 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdh_f32_smem())
     if (tid == 0) {
         float s = 0.f;
         for (int i = 0; i < 256; i++) s += sR[i];
+        hdh[((long long)bh * NT + n) * (K / TC_C) + kt] = s;
+    }
+}
+
+/* Dynamic shared memory of tc_gdn_bdh_bf16: H, H', du, u as bf16 hi + lo planes and dO, [64][72]
+ * each; G [64], the reduction [128]. */
+__host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
+{
+    return (unsigned)(9 * TC_C * TC_TP * 2 + 4 * (TC_C + 128));
+}
+
+/* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
+ * NT, B*H), 128 threads; warp w owns rows (steps) 16w .. 16w+15 of the three 64 x 64 products,
+ * acc[m] the m16n8 tile of key channels 8m .. 8m+7. Per 64-column V tile: H, H' (rows: key
+ * channels, the B operands as stored), du and u (rows: steps, A operands) split into bf16 hi + lo
+ * (tc_mma3: hi hi, lo hi, hi lo), dO exact in bf16 (two mma: against H's hi and lo). The partial
+ * of H . H' in fp32 from the fp32 values as they are loaded (a fixed element per thread). */
+__global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
+    tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const float *hs, const float *dh, const float *u,
+                    const float *du, float *wsW, float *dqh, float *dks, float *hdh, int T, int H, int K, int V, int NT,
+                    float scale)
+{
+    constexpr int CT = TC_C * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem), *sD = sH + 2 * CT, *sW = sD + 2 * CT;
+    __nv_bfloat16 *sU = sW + 2 * CT, *sO = sU + 2 * CT;
+    float *sG = reinterpret_cast<float *>(sO + CT), *sR = sG + TC_C;
+    const int kt = (int)blockIdx.x, n = (int)blockIdx.y, bh = (int)blockIdx.z, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    float aq[8][4], aw[8][4], ak[8][4], hd = 0.f;
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
+    for (int v0 = 0; v0 < V; v0 += TC_C) {
+        for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+            const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
+            const float x = Hn[(long long)r * V + v0 + c], y = Dn[(long long)r * V + v0 + c];
+            hd = fmaf(x, y, hd);
+            const long long src = ((row0 + r) * H + h) * V + v0 + c;
+            const float z = r < L ? du[src] : 0.f, s = r < L ? u[src] : 0.f;
+            const float vals[4] = {x, y, z, s};
+            __nv_bfloat16 *dst[4] = {sH, sD, sW, sU};
+#pragma unroll
+            for (int p = 0; p < 4; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(vals[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(vals[p] - __bfloat162float(hi));
+            }
+            sO[at] = r < L ? dO[src] : __float2bfloat16_rn(0.f);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
+            tc_frag_a(fo, sO, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fw, sW, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fwl, sW + CT, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fu, sU, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(ful, sU + CT, TC_TP, 16 * w, 16 * ks);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sH, TC_TP, 8 * m, 16 * ks);
+                tc_mma(aq[m], fo, b0, b1);
+                tc_frag_b(&b0, &b1, sH + CT, TC_TP, 8 * m, 16 * ks);
+                tc_mma(aq[m], fo, b0, b1);
+                tc_mma3(aw[m], fw, fwl, sH, sH + CT, TC_TP, 8 * m, 16 * ks);
+                tc_mma3(ak[m], fu, ful, sD, sD + CT, TC_TP, 8 * m, 16 * ks);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    const float glast = sG[L - 1];
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int i = 16 * w + gi + 8 * half;
+        const float fq = scale * expf(sG[i]), fk = expf(glast - sG[i]);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int cc = kt * TC_C + 8 * m + 2 * ti + e;
+                wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[m][2 * half + e];
+                if (i < L) {
+                    dqh[((row0 + i) * H + h) * K + cc] = fq * aq[m][2 * half + e];
+                    dks[((row0 + i) * H + h) * K + cc] = fk * ak[m][2 * half + e];
+                }
+            }
+    }
+    sR[tid] = hd;
+    __syncthreads();
+    if (tid == 0) {
+        float s = 0.f;
+        for (int i = 0; i < 128; i++) s += sR[i];
         hdh[((long long)bh * NT + n) * (K / TC_C) + kt] = s;
     }
 }

@@ -626,11 +626,19 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "4 scan dH");
     if (c.NT == 0) return 0;
-    const unsigned sh = tc_gdn_bdh_f32_smem();
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
-    tc_gdn_bdh_f32<<<dim3((unsigned)(K / TC_C), (unsigned)c.NT, (unsigned)BH), 256, sh, c.stream>>>(
-        c.g, x[4], hs, dh, u, du, W, (float *)(ws + l.dqh), (float *)(ws + l.dks), (float *)(ws + l.hdh), c.T, c.H, K,
-        c.V, c.NT, c.scale);
+    const dim3 grid_h((unsigned)(K / TC_C), (unsigned)c.NT, (unsigned)BH);
+    float *dqh = (float *)(ws + l.dqh), *dks = (float *)(ws + l.dks), *hdh = (float *)(ws + l.hdh);
+    if (bf16) {
+        const unsigned sh = tc_gdn_bdh_bf16_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
+        tc_gdn_bdh_bf16<<<grid_h, 128, sh, c.stream>>>(c.g, (const __nv_bfloat16 *)dO, hs, dh, u, du, W, dqh, dks, hdh,
+                                                       c.T, c.H, K, c.V, c.NT, c.scale);
+    } else {
+        const unsigned sh = tc_gdn_bdh_f32_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
+        tc_gdn_bdh_f32<<<grid_h, 256, sh, c.stream>>>(c.g, x[4], hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V,
+                                                      c.NT, c.scale);
+    }
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "5 H products");
     const int rc = bf16 ? tc_gdn_bwy_launch<__nv_bfloat16>(c, x, l, out) : tc_gdn_bwy_launch<float>(c, x, l, out);

@@ -765,8 +765,14 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
     tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
                   [&] { tc_gdn_bscan_f32<K>(fq, fk, g, fo, dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
     if (NT == 0) return;
-    tc_emu_launch(dim3((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH), dim3(256), tc_gdn_bdh_f32_smem(),
-                  [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
+    const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
+    if (c.bf16)
+        tc_emu_launch(grid_h, dim3(128), tc_gdn_bdh_bf16_smem(), [&] {
+            tc_gdn_bdh_bf16(g, (const __nv_bfloat16 *)dO, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale);
+        });
+    else
+        tc_emu_launch(grid_h, dim3(256), tc_gdn_bdh_f32_smem(),
+                      [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
     if (c.bf16)
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
             tc_gdn_bwy_f32<__nv_bfloat16>(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
