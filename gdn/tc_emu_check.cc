@@ -14,8 +14,9 @@
  *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
  *   g++ -std=c++17 -O2 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU -Igdn \
  *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
- *   ./tc_emu_check [quick | big] [bwd] [hash]   (tests/tc_emu.sh runs all but big in `make check`; big
- *   adds the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone; hash prints, per
+ *   ./tc_emu_check [quick | big] [bwd] [gdn] [hash]   (tests/tc_emu.sh runs all but big in `make check`;
+ *   big adds the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone; gdn keeps of
+ *   the backward cases GDN's alone (gdn/chunk_bwd_gdn_tc.cuh); hash prints, per
  *   case, a hash of every output and the workspace, so that two builds of the kernels -- a change of
  *   shared-memory layout, of launch bounds -- can be shown bit for bit equal: diff the two logs'
  *   hash lines) */
