@@ -271,7 +271,7 @@ static double validate_tc(enum gdn_family f)
     return worst;
 }
 
-// ---- the chunk-parallel backward (gdn_cuda_bwd_tc: linear attention, SSD, GLA) -------------------
+// ---- the chunk-parallel backward (gdn_cuda_bwd_tc: linear attention, SSD, GLA, GDN) --------------
 
 static void run_bwd_tc(enum gdn_family f, Problem *p, void *ws, size_t ws_bytes, cudaStream_t s)
 {
@@ -294,13 +294,14 @@ static double validate_bwd_tc(enum gdn_family f)
     run_fwd_tc(f, &p, fw, fwb, 0);
     run_bwd_tc(f, &p, bw, bwb, 0);
     CUDA_CHECK(cudaDeviceSynchronize());
-    const bool gated = gdn_family_has_gate(f);
+    const bool gated = gdn_family_has_gate(f), delta = gdn_family_has_delta(f);
     std::vector<double> q = fetch(p.q, p.nqk, true), k = fetch(p.k, p.nqk, true), v = fetch(p.v, p.nv, true);
     std::vector<double> g = fetch(p.g, p.ng, false), S0 = fetch(p.S0, p.nS, false);
     std::vector<double> dO = fetch(p.dO, p.nv, true), dST = fetch(p.dST, p.nS, false);
+    std::vector<double> b = delta ? fetch(p.b, p.ns, true) : std::vector<double>(), db(p.ns);
     std::vector<double> o(p.nv), ST(p.nS), dq(p.nqk), dk(p.nqk), dv(p.nv), dg(p.ng), dS0(p.nS);
-    gdn_in in = {q.data(), k.data(), v.data(), gated ? g.data() : NULL, NULL, S0.data()};
-    gdn_grad gr = {dq.data(), dk.data(), dv.data(), dg.data(), NULL, dS0.data()};
+    gdn_in in = {q.data(), k.data(), v.data(), gated ? g.data() : NULL, delta ? b.data() : NULL, S0.data()};
+    gdn_grad gr = {dq.data(), dk.data(), dv.data(), dg.data(), delta ? db.data() : NULL, dS0.data()};
     double worst = INFINITY;
     if (!gdn_oracle_fwd(f, GDN_EXACT, &p.d, NAN, &in, o.data(), ST.data()) &&
         !gdn_oracle_bwd(f, GDN_EXACT, &p.d, NAN, &in, dO.data(), dST.data(), &gr)) {
@@ -309,6 +310,7 @@ static double validate_bwd_tc(enum gdn_family f)
         worst = std::max(worst, relrms(dk, fetch(p.dk, p.nqk, true)));
         worst = std::max(worst, relrms(dv, fetch(p.dv, p.nv, true)));
         if (gated) worst = std::max(worst, relrms(dg, fetch(p.dg, p.ng, false)));
+        if (delta) worst = std::max(worst, relrms(db, fetch(p.db, p.ns, false)));
         worst = std::max(worst, relrms(dS0, fetch(p.dS0, p.nS, false)));
     }
     CUDA_CHECK(cudaFree(fw));
@@ -462,13 +464,18 @@ int main(int argc, char **argv)
 
     /* The chunk-parallel forward + backward, for the members gdn_cuda_bwd_tc covers, beside the
      * old forward + backward. FLA's fwd+bwd on the H200 (issue 16): linear attention 1.68 ms,
-     * simple_gla (SSD) 2.13 ms, GLA 5.84 ms. */
+     * simple_gla (SSD) 2.13 ms, GLA 5.84 ms, GDN 3.25 ms. */
     printf("\nchunk-parallel forward + backward (gdn_cuda_fwd_tc + gdn_cuda_bwd_tc) vs the sequential ones, same "
            "shape; vs FLA (H200, measured elsewhere)\n");
     printf("%-7s %-10s | %9s %9s %9s %8s %7s | %9s %8s %7s\n", "member", "check", "old f+b", "new f+b", "new bwd",
            "TFLOP/s", "speedup", "FLA f+b", "new/FLA", "cuBLAS");
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA}) {
-        const double fla = f == GDN_LINEAR ? 1.68 : f == GDN_SSD ? 2.13 : 5.84;
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA}) {
+        if (gdn_cuda_bwd_tc_supported(f, GDN_DTYPE_BF16, &d) != 0) continue; /* KDA: not yet */
+        const double fla = f == GDN_LINEAR ? 1.68
+                           : f == GDN_SSD  ? 2.13
+                           : f == GDN_GLA  ? 5.84
+                           : f == GDN_GDN  ? 3.25
+                                           : 9.62;
         const double err = validate_bwd_tc(f);
         if (refuse_to_time(f, err)) {
             refused++;

@@ -10,6 +10,7 @@
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
 #include "chunk_bwd_tc.cuh"
 #include "chunk_bwd_gla_tc.cuh" /* includes chunk_fwd_gla_tc.cuh */
+#include "chunk_bwd_gdn_tc.cuh"
 #include "chunk_fwd_gla_tc.cuh"
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
@@ -263,14 +264,17 @@ extern "C" int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, c
     int rc = gdn_cuda_fwd_tc_supported(f, d);
     if (rc) return rc;
     if (dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) return GDN_EINVAL;
-    /* SSD in fp32: its dg would reach the fp32 bar at long T (chunk_bwd_tc.cuh's tc_ssd_dg) */
-    if (f != GDN_LINEAR && f != GDN_GLA && (f != GDN_SSD || dt != GDN_DTYPE_BF16)) return GDN_EUNSUPPORTED;
+    /* SSD in fp32: its dg would reach the fp32 bar at long T (chunk_bwd_tc.cuh's tc_ssd_dg); KDA:
+     * not yet (the sequential kernels of gdn_cuda_bwd) */
+    if (f == GDN_KDA || (f == GDN_SSD && dt != GDN_DTYPE_BF16)) return GDN_EUNSUPPORTED;
     return GDN_OK;
 }
 
 extern "C" size_t gdn_cuda_bwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d)
 {
     if (gdn_cuda_bwd_tc_supported(f, dt, d) != GDN_OK) return 0;
+    if (f == GDN_GDN)
+        return (size_t)tc_gdn_bwd_layout(dt == GDN_DTYPE_BF16, d->B * d->H, d->T, (int)d->K, (int)d->V).total;
     return (size_t)tc_bwd_layout(d->B * d->H, d->T, (int)d->K, (int)d->V, f == GDN_GLA).total * 4;
 }
 
@@ -557,24 +561,120 @@ static int tc_run_bwd_gla(const tc_call &c, const void *dO, const float *dST, co
     return 0;
 }
 
+/* GDN's six passes (chunk_bwd_gdn_tc.cuh) on the caller's stream, in fp32 on CUDA cores; bf16
+ * inputs are first widened into the workspace, and dq, dk, dv leave in bf16. */
+template <class TO>
+static int tc_gdn_bwy_launch(const tc_call &c, const float *const x[6], const tc_gdn_bws &l,
+                             const struct gdn_dev_grad *out)
+{
+    unsigned char *ws = (unsigned char *)c.ws;
+    const unsigned sm = tc_gdn_bwy_f32_smem();
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_f32<TO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+    tc_gdn_bwy_f32<TO><<<dim3((unsigned)c.NT, (unsigned)(c.B * c.H)), 256, sm, c.stream>>>(
+        x[0], x[1], x[2], x[3], c.g, x[4], (const float *)(ws + l.f.u), (const float *)(ws + l.du),
+        (const float *)(ws + l.f.w), (const float *)(ws + l.dqh), (const float *)(ws + l.dks),
+        (const float *)(ws + l.hdh), (TO *)out->dq, (TO *)out->dk, (TO *)out->dv, out->dg, out->db, c.T, c.H, c.K, c.V,
+        c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    return 0;
+}
+
+template <int K>
+static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+{
+    const int BH = c.B * c.H;
+    const tc_gdn_bws l = tc_gdn_bwd_layout(bf16, BH, c.T, K, c.V);
+    unsigned char *ws = (unsigned char *)c.ws;
+    const long long rows = (long long)BH * c.T;
+    /* q, k, v, beta, dO in fp32: the inputs, or their widened copies */
+    const float *x[6] = {(const float *)c.q,    (const float *)c.k, (const float *)c.v,
+                         (const float *)c.beta, (const float *)dO,  nullptr};
+    if (bf16 && rows > 0) {
+        const void *src[5] = {c.q, c.k, c.v, c.beta, dO};
+        const unsigned long long at[5] = {l.xq, l.xk, l.xv, l.xb, l.xdo};
+        const long long nel[5] = {rows * K, rows * K, rows * c.V, rows, rows * c.V};
+        for (int i = 0; i < 5; i++) {
+            const long long blocks = (nel[i] + 255) / 256 < 4096 ? (nel[i] + 255) / 256 : 4096;
+            tc_gdn_widen<<<(unsigned)blocks, 256, 0, c.stream>>>((const __nv_bfloat16 *)src[i], (float *)(ws + at[i]),
+                                                                 nel[i]);
+            GDN_CUDA_TRY(cudaGetLastError());
+            x[i] = (const float *)(ws + at[i]);
+        }
+    }
+    float *W = (float *)(ws + l.f.w), *U0 = (float *)(ws + l.f.u0), *hs = (float *)(ws + l.f.hs);
+    float *u = (float *)(ws + l.f.u), *dh = (float *)(ws + l.dh), *du = (float *)(ws + l.du);
+    const dim3 grid_c((unsigned)c.NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
+    if (c.NT > 0) {
+        const unsigned sp = tc_gdn_prep_f32_smem(K), ss = tc_gdn_state_f32_smem(K), sd = tc_gdn_bdu_f32_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_prep_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+        tc_gdn_prep_f32<K><<<grid_c, 256, sp, c.stream>>>(x[1], x[2], x[3], c.g, W, U0, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "1 prep W U0");
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_f32<K><<<grid_s, 256, ss, c.stream>>>(x[1], c.g, c.S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "2 scan H");
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdu_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
+        tc_gdn_bdu_f32<<<grid_c, 256, sd, c.stream>>>(x[0], x[1], c.g, x[4], du, c.T, c.H, K, c.V, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "3 du local");
+    }
+    const unsigned sb = tc_gdn_bscan_f32_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+    tc_gdn_bscan_f32<K>
+        <<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "4 scan dH");
+    if (c.NT == 0) return 0;
+    const dim3 grid_h((unsigned)(K / TC_C), (unsigned)c.NT, (unsigned)BH);
+    float *dqh = (float *)(ws + l.dqh), *dks = (float *)(ws + l.dks), *hdh = (float *)(ws + l.hdh);
+    if (bf16) {
+        const unsigned sh = tc_gdn_bdh_bf16_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
+        tc_gdn_bdh_bf16<<<grid_h, 128, sh, c.stream>>>(c.g, (const __nv_bfloat16 *)dO, hs, dh, u, du, W, dqh, dks, hdh,
+                                                       c.T, c.H, K, c.V, c.NT, c.scale);
+    } else {
+        const unsigned sh = tc_gdn_bdh_f32_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
+        tc_gdn_bdh_f32<<<grid_h, 256, sh, c.stream>>>(c.g, x[4], hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V,
+                                                      c.NT, c.scale);
+    }
+    GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "5 H products");
+    const int rc = bf16 ? tc_gdn_bwy_launch<__nv_bfloat16>(c, x, l, out) : tc_gdn_bwy_launch<float>(c, x, l, out);
+    TC_BWD_PASS(c.stream, "6 WY, dq dk dv dg db");
+    return rc;
+}
+
 extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                                const struct gdn_dev_in *in, const void *dO, const float *dST,
                                const struct gdn_dev_grad *out, void *ws, size_t ws_bytes, void *stream)
 {
     int rc = gdn_cuda_bwd_tc_supported(f, dt, d);
     if (rc) return rc;
-    const bool gated = f == GDN_SSD || f == GDN_GLA;
+    const bool delta = f == GDN_GDN, gated = f == GDN_SSD || f == GDN_GLA || delta;
     if (!in || !out) return GDN_EINVAL;
-    if (d->T > 0 && (!in->q || !in->k || !in->v || !dO || !out->dq || !out->dk || !out->dv || (gated && !in->g)))
+    if (d->T > 0 && (!in->q || !in->k || !in->v || !dO || !out->dq || !out->dk || !out->dv || (gated && !in->g) ||
+                     (delta && !in->b)))
         return GDN_EINVAL;
     const size_t va = dt == GDN_DTYPE_BF16 ? 16 : 4;
     if (!aligned(in->q, va) || !aligned(in->k, va) || !aligned(in->v, va) || !aligned(dO, va) || !aligned(out->dq, 4) ||
         !aligned(out->dk, 4) || !aligned(out->dv, 4) || !aligned(in->S0, 8) || !aligned(dST, 8) ||
-        !aligned(out->dS0, 8) || !aligned(ws, 16))
+        !aligned(out->dS0, 8) || !aligned(ws, 16) || !aligned(in->b, dt == GDN_DTYPE_BF16 ? 2 : 4) ||
+        !aligned(out->db, 4))
         return GDN_EINVAL;
     const size_t need = gdn_cuda_bwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
     tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
+    if (delta) {
+        c.beta = in->b;
+        switch (c.K) {
+        case 64: return tc_run_bwd_gdn<64>(c, dt == GDN_DTYPE_BF16, dO, dST, out);
+        case 128: return tc_run_bwd_gdn<128>(c, dt == GDN_DTYPE_BF16, dO, dST, out);
+        case 256: return tc_run_bwd_gdn<256>(c, dt == GDN_DTYPE_BF16, dO, dST, out);
+        }
+        return GDN_EUNSUPPORTED;
+    }
     if (f == GDN_GLA)
         return dt == GDN_DTYPE_F32 ? tc_run_bwd_gla_f32(c, dO, dST, out) : tc_run_bwd_gla(c, dO, dST, out);
     if (dt == GDN_DTYPE_F32) return tc_run_bwd_f32(c, dO, dST, out); /* linear attention */

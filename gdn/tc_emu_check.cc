@@ -14,11 +14,13 @@
  *   gcc -std=gnu11 -O2 -c gdn/oracle.c -o oracle.o &&
  *   g++ -std=c++17 -O2 -ffp-contract=off -fno-strict-aliasing -Wno-unknown-pragmas -DTC_HOST_EMU -Igdn \
  *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
- *   ./tc_emu_check [quick | big] [bwd] [hash]   (tests/tc_emu.sh runs all but big in `make check`; big
- *   adds the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone; hash prints, per
+ *   ./tc_emu_check [quick | big] [bwd] [gdn] [hash]   (tests/tc_emu.sh runs all but big in `make check`;
+ *   big adds the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone; gdn keeps of
+ *   the backward cases GDN's alone (gdn/chunk_bwd_gdn_tc.cuh); hash prints, per
  *   case, a hash of every output and the workspace, so that two builds of the kernels -- a change of
  *   shared-memory layout, of launch bounds -- can be shown bit for bit equal: diff the two logs'
  *   hash lines) */
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +35,7 @@
 #include "chunk_fwd_gla_tc.cuh"
 #include "chunk_bwd_tc.cuh"
 #include "chunk_bwd_gla_tc.cuh"
+#include "chunk_bwd_gdn_tc.cuh"
 
 extern "C" {
 #include "oracle.h"
@@ -41,7 +44,8 @@ extern "C" {
 
 static const double BAR_BF16 = 0.0033, BAR_F32 = 1e-5;
 static int g_fail;
-static bool g_hash; /* the `hash` argument */
+static bool g_hash;     /* the `hash` argument */
+static bool g_gdn_only; /* the `gdn` argument: of the backward cases, GDN's alone */
 
 /* FNV-1a over the bytes of the buffers' data (not their guards), for g_hash: a case's outputs
  * (and workspace) as one 64-bit value that two builds can compare */
@@ -725,19 +729,79 @@ static void emu_bwd_gla(const Cfg &c, float scale, const void *q, const void *k,
                   [&] { tc_gla_dg(qdq, kdk, dST, st, dg, c.T, c.H, c.K, c.V); });
 }
 
+/* gdn/libgdn_tc.cu's tc_run_bwd_gdn (GDN, either dtype), on the emulation; ws laid out by
+ * tc_gdn_bwd_layout */
+template <int K>
+static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k, const void *v, const void *beta,
+                        const float *g, const float *S0, const void *dO, const float *dST, void *dq, void *dk, void *dv,
+                        float *dg, float *db, float *dS0, void *wsp)
+{
+    const int NT = (c.T + TC_C - 1) / TC_C, BH = c.B * c.H;
+    const tc_gdn_bws l = tc_gdn_bwd_layout(c.bf16, BH, c.T, K, c.V);
+    unsigned char *ws = (unsigned char *)wsp;
+    const long long rows = (long long)BH * c.T;
+    const float *fq = (const float *)q, *fk = (const float *)k, *fv = (const float *)v, *fb = (const float *)beta,
+                *fo = (const float *)dO;
+    if (c.bf16) {
+        auto widen = [&](const void *x, unsigned long long at, long long nel) {
+            tc_emu_launch(dim3(4), dim3(256), 0,
+                          [&] { tc_gdn_widen((const __nv_bfloat16 *)x, (float *)(ws + at), nel); });
+            return (const float *)(ws + at);
+        };
+        fq = widen(q, l.xq, rows * K), fk = widen(k, l.xk, rows * K), fv = widen(v, l.xv, rows * c.V);
+        fo = widen(dO, l.xdo, rows * c.V), fb = widen(beta, l.xb, rows);
+    }
+    float *W = (float *)(ws + l.f.w), *U0 = (float *)(ws + l.f.u0), *hs = (float *)(ws + l.f.hs);
+    float *u = (float *)(ws + l.f.u), *dh = (float *)(ws + l.dh), *du = (float *)(ws + l.du);
+    float *dqh = (float *)(ws + l.dqh), *dks = (float *)(ws + l.dks), *hdh = (float *)(ws + l.hdh);
+    const dim3 grid_c((unsigned)NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
+    if (NT > 0) {
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K),
+                      [&] { tc_gdn_prep_f32<K>(fk, fv, fb, g, W, U0, c.T, c.H, c.V, NT); });
+        tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K),
+                      [&] { tc_gdn_state_f32<K>(fk, g, S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, NT); });
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_bdu_f32_smem(),
+                      [&] { tc_gdn_bdu_f32(fq, fk, g, fo, du, c.T, c.H, K, c.V, scale); });
+    }
+    tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
+                  [&] { tc_gdn_bscan_f32<K>(fq, fk, g, fo, dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
+    if (NT == 0) return;
+    const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
+    if (c.bf16)
+        tc_emu_launch(grid_h, dim3(128), tc_gdn_bdh_bf16_smem(), [&] {
+            tc_gdn_bdh_bf16(g, (const __nv_bfloat16 *)dO, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale);
+        });
+    else
+        tc_emu_launch(grid_h, dim3(256), tc_gdn_bdh_f32_smem(),
+                      [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
+    if (c.bf16)
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
+            tc_gdn_bwy_f32<__nv_bfloat16>(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
+                                          (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv, dg, db, c.T, c.H, K, c.V, NT,
+                                          scale);
+        });
+    else
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
+            tc_gdn_bwy_f32<float>(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (float *)dq, (float *)dk, (float *)dv,
+                                  dg, db, c.T, c.H, K, c.V, NT, scale);
+        });
+}
+
 /* The backward of one configuration (c.state: S0 and dST both given) against the oracle's
  * gradients, at the bf16 bar; two runs in opposite thread orders must agree bit for bit, every
  * output starts as NaN and keeps its guards. */
 static void run_bwd_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool gated = c.f == GDN_SSD || c.f == GDN_GLA, bf = c.bf16, pc = c.f == GDN_GLA;
+    const bool delta = c.f == GDN_GDN, gated = c.f == GDN_SSD || c.f == GDN_GLA || delta, bf = c.bf16,
+               pc = c.f == GDN_GLA;
     const size_t es = bf ? 2 : 4;
     const size_t rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V, ng = pc ? rows * c.K : rows;
     uint64_t s = 0x5b0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V;
-    Buf q, k, v, g, S0, dO, dST;
+    Buf q, k, v, g, S0, dO, dST, bt;
     q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
     g.init(ng, 4, 0xff, 0), S0.init(nS, 4, 0xff, 0), dO.init(rows * c.V, es, 0xff, 0), dST.init(nS, 4, 0xff, 0);
+    bt.init(rows, es, 0xff, 0);
     std::vector<double> qd(rows * c.K), kd(rows * c.K), vd(rows * c.V), gd(ng), S0d(nS), dOd(rows * c.V), dSTd(nS);
     for (size_t i = 0; i < qd.size(); i++) qd[i] = put(q, i, rng_normal(&s), bf);
     put_unit_rows(k, kd, rows, c.K, &s, bf);
@@ -746,26 +810,46 @@ static void run_bwd_cfg(const Cfg &c)
     for (size_t i = 0; i < nS; i++) S0d[i] = put(S0, i, 0.3 * rng_normal(&s), false);
     for (size_t i = 0; i < dOd.size(); i++) dOd[i] = put(dO, i, rng_normal(&s), bf);
     for (size_t i = 0; i < nS; i++) dSTd[i] = put(dST, i, 0.3 * rng_normal(&s), false);
+    std::vector<double> bd(rows), db64(rows);
+    for (size_t i = 0; i < rows; i++) bd[i] = put(bt, i, 0.05 + 0.9 * rng_unif(&s), bf);
 
     gdn_dims d = {c.B, c.T, c.H, c.K, c.V};
     std::vector<double> dq64(rows * c.K), dk64(rows * c.K), dv64(rows * c.V), dg64(ng), dS064(nS);
-    gdn_in in = {qd.data(), kd.data(), vd.data(), gated ? gd.data() : NULL, NULL, c.state ? S0d.data() : NULL};
-    gdn_grad gr = {dq64.data(), dk64.data(), dv64.data(), gated ? dg64.data() : NULL, NULL, dS064.data()};
+    gdn_in in = {qd.data(),
+                 kd.data(),
+                 vd.data(),
+                 gated ? gd.data() : NULL,
+                 delta ? bd.data() : NULL,
+                 c.state ? S0d.data() : NULL};
+    gdn_grad gr = {dq64.data(), dk64.data(), dv64.data(), gated ? dg64.data() : NULL, delta ? db64.data() : NULL,
+                   dS064.data()};
     if (gdn_oracle_bwd(c.f, GDN_EXACT, &d, NAN, &in, dOd.data(), c.state ? dSTd.data() : NULL, &gr)) {
         fprintf(stderr, "%s:%d: oracle backward failed\n", __FILE__, __LINE__);
         exit(2);
     }
     const float scale = (float)(1.0 / sqrt((double)c.K));
-    Buf dq[2], dk[2], dv[2], dg[2], dS0[2], ws[2];
+    Buf dq[2], dk[2], dv[2], dg[2], dS0[2], ws[2], db[2];
     bool guards = true;
     for (int r = 0; r < 2; r++) {
         dq[r].init(rows * c.K, es, 0xa5, 0xff), dk[r].init(rows * c.K, es, 0xa5, 0xff);
         dv[r].init(rows * c.V, es, 0xa5, 0xff), dg[r].init(ng, 4, 0xa5, 0xff), dS0[r].init(nS, 4, 0xa5, 0xff);
-        ws[r].init((size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, pc).total, 4, 0xa5, 0xff);
+        db[r].init(rows, 4, 0xa5, 0xff);
+        ws[r].init(delta ? (size_t)tc_gdn_bwd_layout(bf, (long long)c.B * c.H, c.T, c.K, c.V).total / 4
+                         : (size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, pc).total,
+                   4, 0xa5, 0xff);
         tc_emu_reverse = r == 1;
         const float *gp = gated ? (const float *)g.p() : nullptr, *S0p = c.state ? (const float *)S0.p() : nullptr;
         const float *dSTp = c.state ? (const float *)dST.p() : nullptr;
-        if (pc)
+        if (delta) {
+            auto run = [&](auto kk) {
+                emu_bwd_gdn<decltype(kk)::value>(c, scale, q.p(), k.p(), v.p(), bt.p(), gp, S0p, dO.p(), dSTp,
+                                                 dq[r].p(), dk[r].p(), dv[r].p(), (float *)dg[r].p(),
+                                                 (float *)db[r].p(), (float *)dS0[r].p(), ws[r].p());
+            };
+            if (c.K == 64) run(std::integral_constant<int, 64>());
+            if (c.K == 128) run(std::integral_constant<int, 128>());
+            if (c.K == 256) run(std::integral_constant<int, 256>());
+        } else if (pc)
             emu_bwd_gla(c, scale, q.p(), k.p(), v.p(), gp, S0p, dO.p(), dSTp, dq[r].p(), dk[r].p(), dv[r].p(),
                         (float *)dg[r].p(), (float *)dS0[r].p(), (float *)ws[r].p());
         else if (gated)
@@ -774,32 +858,39 @@ static void run_bwd_cfg(const Cfg &c)
         else
             emu_bwd<TC_UNGATED>(c, scale, q.p(), k.p(), v.p(), nullptr, S0p, dO.p(), dSTp, dq[r].p(), dk[r].p(),
                                 dv[r].p(), nullptr, (float *)dS0[r].p(), (float *)ws[r].p());
-        for (Buf *x : {&dq[r], &dk[r], &dv[r], &dg[r], &dS0[r], &ws[r]}) guards = guards && x->guards_intact(0xa5);
+        for (Buf *x : {&dq[r], &dk[r], &dv[r], &dg[r], &dS0[r], &ws[r], &db[r]})
+            guards = guards && x->guards_intact(0xa5);
     }
     tc_emu_reverse = false;
     bool det = true;
-    for (int i = 0; i < 6; i++) {
-        Buf *a[6] = {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0]},
-            *b[6] = {&dq[1], &dk[1], &dv[1], &dg[1], &dS0[1], &ws[1]};
+    for (int i = 0; i < 7; i++) {
+        Buf *a[7] = {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0], &db[0]},
+            *b[7] = {&dq[1], &dk[1], &dv[1], &dg[1], &dS0[1], &ws[1], &db[1]};
         a[i]->guard_access(true), b[i]->guard_access(true);
-        if (i == 3 && !gated) continue; /* dg: not written */
+        if ((i == 3 && !gated) || (i == 6 && !delta)) continue; /* dg, db: not written */
         det = det && a[i]->b == b[i]->b;
     }
     const bool t0 = c.T == 0;
     const double eq = t0 ? 0 : relrms(dq64, get(dq[0], bf)), ek = t0 ? 0 : relrms(dk64, get(dk[0], bf));
     const double ev = t0 ? 0 : relrms(dv64, get(dv[0], bf)), es0 = relrms(dS064, get(dS0[0], false));
     const double eg = (!gated || t0) ? 0 : relrms(dg64, get(dg[0], false));
-    const double worst = fmax(fmax(eq, ek), fmax(fmax(ev, es0), eg));
+    const double eb = (!delta || t0) ? 0 : relrms(db64, get(db[0], false));
+    const double worst = fmax(fmax(fmax(eq, ek), eb), fmax(fmax(ev, es0), eg));
     const bool ok = det && guards && worst <= (bf ? BAR_BF16 : BAR_F32);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-    printf("bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s "
-           "guards %s | %5.2fs %s\n",
-           gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es0,
-           det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
+    printf(
+        "bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e db %8.2e dS0 %8.2e | det "
+        "%s "
+        "guards %s | %5.2fs %s\n",
+        gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, eb,
+        es0, det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
     char what[96];
     snprintf(what, sizeof what, "bwd %s %s B%d T%d H%d K%d V%d S0 %s", gdn_family_name(c.f), bf ? "bf16" : "f32", c.B,
              c.T, c.H, c.K, c.V, c.state ? "y" : "n");
-    hash_line(what, {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0]});
+    if (delta)
+        hash_line(what, {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0], &db[0]});
+    else
+        hash_line(what, {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0]});
     fflush(stdout);
     g_fail += !ok;
 }
@@ -875,7 +966,8 @@ int main(int argc, char **argv)
     bool quick = false, big = false, bwd_only = false; /* bwd: the backward cases alone */
     for (int i = 1; i < argc; i++)
         quick = quick || !strcmp(argv[i], "quick"), big = big || !strcmp(argv[i], "big"),
-        bwd_only = bwd_only || !strcmp(argv[i], "bwd"), g_hash = g_hash || !strcmp(argv[i], "hash");
+        bwd_only = bwd_only || !strcmp(argv[i], "bwd"), g_hash = g_hash || !strcmp(argv[i], "hash"),
+        g_gdn_only = g_gdn_only || !strcmp(argv[i], "gdn");
     check_bf16();
     check_mma();
     check_poison();
@@ -959,6 +1051,22 @@ int main(int argc, char **argv)
         bw.push_back({GDN_GLA, bf, 1, 65, 1, 128, 256, true});
         bw.push_back({GDN_GLA, bf, 1, 70, 1, 64, 256, false});
     }
+    /* GDN: T in {0, 1, 63, 64, 65, 70, 130}, K, V in {64, 128, 256} both ways, with and without S0 */
+    for (int b = 1; b >= 0; b--) {
+        const bool bf = b;
+        if (big) bw.push_back({GDN_GDN, bf, 2, 1000, 4, 128, 128, true});
+        bw.push_back({GDN_GDN, bf, 2, 65, 2, 64, 64, true});
+        bw.push_back({GDN_GDN, bf, 1, 0, 1, 64, 128, true});
+        bw.push_back({GDN_GDN, bf, 1, 130, 1, 128, 64, false});
+        if (quick || big) continue;
+        for (int T : {1, 63, 64}) bw.push_back({GDN_GDN, bf, 1, T, 1, 64, 128, T != 63});
+        bw.push_back({GDN_GDN, bf, 1, 70, 2, 64, 64, true});
+        bw.push_back({GDN_GDN, bf, 1, 130, 1, 128, 128, true});
+        bw.push_back({GDN_GDN, bf, 1, 65, 1, 256, 128, true});
+        bw.push_back({GDN_GDN, bf, 1, 70, 1, 128, 256, false});
+    }
+    if (g_gdn_only)
+        bw.erase(std::remove_if(bw.begin(), bw.end(), [](const Cfg &c) { return c.f != GDN_GDN; }), bw.end());
     for (const Cfg &c : bw) run_bwd_cfg(c);
     for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
         for (int bf = 1; bf >= 0 && !bwd_only; bf--)

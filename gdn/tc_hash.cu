@@ -1,5 +1,5 @@
 /* tc_hash.cu: runs libgdn's chunk-parallel kernels (gdn_cuda_fwd_tc for the five members,
- * gdn_cuda_bwd_tc for linear attention, SSD and GLA; bf16 and fp32) on fixed inputs and prints one
+ * gdn_cuda_bwd_tc for linear attention, SSD, GLA and GDN; bf16 and fp32) on fixed inputs and prints one
  * FNV-1a hash of each call's outputs, so that two builds of libgdn.so -- a change of shared-memory
  * layout or of launch bounds, which must not move a bit -- can be compared on the GPU: run it
  * against each and diff the outputs. Each case runs twice and says whether the two runs agree.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh: linear attention,
 # SSD; gdn/chunk_fwd_gla_tc.cuh: GLA; gdn/chunk_fwd_gdn_tc.cuh: GDN, KDA; gdn/chunk_bwd_tc.cuh:
-# the backward of linear attention and SSD; gdn/chunk_bwd_gla_tc.cuh: GLA's) on the CPU through gdn/tc_emu.h: builds
+# the backward of linear attention and SSD; gdn/chunk_bwd_gla_tc.cuh: GLA's; gdn/chunk_bwd_gdn_tc.cuh: GDN's) on the CPU through gdn/tc_emu.h: builds
 # gdn/tc_emu_check.cc with g++ and runs every case against the fp64 oracle; then the quick cases again under
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
@@ -10,7 +10,9 @@
 # every thread has read it, for KDA a missing
 # __syncthreads and two state rows' decays swapped, for GDN an off-by-one forward substitution and another
 # missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
-# backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped -- each of which must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
+# backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped,
+# for GDN's backward dv without T's diagonal and a missing __syncthreads in its reverse scan -- each of which
+# must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
 src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -128,6 +130,10 @@ plant gla_bwd_decay chunk_bwd_tc.cuh 's/d0 = expf(sG\[(L - 1) \* TC_F32P + r0\])
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them
 plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, sX + K \* TC_TP);/{n;d;}'
+# GDN's backward: dv = beta T^T du leaves out T's unit diagonal (the sum from i = j + 1)
+plant gdn_bwd_dv chunk_bwd_gdn_tc.cuh 's/for (int i = j; i < L; i++) s = fmaf(sT\[i \* P + j\], sX2\[i \* P + vv\], s);/for (int i = j + 1; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);/'
+# GDN's reverse scan: q scale e overwrites the decayed keys while other threads still form du with them
+plant gdn_bwd_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* sX becomes q scale e \*\//d'
 wait
 for n in $planted; do
     cat "$t/$n.out"

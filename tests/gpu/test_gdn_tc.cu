@@ -4,7 +4,8 @@
  * (0, 1, 63, 65, 130) and K, V in {64, 128, 256}; every output written (outputs poisoned with NaN
  * bytes before each run); bitwise equal over two runs; and the API's refusals. Then the
  * chunk-parallel backward gdn_cuda_bwd_tc (gdn/chunk_bwd_tc.cuh: linear attention in bf16 and
- * fp32, SSD in bf16; gdn/chunk_bwd_gla_tc.cuh: GLA in bf16 and fp32): dq, dk, dv, dg, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
+ * fp32, SSD in bf16; gdn/chunk_bwd_gla_tc.cuh: GLA in bf16 and fp32; gdn/chunk_bwd_gdn_tc.cuh: GDN in
+ * bf16 and fp32): dq, dk, dv, dg, db, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
  * without an sm_90 GPU. Built by gdn/local.mk; run: tests/gpu/test_gdn_tc. */
 #include <cuda_runtime.h>
 
@@ -183,8 +184,8 @@ static int run_cfg(const Cfg &c)
     return !ok;
 }
 
-/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD, GLA) of one configuration
- * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD, GLA), dS0 at the
+/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD, GLA, GDN) of one configuration
+ * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD, GLA, GDN), db (GDN), dS0 at the
  * dtype's bar; two runs bitwise equal, outputs and workspace poisoned before each. 0 when it
  * passes. */
 static int run_bwd_cfg(const Cfg &c)
@@ -192,7 +193,7 @@ static int run_bwd_cfg(const Cfg &c)
     Inputs in;
     make_inputs(c, &in);
     const size_t rows = (size_t)c.B * c.T * c.H, nS = in.S0.size();
-    const bool gated = c.f == GDN_SSD || c.f == GDN_GLA, bf = c.bf16;
+    const bool delta = c.f == GDN_GDN, gated = c.f == GDN_SSD || c.f == GDN_GLA || delta, bf = c.bf16;
     const size_t ng = in.g.size(); /* GLA: a gate (and dg) per key channel */
     const gdn_dtype dt = bf ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
     const size_t es = bf ? 2 : 4;
@@ -200,43 +201,49 @@ static int run_bwd_cfg(const Cfg &c)
     std::vector<double> dO(rows * c.V), dST(nS);
     for (auto &x : dO) x = to_dtype(rng_normal(&s), bf);
     for (auto &x : dST) x = to_dtype(0.3 * rng_normal(&s), false);
-    std::vector<double> dq(rows * c.K), dk(rows * c.K), dv(rows * c.V), dg(ng), dS0(nS);
-    gdn_in gi = {
-        in.q.data(), in.k.data(), in.v.data(), gated ? in.g.data() : NULL, NULL, c.state ? in.S0.data() : NULL};
-    gdn_grad gr = {dq.data(), dk.data(), dv.data(), gated ? dg.data() : NULL, NULL, dS0.data()};
+    std::vector<double> dq(rows * c.K), dk(rows * c.K), dv(rows * c.V), dg(ng), dS0(nS), db(rows);
+    gdn_in gi = {in.q.data(),
+                 in.k.data(),
+                 in.v.data(),
+                 gated ? in.g.data() : NULL,
+                 delta ? in.b.data() : NULL,
+                 c.state ? in.S0.data() : NULL};
+    gdn_grad gr = {dq.data(), dk.data(), dv.data(), gated ? dg.data() : NULL, delta ? db.data() : NULL, dS0.data()};
     if (gdn_oracle_bwd(c.f, GDN_EXACT, &in.d, NAN, &gi, dO.data(), c.state ? dST.data() : NULL, &gr)) {
         fprintf(stderr, "%s:%d: oracle backward failed\n", __FILE__, __LINE__);
         return 1;
     }
     void *q = upload(in.q, bf), *k = upload(in.k, bf), *v = upload(in.v, bf), *ddO = upload(dO, bf);
+    void *bt = upload(in.b, bf);
     float *g = (float *)upload(in.g, false), *S0 = (float *)upload(in.S0, false), *ddST = (float *)upload(dST, false);
     const size_t qb = in.q.size() * es, vb = in.v.size() * es, gb = ng * 4, sb = nS * 4;
     const size_t wsb = gdn_cuda_bwd_tc_workspace(c.f, dt, &in.d);
     void *gq = NULL, *gk = NULL, *gv = NULL, *ws = NULL;
-    float *gg = NULL, *gs = NULL;
+    float *gg = NULL, *gs = NULL, *gb2 = NULL;
     CUDA_CHECK(cudaMalloc(&gq, qb + 16));
     CUDA_CHECK(cudaMalloc(&gk, qb + 16));
     CUDA_CHECK(cudaMalloc(&gv, vb + 16));
     CUDA_CHECK(cudaMalloc((void **)&gg, gb + 16));
     CUDA_CHECK(cudaMalloc((void **)&gs, sb + 16));
+    CUDA_CHECK(cudaMalloc((void **)&gb2, rows * 4 + 16));
     CUDA_CHECK(cudaMalloc(&ws, wsb + 16));
-    gdn_dev_in din = {q, k, v, g, NULL, c.state ? S0 : NULL};
-    gdn_dev_grad dout = {gq, gk, gv, gated ? gg : NULL, NULL, gs};
-    std::vector<uint8_t> h[2][5];
-    void *dev[5] = {gq, gk, gv, gg, gs};
-    const size_t bytes[5] = {qb, qb, vb, gb, sb};
+    gdn_dev_in din = {q, k, v, g, delta ? bt : NULL, c.state ? S0 : NULL};
+    gdn_dev_grad dout = {gq, gk, gv, gated ? gg : NULL, delta ? gb2 : NULL, gs};
+    std::vector<uint8_t> h[2][6];
+    void *dev[6] = {gq, gk, gv, gg, gs, gb2};
+    const size_t bytes[6] = {qb, qb, vb, gb, sb, rows * 4};
     for (int r = 0; r < 2; r++) {
-        for (int i = 0; i < 5; i++) CUDA_CHECK(cudaMemset(dev[i], 0xff, bytes[i] + 16));
+        for (int i = 0; i < 6; i++) CUDA_CHECK(cudaMemset(dev[i], 0xff, bytes[i] + 16));
         CUDA_CHECK(cudaMemset(ws, 0xff, wsb + 16));
         GDN_CHECK(gdn_cuda_bwd_tc(c.f, dt, &in.d, NAN, &din, ddO, c.state ? ddST : NULL, &dout, ws, wsb, NULL));
         CUDA_CHECK(cudaDeviceSynchronize());
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 6; i++) {
             h[r][i].resize(bytes[i] + 16);
             CUDA_CHECK(cudaMemcpy(h[r][i].data(), dev[i], bytes[i] + 16, cudaMemcpyDeviceToHost));
         }
     }
     bool det = true, past = false;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         det = det && h[0][i] == h[1][i];
         for (size_t b = bytes[i]; b < bytes[i] + 16; b++) past = past || h[0][i][b] != 0xff;
         h[0][i].resize(bytes[i]);
@@ -246,13 +253,14 @@ static int run_bwd_cfg(const Cfg &c)
     const double ev = t0 ? 0 : relrms(dv, decode(h[0][2], bf));
     const double eg = (!gated || t0) ? 0 : relrms(dg, decode(h[0][3], false));
     const double es0 = relrms(dS0, decode(h[0][4], false));
-    const double worst = fmax(fmax(eq, ek), fmax(fmax(ev, eg), es0));
+    const double eb = (!delta || t0) ? 0 : relrms(db, decode(h[0][5], false));
+    const double worst = fmax(fmax(fmax(eq, ek), eb), fmax(fmax(ev, eg), es0));
     const bool ok = det && !past && worst <= (bf ? BAR_BF16 : BAR_F32);
-    printf("bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e dS0 %8.2e | det %s%s | "
-           "%s\n",
-           gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, es0,
-           det ? "ok " : "NO!", past ? " WRITE PAST END" : "", ok ? "ok" : "FAIL");
-    void *all[] = {q, k, v, ddO, g, S0, ddST, gq, gk, gv, gg, gs, ws};
+    printf("bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e db %8.2e dS0 %8.2e | "
+           "det %s%s | %s\n",
+           gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, eb,
+           es0, det ? "ok " : "NO!", past ? " WRITE PAST END" : "", ok ? "ok" : "FAIL");
+    void *all[] = {q, k, v, ddO, bt, g, S0, ddST, gq, gk, gv, gg, gs, gb2, ws};
     for (void *p : all) CUDA_CHECK(cudaFree(p));
     return !ok;
 }
@@ -276,7 +284,9 @@ static int refusal_check(void)
     /* GDN: the states plus W, U0 (64 rows per chunk) and u */
     if (gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d) != (size_t)(64 * 64 + 64 * 64 + 64 * 64 + 10 * 64) * 4)
         bad++, printf("GDN workspace size %zu: FAIL\n", gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d));
-    if (gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_BF16, &d) != GDN_EUNSUPPORTED ||
+    if (gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_BF16, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_F32, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_KDA, GDN_DTYPE_BF16, &d) != GDN_EUNSUPPORTED ||
         gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_F32, &d) != 0 ||
         gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_BF16, &d) != 0 ||
         gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_BF16, &k256) != GDN_EUNSUPPORTED ||
@@ -286,6 +296,9 @@ static int refusal_check(void)
         bad++, printf("gdn_cuda_bwd_tc's members and dtypes: FAIL\n");
     rc = gdn_cuda_fwd_tc(GDN_GDN, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
     if (rc != GDN_EINVAL) bad++, printf("GDN without beta not refused (%d): FAIL\n", rc);
+    const gdn_dev_grad gout = {(void *)64, (void *)64, (void *)64, NULL, NULL, NULL};
+    rc = gdn_cuda_bwd_tc(GDN_GDN, GDN_DTYPE_BF16, &d, NAN, &din, (void *)64, NULL, &gout, (void *)64, 1 << 30, NULL);
+    if (rc != GDN_EINVAL) bad++, printf("GDN's backward without beta not refused (%d): FAIL\n", rc);
     din.g = NULL;
     rc = gdn_cuda_fwd_tc(GDN_SSD, GDN_DTYPE_F32, &d, NAN, &din, (void *)64, NULL, (void *)64, 1 << 20, NULL);
     if (rc != GDN_EINVAL) bad++, printf("SSD without g not refused (%d): FAIL\n", rc);
@@ -329,9 +342,9 @@ int main(void)
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
-    /* the backward: linear attention, SSD and GLA, bf16 and fp32 */
+    /* the backward: linear attention, SSD, GLA and GDN, bf16 and fp32 */
     std::vector<Cfg> bw;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA})
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN})
         for (int b = 1; b >= 0; b--) {
             const bool bf = b;
             if (!bf && f == GDN_SSD) continue; /* SSD's backward is bf16 only (gdn/libgdn_tc.cu) */
@@ -345,6 +358,10 @@ int main(void)
                 continue;
             }
             bw.push_back({f, bf, 1, 130, 2, 256, 128, false});
+            if (f == GDN_GDN) { /* K = V = 256, T = 64 exactly with B and H > 1 */
+                bw.push_back({f, bf, 1, 200, 1, 256, 256, true});
+                bw.push_back({f, bf, 2, 64, 3, 64, 64, false});
+            }
         }
     for (const Cfg &c : bw) fails += run_bwd_cfg(c);
     int ref = refusal_check();

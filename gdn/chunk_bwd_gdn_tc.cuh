@@ -1,0 +1,730 @@
+/* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
+ * one beta per (b, t, h)), first version: the passes on CUDA cores in exact fp32 (no TF32), run
+ * for fp32 inputs as they are and for bf16 inputs widened to fp32 first (exactly), except pass 5,
+ * which bf16 inputs run on tensor cores (tc_gdn_bdh_bf16: mma.sync m16n8k16, fp32 accumulation,
+ * the fp32 operands as bf16 hi + lo); the gradients dq, dk, dv leave in the inputs' dtype, dg,
+ * db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host
+ * through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). The other passes are not yet on
+ * tensor cores: each is a loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on
+ * mma.sync, the structure they will keep there.
+ *
+ * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
+ * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
+ * cumsum in it, e_i = exp(G_i), gamma = e_{L-1}, E_ij = exp(G_i - G_j) (j <= i), H the state
+ * entering it and H' = dL/dH_{n+1} the gradient of the state leaving it (H'_{NT-1} = dST);
+ * A_ij = beta_i E_ij (k_i . k_j) (j < i), T = (I + A)^{-1}, W = T Diag(beta e) K, U0 = T Diag(beta)
+ * V, u = U0 - W H, o_i = scale [e_i H^T q_i + sum_{j<=i} E_ij (q_i . k_j) u_j],
+ * H_{n+1} = gamma H + sum_j exp(G_{L-1} - G_j) k_j u_j^T. Backward, per chunk:
+ *   du_j  = scale sum_{i >= j} E_ij (q_i . k_j) dO_i  +  exp(G_{L-1} - G_j) H' ^T k_j       (dL/du)
+ *   dH    = gamma H' + scale sum_i e_i q_i dO_i^T - W^T du                 (the state entering)
+ * (the first term of du is chunk-local; the rest makes the reverse scan). With u held fixed
+ * (stage 8) and dP_ij = scale E_ij (dO_i . u_j) (j <= i):
+ *   dq_i  = scale e_i H dO_i + sum_{j <= i} dP_ij k_j
+ *   dk_j  = exp(G_{L-1} - G_j) H' u_j + sum_{i >= j} dP_ij q_i                    (+ stage 9)
+ * and through u = U0 - W H (stage 9; dW = -du H^T, dA = du (Diag(beta) V)^T + dW (Diag(beta e)
+ * K)^T on and below the diagonal, dTm = -T^T dA T^T strictly below it, M_ij = E_ij (k_i . k_j)):
+ *   dv_j  = beta_j (T^T du)_j,    dBk = T^T dW,
+ *   dk_j += beta_j e_j dBk_j + sum_{i<j} beta_j dTm_ji E_ji k_i + sum_{i>j} beta_i dTm_ij E_ij k_i,
+ *   db_j  = (T^T du)_j . v_j + e_j dBk_j . k_j + sum_{i<j} dTm_ji M_ji.
+ * dG_i, the gradient of G_i (scalar gate: summed over the key channels), collects every use of
+ * exp(+-G): q_i . (scale e_i H dO_i) - k_i . (exp(G_{L-1} - G_i) H' u_i) + beta_i e_i k_i . dBk_i
+ * + (sum over i's row minus sum over i's column of R, R_ij = dP_ij (q_i . k_j) + beta_i dTm_ij
+ * M_ij), and at i = L-1 also sum_j k_j . (exp(G_{L-1} - G_j) H' u_j) + gamma (H . H'), which
+ * carries every later step's dependence on this chunk's gates; so dg is the reverse cumsum of dG
+ * within the chunk (chunk_bwd_gla_tc.cuh's tc_gla_dg_local argument: the cancellation stays within
+ * 64 steps). Six launches:
+ *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u);
+ *   3. tc_gdn_bdu_f32, all chunks in parallel: du's local term into du;
+ *   4. tc_gdn_bscan_f32, one CTA per (64-column V tile, b, h) walking the chunks backwards with
+ *      the K x 64 tile of dH in registers: H' of every chunk into dh, du += the state term, dS0;
+ *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
+ *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
+ *      the partial of H . H');
+ *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
+ *      dg of the chunk.
+ * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
+ * rows >= L are zeros (beta 0) and never written. NaN: every sum over steps runs over its causal
+ * range only (j <= i, i >= j, j < L), so the NaN positions are those of the chunked algorithm
+ * (gdn_chunk_*: chunk_host_impl.h), as the sequential backward's; not yet compared position by
+ * position. Supported: K, V in {64, 128, 256}. */
+#ifndef GDN_CHUNK_BWD_GDN_TC_CUH
+#define GDN_CHUNK_BWD_GDN_TC_CUH
+
+#include "chunk_fwd_gdn_tc.cuh"
+
+// ---- the workspace ----------------------------------------------------------------------------
+
+/* Byte offsets of the backward's workspace: the forward's fp32 layout (tc_gdn_layout: hs, W --
+ * overwritten by dW in pass 5 --, U0, u), then dh ([BH][NT][K][V], H' of every chunk), du
+ * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk), hdh ([BH][NT][K/64]:
+ * the partials of H . H'), and for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
+ * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
+struct tc_gdn_bws {
+    tc_gdn_ws f;
+    unsigned long long dh, du, dqh, dks, hdh, xq, xk, xv, xdo, xb, total;
+};
+
+__host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH, long long T, int K, int V)
+{
+    const unsigned long long nt = (unsigned long long)((T + TC_C - 1) / TC_C), bh = (unsigned long long)BH;
+    const unsigned long long rows = bh * (unsigned long long)T;
+    auto up = [](unsigned long long x) { return (x + 15) / 16 * 16; };
+    tc_gdn_bws l;
+    l.f = tc_gdn_layout(false, BH, T, K, V);
+    l.dh = up(l.f.total);
+    l.du = l.dh + bh * nt * K * V * 4;
+    l.dqh = l.du + rows * V * 4;
+    l.dks = l.dqh + rows * K * 4;
+    l.hdh = l.dks + rows * K * 4;
+    l.xq = up(l.hdh + bh * nt * (K / TC_C) * 4);
+    l.xk = l.xq + (bf16 ? rows * K * 4 : 0);
+    l.xv = l.xk + (bf16 ? rows * K * 4 : 0);
+    l.xdo = l.xv + (bf16 ? rows * V * 4 : 0);
+    l.xb = l.xdo + (bf16 ? rows * V * 4 : 0);
+    l.total = up(l.xb + (bf16 ? rows * 4 : 0));
+    return l;
+}
+
+// ---- shared pieces ------------------------------------------------------------------------------
+
+/* n elements of x widened to fp32 (exact), grid-stride */
+__global__ void __launch_bounds__(256) tc_gdn_widen(const __nv_bfloat16 *x, float *y, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = __bfloat162float(x[i]);
+}
+
+/* An output element in the gradients' dtype */
+__device__ __forceinline__ void tc_gdn_put(float *p, float x)
+{
+    *p = x;
+}
+__device__ __forceinline__ void tc_gdn_put(__nv_bfloat16 *p, float x)
+{
+    *p = __float2bfloat16_rn(x);
+}
+
+/* The 64 x 64 tile src[j * stride + c] (rows j < L, else zeros) into dst[j * TC_F32P + c], by
+ * the CTA's threads; no barrier. */
+__device__ __forceinline__ void tc_gdn_tile(const float *src, long long stride, int L, float *dst)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * TC_C; idx += (int)blockDim.x) {
+        const int j = idx / TC_C, c = idx % TC_C;
+        dst[j * TC_F32P + c] = j < L ? src[j * stride + c] : 0.f;
+    }
+}
+
+// ---- pass 3: du's local term --------------------------------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_bdu_f32: q, k tiles (then dO), P [64][65]; G [64]. */
+__host__ __device__ constexpr unsigned tc_gdn_bdu_f32_smem()
+{
+    return (unsigned)(4 * (3 * TC_C * TC_F32P + TC_C));
+}
+
+/* grid (NT, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns rows ty + 16r and
+ * columns tx + 16c (r, c < 4) of each 64 x 64 tile. P_ij = scale E_ij (q_i . k_j) for j <= i < L
+ * (the dot over all K channels, then selected), then du_j = sum_{i = j}^{L-1} P_ij dO_i into du
+ * [B,T,H,V] (rows j < L). */
+__global__ void TC_BOUNDS(256, tc_gdn_bdu_f32_smem())
+    tc_gdn_bdu_f32(const float *q, const float *k, const float *g, const float *dO, float *du, int T, int H, int K,
+                   int V, float scale)
+{
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sX = reinterpret_cast<float *>(tc_smem), *sY = sX + TC_C * TC_F32P, *sP = sY + TC_C * TC_F32P;
+    float *sG = sP + TC_C * TC_F32P;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    float p[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) p[r][c] = 0.f;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, (long long)H * K, L, sX);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, (long long)H * K, L, sY);
+        __syncthreads();
+        for (int kk = 0; kk < TC_C; kk++)
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int c = 0; c < 4; c++)
+                    p[r][c] = fmaf(sX[(ty + 16 * r) * TC_F32P + kk], sY[(tx + 16 * c) * TC_F32P + kk], p[r][c]);
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            sP[i * TC_F32P + j] = (j <= i && i < L) ? scale * p[r][c] * expf(sG[i] - sG[j]) : 0.f;
+        }
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        tc_gdn_tile(dO + (row0 * H + h) * V + c0, (long long)H * V, L, sX);
+        __syncthreads(); /* sP (the first time) and the dO tile complete */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int j = ty + 16 * r;
+            if (j >= L) continue;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = 0.f;
+                for (int i = j; i < L; i++) x = fmaf(sP[i * TC_F32P + j], sX[i * TC_F32P + tx + 16 * c], x);
+                du[((row0 + j) * H + h) * V + c0 + tx + 16 * c] = x;
+            }
+        }
+        __syncthreads(); /* the dO tile is rewritten next */
+    }
+}
+
+// ---- pass 4: the reverse state scan -------------------------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_bscan_f32<K>: dH [K][65], the decayed keys, then q scale e,
+ * then W [64][K+1], dO and du tiles [64][65], G [64]. */
+__host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K)
+{
+    return (unsigned)(4 * (K * TC_F32P + TC_C * (K + 1) + 2 * TC_C * TC_F32P + TC_C));
+}
+
+/* grid (V/64, B*H), 256 threads; thread (tx, ty) owns state rows ty + 16r (r < K/16) and columns
+ * tx + 16c (c < 4) of this V tile, and rows ty + 16r (r < 4), the same columns, of du. Starting
+ * from dST (or 0), for n = NT-1 .. 0: H' (the state gradient leaving chunk n) into dh
+ * [BH][NT][K][V]; du_j += exp(G_{L-1} - G_j) H'^T k_j (du holds pass 3's local term; one thread
+ * reads and writes each element); dH = gamma H' + scale sum_i e_i q_i dO_i^T - sum_i W_i du_i^T,
+ * each sum over i < L in increasing i. Finally dS0 = dH (when given). */
+template <int K>
+__global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
+    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
+                     const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
+{
+    constexpr int LD = K + 1, R = K / 16;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sH = reinterpret_cast<float *>(tc_smem);
+    float *sX = sH + K * TC_F32P, *sO = sX + TC_C * LD, *sU = sO + TC_C * TC_F32P, *sG = sU + TC_C * TC_F32P;
+    const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    float S[R][4];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            S[r][c] = dST ? dST[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
+    for (int it = 0; it < NT; it++) {
+        const int n = NT - 1 - it, t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0;
+        float *dst = dh + (((long long)bh * NT + n) * K) * V + vt * TC_C;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                sH[(ty + 16 * r) * TC_F32P + tx + 16 * c] = S[r][c];
+                dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
+            }
+        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
+        const float glast = sG[L - 1];
+        for (int idx = tid; idx < TC_C * K; idx += 256) {
+            const int j = idx / K, c = idx % K;
+            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(glast - sG[j]) : 0.f;
+        }
+        tc_gdn_tile(dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sO);
+        __syncthreads();
+        /* du = local term + (decayed K) H' */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float x = 0.f;
+                if (i < L) {
+                    float d = 0.f;
+                    for (int kk = 0; kk < K; kk++) d = fmaf(sX[i * LD + kk], sH[kk * TC_F32P + vv], d);
+                    float *p = du + ((row0 + i) * H + h) * V + vt * TC_C + vv;
+                    x = *p + d;
+                    *p = x;
+                }
+                sU[i * TC_F32P + vv] = x;
+            }
+        }
+        __syncthreads(); /* sX becomes q scale e */
+        for (int idx = tid; idx < TC_C * K; idx += 256) {
+            const int j = idx / K, c = idx % K;
+            sX[j * LD + c] = j < L ? q[((row0 + j) * H + h) * K + c] * (scale * expf(sG[j])) : 0.f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = S[r][c] * expf(glast);
+                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sO[j * TC_F32P + tx + 16 * c], x);
+                S[r][c] = x;
+            }
+        __syncthreads(); /* sX becomes W */
+        const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
+        for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = 0.f;
+                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sU[j * TC_F32P + tx + 16 * c], x);
+                S[r][c] -= x;
+            }
+        __syncthreads(); /* sH, sX, sO, sU, sG are rewritten by the next chunk */
+    }
+    if (dS0) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) dS0[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+    }
+}
+
+// ---- pass 5: the products with H and H' ---------------------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_bdh_f32: H, H' [64][65] (rows: key channels), dO, du, u
+ * [64][65] (rows: steps), G [64], the reduction [256]. */
+__host__ __device__ constexpr unsigned tc_gdn_bdh_f32_smem()
+{
+    return (unsigned)(4 * (5 * TC_C * TC_F32P + TC_C + 256));
+}
+
+/* grid (K/64, NT, B*H), 256 threads; thread (tx, ty) owns rows i = ty + 16r (steps) and key
+ * channels c = kt 64 + tx + 16cc of the outputs: summed over all V in increasing column order,
+ *   dqh_ic = scale e_i (H dO_i)_c,   dks_ic = exp(G_{L-1} - G_i) (H' u_i)_c   ([B,T,H,K], i < L),
+ *   dW_ic  = -(H du_i)_c (wsW's chunk block, every row: du is 0 past L),
+ * and hdh[bh][n][kt] = the sum of H . H' over this K tile's rows (per thread in column order, the
+ * 256 partials in thread order). */
+__global__ void TC_BOUNDS(256, tc_gdn_bdh_f32_smem())
+    tc_gdn_bdh_f32(const float *g, const float *dO, const float *hs, const float *dh, const float *u, const float *du,
+                   float *wsW, float *dqh, float *dks, float *hdh, int T, int H, int K, int V, int NT, float scale)
+{
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sH = reinterpret_cast<float *>(tc_smem), *sD = sH + TC_C * TC_F32P, *sO = sD + TC_C * TC_F32P;
+    float *sDU = sO + TC_C * TC_F32P, *sU = sDU + TC_C * TC_F32P, *sG = sU + TC_C * TC_F32P, *sR = sG + TC_C;
+    const int kt = (int)blockIdx.x, n = (int)blockIdx.y, bh = (int)blockIdx.z, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    float aq[4][4], ak[4][4], aw[4][4], hd = 0.f;
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) aq[r][c] = ak[r][c] = aw[r][c] = 0.f;
+    const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    for (int v0 = 0; v0 < V; v0 += TC_C) {
+        tc_gdn_tile(Hn + v0, V, TC_C, sH);
+        tc_gdn_tile(Dn + v0, V, TC_C, sD);
+        tc_gdn_tile(dO + (row0 * H + h) * V + v0, (long long)H * V, L, sO);
+        tc_gdn_tile(du + (row0 * H + h) * V + v0, (long long)H * V, L, sDU);
+        tc_gdn_tile(u + (row0 * H + h) * V + v0, (long long)H * V, L, sU);
+        __syncthreads();
+        for (int vv = 0; vv < TC_C; vv++) {
+            float hc[4], dc[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+                hc[c] = sH[(tx + 16 * c) * TC_F32P + vv], dc[c] = sD[(tx + 16 * c) * TC_F32P + vv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float o = sO[i * TC_F32P + vv], w = sDU[i * TC_F32P + vv], x = sU[i * TC_F32P + vv];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    aq[r][c] = fmaf(o, hc[c], aq[r][c]);
+                    aw[r][c] = fmaf(w, hc[c], aw[r][c]);
+                    ak[r][c] = fmaf(x, dc[c], ak[r][c]);
+                }
+            }
+        }
+        /* this thread's H . H' elements: rows ty + 16r, columns tx + 16c of the tile */
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int at = (ty + 16 * r) * TC_F32P + tx + 16 * c;
+                hd = fmaf(sH[at], sD[at], hd);
+            }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+    const float glast = sG[L - 1];
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+        const float fq = scale * expf(sG[i]), fk = expf(glast - sG[i]);
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int cc = kt * TC_C + tx + 16 * c;
+            wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[r][c];
+            if (i < L) {
+                dqh[((row0 + i) * H + h) * K + cc] = fq * aq[r][c];
+                dks[((row0 + i) * H + h) * K + cc] = fk * ak[r][c];
+            }
+        }
+    }
+    sR[tid] = hd;
+    __syncthreads();
+    if (tid == 0) {
+        float s = 0.f;
+        for (int i = 0; i < 256; i++) s += sR[i];
+        hdh[((long long)bh * NT + n) * (K / TC_C) + kt] = s;
+    }
+}
+
+/* Dynamic shared memory of tc_gdn_bdh_bf16: H, H', du, u as bf16 hi + lo planes and dO, [64][72]
+ * each; G [64], the reduction [128]. */
+__host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
+{
+    return (unsigned)(9 * TC_C * TC_TP * 2 + 4 * (TC_C + 128));
+}
+
+/* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
+ * NT, B*H), 128 threads; warp w owns rows (steps) 16w .. 16w+15 of the three 64 x 64 products,
+ * acc[m] the m16n8 tile of key channels 8m .. 8m+7. Per 64-column V tile: H, H' (rows: key
+ * channels, the B operands as stored), du and u (rows: steps, A operands) split into bf16 hi + lo
+ * (tc_mma3: hi hi, lo hi, hi lo), dO exact in bf16 (two mma: against H's hi and lo). The partial
+ * of H . H' in fp32 from the fp32 values as they are loaded (a fixed element per thread). */
+__global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
+    tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const float *hs, const float *dh, const float *u,
+                    const float *du, float *wsW, float *dqh, float *dks, float *hdh, int T, int H, int K, int V, int NT,
+                    float scale)
+{
+    constexpr int CT = TC_C * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem), *sD = sH + 2 * CT, *sW = sD + 2 * CT;
+    __nv_bfloat16 *sU = sW + 2 * CT, *sO = sU + 2 * CT;
+    float *sG = reinterpret_cast<float *>(sO + CT), *sR = sG + TC_C;
+    const int kt = (int)blockIdx.x, n = (int)blockIdx.y, bh = (int)blockIdx.z, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    float aq[8][4], aw[8][4], ak[8][4], hd = 0.f;
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
+    for (int v0 = 0; v0 < V; v0 += TC_C) {
+        for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+            const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
+            const float x = Hn[(long long)r * V + v0 + c], y = Dn[(long long)r * V + v0 + c];
+            hd = fmaf(x, y, hd);
+            const long long src = ((row0 + r) * H + h) * V + v0 + c;
+            const float z = r < L ? du[src] : 0.f, s = r < L ? u[src] : 0.f;
+            const float vals[4] = {x, y, z, s};
+            __nv_bfloat16 *dst[4] = {sH, sD, sW, sU};
+#pragma unroll
+            for (int p = 0; p < 4; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(vals[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(vals[p] - __bfloat162float(hi));
+            }
+            sO[at] = r < L ? dO[src] : __float2bfloat16_rn(0.f);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
+            tc_frag_a(fo, sO, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fw, sW, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fwl, sW + CT, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fu, sU, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(ful, sU + CT, TC_TP, 16 * w, 16 * ks);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sH, TC_TP, 8 * m, 16 * ks);
+                tc_mma(aq[m], fo, b0, b1);
+                tc_frag_b(&b0, &b1, sH + CT, TC_TP, 8 * m, 16 * ks);
+                tc_mma(aq[m], fo, b0, b1);
+                tc_mma3(aw[m], fw, fwl, sH, sH + CT, TC_TP, 8 * m, 16 * ks);
+                tc_mma3(ak[m], fu, ful, sD, sD + CT, TC_TP, 8 * m, 16 * ks);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    const float glast = sG[L - 1];
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int i = 16 * w + gi + 8 * half;
+        const float fq = scale * expf(sG[i]), fk = expf(glast - sG[i]);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int cc = kt * TC_C + 8 * m + 2 * ti + e;
+                wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[m][2 * half + e];
+                if (i < L) {
+                    dqh[((row0 + i) * H + h) * K + cc] = fq * aq[m][2 * half + e];
+                    dks[((row0 + i) * H + h) * K + cc] = fk * ak[m][2 * half + e];
+                }
+            }
+    }
+    sR[tid] = hd;
+    __syncthreads();
+    if (tid == 0) {
+        float s = 0.f;
+        for (int i = 0; i < 128; i++) s += sR[i];
+        hdh[((long long)bh * NT + n) * (K / TC_C) + kt] = s;
+    }
+}
+
+// ---- pass 6: the WY part and the chunk's gradients ----------------------------------------------
+
+/* Dynamic shared memory of tc_gdn_bwy_f32: seven 64 x 64 matrices [64][65] (A then dTm, T, M, S,
+ * dP, dA, Y then dM), five tiles [64][65], the inversion's scratch [768], G, beta, e [64] and
+ * the row reduction [64][17]. */
+__host__ __device__ constexpr unsigned tc_gdn_bwy_f32_smem()
+{
+    return (unsigned)(4 * (12 * TC_C * TC_F32P + 768 + 3 * TC_C + TC_C * 17));
+}
+
+/* Sums the 16 per-thread partials of each row (thread (tx, ty) holds x[r] for row ty + 16r) in tx
+ * order into out[row] (64 rows); sR [64][17] scratch. Starts and ends synchronised. */
+__device__ __forceinline__ void tc_gdn_rowsum(const float x[4], float *sR, float *out)
+{
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+#pragma unroll
+    for (int r = 0; r < 4; r++) sR[(ty + 16 * r) * 17 + tx] = x[r];
+    __syncthreads();
+    if (tid < TC_C) {
+        float s = 0.f;
+        for (int i = 0; i < 16; i++) s += sR[tid * 17 + i];
+        out[tid] = s;
+    }
+    __syncthreads();
+}
+
+/* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
+ * 64 x 64 matrix and tile. dq, dk, dv in TO (float or bf16), dg, db fp32 (either may be NULL).
+ * Reads pass 5's dW (wsW), dqh, dks, hdh and pass 4's du. */
+template <class TO>
+__global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
+    tc_gdn_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
+                   const float *u, const float *du, const float *wsW, const float *dqh, const float *dks,
+                   const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
+                   float scale)
+{
+    constexpr int P = TC_F32P, CC = TC_C * TC_F32P;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sA = reinterpret_cast<float *>(tc_smem), *sT = sA + CC, *sM = sT + CC, *sS = sM + CC, *sP = sS + CC;
+    float *sDA = sP + CC, *sY = sDA + CC, *sX0 = sY + CC, *sX1 = sX0 + CC, *sX2 = sX1 + CC, *sX3 = sX2 + CC;
+    float *sX4 = sX3 + CC, *sInv = sX4 + CC, *sG = sInv + 768, *sB = sG + TC_C, *sE = sB + TC_C, *sR = sE + TC_C;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    const long long rk = (long long)H * K, rv = (long long)H * V;
+    const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
+
+    if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
+    if (tid < TC_C) sE[tid] = expf(sG[tid]);
+    /* K K^T, Q K^T and dW K^T over all channels, in channel order */
+    float mk[4][4], sq[4][4], dw[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+        tc_gdn_tile(Wn + c0, K, L, sX2);
+        __syncthreads();
+        for (int kk = 0; kk < TC_C; kk++) {
+            float kj[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
+                    sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
+                    dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
+                }
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            const float E = expf(sG[i] - sG[j]);
+            const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
+            sM[at] = m;
+            sA[at] = m * sB[i];
+            sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
+        }
+    __syncthreads();
+    tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
+
+    /* over V: dP = scale E (dO u^T), du v^T; dv_j = beta_j (T^T du)_j and its part of db */
+    float dp[4][4], da[4][4], dbv[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
+        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
+        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
+        __syncthreads();
+        for (int vv = 0; vv < TC_C; vv++) {
+            float uj[4], vj[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
+                    da[r][c] = fmaf(di, vj[c], da[r][c]);
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int j = ty + 16 * r;
+            if (j >= L) continue;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float s = 0.f;
+                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
+                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
+                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            const bool on = j <= i && i < L;
+            sP[at] = on ? scale * dp[r][c] * expf(sG[i] - sG[j]) : 0.f;
+            sDA[at] = on ? sB[j] * fmaf(dw[r][c], sE[j], da[r][c]) : 0.f;
+        }
+    __syncthreads();
+    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
+     * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
+            float s = 0.f;
+            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
+            sY[m * P + l] = s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            float s = 0.f;
+            if (j < i && i < L)
+                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
+            sA[i * P + j] = -s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            sY[i * P + j] = (j < i && i < L) ? sB[i] * sA[i * P + j] * expf(sG[i] - sG[j]) : 0.f;
+        }
+    __syncthreads();
+
+    /* over K: dq, dk, and the rows' parts of dG and db */
+    float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+        tc_gdn_tile(Wn + c0, K, L, sX2);
+        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
+        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+            if (i >= L) continue;
+            const float be = sB[i] * sE[i];
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int cc = tx + 16 * c;
+                const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
+                float xq = qh;
+                for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
+                float bk = 0.f;
+                for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
+                float xk = kh;
+                for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
+                xk = fmaf(be, bk, xk);
+                for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
+                for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
+                tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
+                tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
+                gq[r] = fmaf(qi, qh, gq[r]);
+                gq[r] = fmaf(-ki, kh, gq[r]);
+                gq[r] = fmaf(be * ki, bk, gq[r]);
+                gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
+                gk[r] = fmaf(ki, kh, gk[r]);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+    if (!dg && !db) return;
+    /* per row: the partials in tx order, then the 64 x 64 terms by one thread a row */
+    float *rq = sX0, *rb = sX0 + TC_C, *rk2 = sX0 + 2 * TC_C, *rdv = sX0 + 3 * TC_C, *dG = sX0 + 4 * TC_C;
+    tc_gdn_rowsum(gq, sR, rq);
+    tc_gdn_rowsum(gb, sR, rb);
+    tc_gdn_rowsum(gk, sR, rk2);
+    tc_gdn_rowsum(dbv, sR, rdv);
+    if (tid < TC_C) {
+        const int i = tid;
+        float x = rq[i], y = rdv[i] + rb[i];
+        for (int j = 0; j < TC_C; j++) {
+            const float rij = fmaf(sP[i * P + j], sS[i * P + j], sB[i] * sA[i * P + j] * sM[i * P + j]);
+            const float rji = fmaf(sP[j * P + i], sS[j * P + i], sB[j] * sA[j * P + i] * sM[j * P + i]);
+            x += rij - rji;
+            y = fmaf(sA[i * P + j], sM[i * P + j], y);
+        }
+        dG[i] = x, rb[i] = y;
+    }
+    __syncthreads();
+    if (tid == 0 && L > 0) {
+        float s = 0.f;
+        for (int j = 0; j < L; j++) s += rk2[j];
+        float hd = 0.f;
+        for (int kt = 0; kt < K / TC_C; kt++) hd += hdh[((long long)bh * NT + n) * (K / TC_C) + kt];
+        s = fmaf(expf(sG[L - 1]), hd, s);
+        float run = 0.f;
+        for (int i = L - 1; i >= 0; i--) {
+            run += dG[i] + (i == L - 1 ? s : 0.f);
+            if (dg) dg[(row0 + i) * H + h] = run;
+            if (db) db[(row0 + i) * H + h] = rb[i];
+        }
+    }
+}
+
+#endif
