@@ -701,19 +701,19 @@ static int prepare(struct audit_run *a, const char *cache, struct kg_err *e)
  * start the costliest first), then the candidates with a build step (load_inline: ~1 minute of
  * compiler each), the costliest first; the check slots meanwhile take whatever is ready: a
  * candidate without a build, or one whose build is done. A check never waits on a build while
- * other work is ready, and the audit does not end on a long tail of builds. */
-static int next_compile(const struct audit_run *a, enum job_kind *kind)
+ * other work is ready, and the audit does not end on a long tail of builds. Past EST_WAIT (a
+ * corpus of thousands: its estimates take minutes) the builds come first, which the checks wait
+ * for, and the first compile slot (first) goes on with the estimates left. */
+static int next_compile(const struct audit_run *a, bool first, enum job_kind *kind)
 {
-    for (int i = 0; i < a->ntodo; i++)
-        if (a->es[i] == EST_TODO && !a->started[i]) {
-            *kind = JOB_ESTIMATE;
-            return i;
-        }
-    int best = -1;
+    int est = -1, best = -1;
+    for (int i = 0; i < a->ntodo && est < 0; i++)
+        if (a->es[i] == EST_TODO && !a->started[i]) est = i;
     for (int i = 0; i < a->ntodo; i++)
         if (a->bs[i] == TO_BUILD && !a->started[i] && (best < 0 || a->est[i] > a->est[best])) best = i;
-    *kind = JOB_BUILD;
-    return best;
+    const bool builds_first = kg_now() - a->t0 >= EST_WAIT && !first;
+    *kind = est >= 0 && (best < 0 || !builds_first) ? JOB_ESTIMATE : JOB_BUILD;
+    return *kind == JOB_ESTIMATE ? est : best;
 }
 
 /* The mean of the estimates made (0 when none was): the cost of a pair without one. */
@@ -806,7 +806,7 @@ static int next_check(struct audit_run *a, double *room, double left[64], bool *
 static void start_compile(struct audit_run *a, struct job *j)
 {
     enum job_kind kind;
-    int row = next_compile(a, &kind);
+    int row = next_compile(a, j == &a->jobs[a->o->jobs], &kind);
     if (row < 0) return;
     j->row = row;
     j->kind = kind;
