@@ -59,10 +59,10 @@ done > "$t/corpus.jsonl"
 
 # ---- the estimate on its own ---------------------------------------------------------------------
 
-"$KGATE" check --ref "$t/b_large.py" "$t/cand.py" --estimate > "$t/est.out" 2> "$t/est.err"
+"$KGATE" check --ref "$t/b_large.py" "$t/cand.py" --python "$py" --estimate > "$t/est.out" 2> "$t/est.err"
 check test $? -eq 0
 check grep -qx '{"in_bytes": 1048576, "out_bytes": 1048576}' "$t/est.out"
-"$KGATE" check --ref "$t/d_value.py" "$t/cand.py" --estimate > "$t/estv.out" 2> "$t/estv.err"
+"$KGATE" check --ref "$t/d_value.py" "$t/cand.py" --python "$py" --estimate > "$t/estv.out" 2> "$t/estv.err"
 rc=$?
 check test $rc -eq 3
 check grep -q "^$t/d_value.py: no estimate: .*meta device cannot describe" "$t/estv.err"
@@ -76,7 +76,7 @@ check grep -q "needs --ref" "$t/estn.err"
 order() { python3 -c 'import json, sys
 print(" ".join(json.loads(l)["id"] for l in open(sys.argv[1])))' "$1"; }
 
-"$KGATE" audit --jsonl "$t/corpus.jsonl" --store "$t/s1.jsonl" --jobs 1 --compile-jobs 1 > "$t/a1.out" 2> "$t/a1.err"
+"$KGATE" audit --jsonl "$t/corpus.jsonl" --store "$t/s1.jsonl" --jobs 1 --compile-jobs 1 --python "$py" > "$t/a1.out" 2> "$t/a1.err"
 check test $? -eq 0
 o=$(order "$t/s1.jsonl")
 [ "$o" = "b_large d_value c_mid a_small" ] || {
@@ -91,7 +91,7 @@ for l in open(sys.argv[1]):
     if r["id"] == "b_large": print(int(r["memory"]["tensor_bytes"]))' "$t/s1.jsonl")
 check test "$tb" = 2097152
 
-KGATE_AUDIT_ESTIMATE=0 "$KGATE" audit --jsonl "$t/corpus.jsonl" --store "$t/s2.jsonl" --jobs 1 --compile-jobs 1 \
+KGATE_AUDIT_ESTIMATE=0 "$KGATE" audit --jsonl "$t/corpus.jsonl" --store "$t/s2.jsonl" --jobs 1 --compile-jobs 1 --python "$py" \
     > "$t/a2.out" 2> "$t/a2.err"
 check test $? -eq 0
 o=$(order "$t/s2.jsonl")
@@ -114,7 +114,7 @@ starts() { sed -n 's/^kgate audit: [0-9.]* s: start \([a-z_]*\) .*/\1/p' "$1" | 
 # and c_mid together
 echo "7000 32000" > "$t/host"
 KGATE_AUDIT_TRACE=1 KGATE_FAKE_HOSTMEM=$t/host KGATE_HOST_PER_BYTE=1000 "$KGATE" audit --jsonl "$t/corpus2.jsonl" \
-    --store "$t/s3.jsonl" --jobs 2 --compile-jobs 1 > "$t/a3.out" 2> "$t/a3.err"
+    --store "$t/s3.jsonl" --jobs 2 --compile-jobs 1 --python "$py" > "$t/a3.out" 2> "$t/a3.err"
 check test $? -eq 0
 o=$(starts "$t/a3.err")
 [ "$o" = "b_large a_small e_mid c_mid" ] || {
@@ -125,7 +125,7 @@ check grep -q "time.* a check waited for host memory to start" "$t/a3.err"
 # the device: 8.8 GiB, all free as measured, so only the expected sizes keep b_large's partner out
 echo "0 9000 9000" > "$t/dev"
 KGATE_AUDIT_TRACE=1 KGATE_FAKE_DEVMEM=$t/dev CUDA_VISIBLE_DEVICES=0 KGATE_DEV_PER_BYTE=2000 "$KGATE" audit \
-    --jsonl "$t/corpus2.jsonl" --store "$t/s4.jsonl" --jobs 2 --compile-jobs 1 > "$t/a4.out" 2> "$t/a4.err"
+    --jsonl "$t/corpus2.jsonl" --store "$t/s4.jsonl" --jobs 2 --compile-jobs 1 --python "$py" > "$t/a4.out" 2> "$t/a4.err"
 check test $? -eq 0
 o=$(starts "$t/a4.err")
 [ "$o" = "b_large a_small e_mid c_mid" ] || {
