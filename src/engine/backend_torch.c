@@ -201,7 +201,9 @@ static int start(struct kg_session *s, struct kg_client *cl, const char *what, c
     return rp.status == KG_WS_UNAVAILABLE ? KG_EXIT_UNAVAILABLE : KG_EXIT_USAGE;
 }
 
-int kg_torch_open(struct kg_session *s, const char *problem, const char *candidate, struct kg_err *e)
+/* The backend's state and the problem's oracle worker, started: what a check and an estimate
+ * both begin with. */
+static int open_oracle(struct kg_session *s, const char *problem, struct kg_err *e)
 {
     struct torch_state *t = calloc(1, sizeof *t);
     if (!t) {
@@ -212,8 +214,14 @@ int kg_torch_open(struct kg_session *s, const char *problem, const char *candida
     if (kg_torch_runner_path(s->cache, t->runner_py, sizeof t->runner_py, e)) return KG_EXIT_INTERNAL;
     use_zygote(s);
     torch_load(s, &s->oracle, 0, problem);
-    int rc = start(s, &s->oracle, "reference", problem, e);
+    return start(s, &s->oracle, "reference", problem, e);
+}
+
+int kg_torch_open(struct kg_session *s, const char *problem, const char *candidate, struct kg_err *e)
+{
+    int rc = open_oracle(s, problem, e);
     if (rc) return rc;
+    struct torch_state *t = state(s);
     json_t *doc = describe(s, 0, NULL, NULL, e);
     if (!doc || json_object_get(doc, "error")) {
         if (doc) kg_errf(e, "%s: %s", problem, json_string_value(json_object_get(doc, "error")) ?: "error");
@@ -254,16 +262,7 @@ static double list_bytes(json_t *list)
 
 int kg_torch_estimate(struct kg_session *s, const char *problem, double *in_bytes, double *out_bytes, struct kg_err *e)
 {
-    struct torch_state *t = calloc(1, sizeof *t);
-    if (!t) {
-        kg_errf(e, "out of memory");
-        return KG_EXIT_INTERNAL;
-    }
-    s->be_state = t;
-    if (kg_torch_runner_path(s->cache, t->runner_py, sizeof t->runner_py, e)) return KG_EXIT_INTERNAL;
-    use_zygote(s);
-    torch_load(s, &s->oracle, 0, problem);
-    int rc = start(s, &s->oracle, "reference", problem, e);
+    int rc = open_oracle(s, problem, e);
     if (rc) return rc;
     json_t *doc = describe_flags(s, KG_DESCRIBE_META, 0, NULL, NULL, e);
     const char *why = doc ? json_string_value(json_object_get(doc, "error")) : NULL;
