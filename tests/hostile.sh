@@ -79,5 +79,13 @@ else
     echo "note: alloc_storm skipped: this kgate cannot start under an address-space limit (a sanitizer build)"
 fi
 
+# a kernel that hangs at its first case: the later gates say "not run again" and compute no
+# oracle for it either (on a real-size pair that was 398 s of oracle for nothing)
+check "$top/testdata/bugs/relu_hangs.c" --timeout 1 --json "$t/hang.json"
+[ $rc -eq 1 ] || bad "relu_hangs: exit $rc, expected 1"
+[ "$(grep -c 'not run again' "$t/out")" -ge 8 ] || bad "relu_hangs: the later gates do not say 'not run again': $(head -c 600 "$t/out")"
+grep -q '"oracle_made": 0,' "$t/hang.json" && grep -q '"oracle_direct": 0' "$t/hang.json" ||
+    bad "relu_hangs: the oracle ran for cases the kernel is not run on again: $(grep -o '"memo": {[^}]*}' "$t/hang.json")"
+
 [ $fails -eq 0 ] || exit 1
-echo "PASS: 5 hostile kernels: bounded, reported, nothing left behind"
+echo "PASS: 6 hostile kernels: bounded, reported, nothing left behind"

@@ -206,6 +206,12 @@ void kg_replay(struct kg_session *s, const struct kg_gate *g, const struct kg_ca
  * (kg_inputs_copy). A lent case stays in the memo until given back. */
 int kg_session_inputs(struct kg_session *s, const struct kg_case *k, struct kg_inputs *in, struct kg_err *e);
 int kg_session_expect(struct kg_session *s, const struct kg_case *k, struct kg_expect *x, struct kg_err *e);
+/* The fault that stands for case k: an earlier run crashed or hung on its kind of case, so the
+ * kernel is not run on it again (kg_exec says "not run again"), and kg_session_expect gives it
+ * no oracle values either (x->not_run): a hung kernel's later gates cost nothing (seen: 398 s of
+ * oracle for gates that then reported "not run again"). NULL when none. */
+struct kg_fault;
+const struct kg_fault *kg_case_fault(const struct kg_session *s, const struct kg_case *k);
 
 /* The oracle's values for case k on inputs in (not memoised: for inputs a gate made itself), at
  * hand. kg_expect_for_judge: the same for a caller that only gives them to kg_judge; they stay

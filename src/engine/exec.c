@@ -256,8 +256,7 @@ static const char *fault_words(int status)
     }
 }
 
-/* The fault that stands for case k, if an earlier run crashed or hung on its kind of case. */
-static const struct kg_fault *fault_of(const struct kg_session *s, const struct kg_case *k)
+const struct kg_fault *kg_case_fault(const struct kg_session *s, const struct kg_case *k)
 {
     for (int i = 0; i < s->nfault; i++) {
         const struct kg_fault *f = &s->fault[i];
@@ -268,7 +267,7 @@ static const struct kg_fault *fault_of(const struct kg_session *s, const struct 
 
 static void note_fault(struct kg_session *s, const struct kg_case *k, int status)
 {
-    if (s->nfault >= KG_MAX_FAULTS || fault_of(s, k)) return;
+    if (s->nfault >= KG_MAX_FAULTS || kg_case_fault(s, k)) return;
     struct kg_fault *f = &s->fault[s->nfault++];
     f->status = status;
     f->dtype = k->dtype;
@@ -296,7 +295,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     x->fill = o->fill;
     x->guard_byte = o->guard_byte;
     if (kg_session_interrupted(s)) return fail(x, KG_WS_INTERRUPTED, "interrupted: not run");
-    const struct kg_fault *f = fault_of(s, k);
+    const struct kg_fault *f = kg_case_fault(s, k);
     if (f) {
         x->not_rerun = true;
         x->status = f->status;

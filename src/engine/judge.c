@@ -81,6 +81,10 @@ void kg_judge(const struct kg_case *k, const struct kg_exec *x, bool second, con
     j->worst = 0;
     double worst = -1, lost_worst = -1;
     int lost_at = -1;
+    if (ex->not_run) { /* no oracle values (kg_case_fault): nothing to pass against */
+        j->pass = false;
+        return;
+    }
     bool remote = ex->resident.id && !ex->exact[0].data && ex->nout;
     if (remote && compare_resident(x, second, ex, j)) {
         j->pass = false; /* no verdict on the kernel: run.c makes the gate's an error */

@@ -111,6 +111,9 @@ struct kg_expect {
                                        measure) when the fp32 inputs move by an ulp: measured only to
                                        judge a failure again (kg_check_case; 0: not measured) */
     bool int_out;
+    /* no values: the kernel is not run on this case again (kg_case_fault), so its oracle was not
+     * computed; kg_judge fails any run judged against it */
+    bool not_run;
     /* set when the tensors are the session memo's (kg_session_expect): read only, and
      * kg_expect_free gives them back (counts *holds down) instead of freeing them */
     int *holds;
