@@ -44,7 +44,8 @@ s=$t/crafted.jsonl
     echo '{"id": "k1", "verdict": "pass", "gates": [{"id": "structure", "status": "pass"}]}'
     echo 'this line is not JSON'
     echo '{"id": "k2", "verdict": "fail", "gates": [{"id": "structure", "status": "fail"}],' \
-        '"timing": {"compile": 1, "inputs": 2, "oracle": 3, "runs": 4, "compare": 5, "total": 21}}'
+        '"timing": {"compile": 1, "inputs": 2, "oracle": 3, "runs": 4, "compare": 5, "standard": 2,' \
+        '"decoy": 1, "total": 24}, "audit_seconds": 30}'
     echo '{"id": "k1", "verdict": "fail", "gates": [{"id": "structure", "status": "fail"}],' \
         '"timing": {"compile": 1, "inputs": 1, "oracle": 1, "runs": 1, "total": 8}}'
     echo '{"no": "id"}'
@@ -65,9 +66,14 @@ check test "$(json_field "$t/rep/report.json" skipped_lines)" = 3
 check test "$(json_field "$t/rep/report.json" duplicate_records)" = 1
 check grep -q "lines that are not records: 3" "$t/rep/report.md"
 check grep -q "^2 kernels in the store" "$t/rep/report.md"
-# where the time went: compare timed apart; a record from before it was (k1) counts it in the rest
-check grep -q "^| compare | 5.0 | 17% |" "$t/rep/report.md"
-check grep -q "^| the rest | 10.0 | 34% |" "$t/rep/report.md"
+# where the time went: compare, the standard test and the decoy check timed apart; a record from
+# before they were (k1) counts them in the rest; k2's 6 s beyond its total are the check's start
+# and end (38 s in all)
+check grep -q "^| compare | 5.0 | 13% |" "$t/rep/report.md"
+check grep -q "^| standard test | 2.0 | 5% |" "$t/rep/report.md"
+check grep -q "^| decoy check | 1.0 | 3% |" "$t/rep/report.md"
+check grep -q "^| the rest | 10.0 | 26% |" "$t/rep/report.md"
+check grep -q "^| check start and end | 6.0 | 16% |" "$t/rep/report.md"
 echo '{"id": "k2", "verdict": "pass", "gates": [{"id": "structure", "status": "pass"}]}' > "$t/crafted2.jsonl"
 "$KGATE" audit-merge "$t/merged.jsonl" "$s" "$t/crafted2.jsonl" 2> "$t/merge.err"
 check test $? -eq 0

@@ -385,7 +385,8 @@ int kg_audit_merge(const char *out, char *const *in, int n, struct kg_err *e)
 
 void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
 {
-    static const char *const keys[] = {"compile", "inputs", "oracle", "runs", "compare", "memory_wait"};
+    static const char *const keys[] = {"compile", "inputs",   "oracle", "runs",
+                                       "compare", "standard", "decoy",  "memory_wait"};
     json_t *t = json_object_get(rec, "timing");
     double parts = 0;
     for (int i = 0; i < KG_SPENT_REST; i++) {
@@ -395,14 +396,18 @@ void kg_audit_spent_add(double spent[KG_AUDIT_NSPENT], json_t *rec)
     }
     double total = json_number_value(json_object_get(t, "total"));
     if (total > parts) spent[KG_SPENT_REST] += total - parts;
-    spent[KG_SPENT_WALL] += json_number_value(json_object_get(rec, "audit_seconds"));
+    double wall = json_number_value(json_object_get(rec, "audit_seconds"));
+    double inside = total + json_number_value(json_object_get(t, "memory_wait"));
+    if (wall > inside && total > 0) spent[KG_SPENT_OUTSIDE] += wall - inside;
+    spent[KG_SPENT_WALL] += wall;
 }
 
 void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pairs, double wall_s, double slot_s,
                           bool md)
 {
-    static const char *const names[] = {"compile", "inputs",           "oracle",  "runs",
-                                        "compare", "host memory wait", "the rest"};
+    static const char *const names[] = {
+        "compile",       "inputs",      "oracle",           "runs",     "compare",
+        "standard test", "decoy check", "host memory wait", "the rest", "check start and end"};
     double idle = slot_s > spent[KG_SPENT_WALL] ? slot_s - spent[KG_SPENT_WALL] : 0;
     double all = idle;
     for (int i = 0; i < KG_SPENT_WALL; i++) all += spent[i];
@@ -411,16 +416,19 @@ void kg_audit_spent_print(FILE *f, const double spent[KG_AUDIT_NSPENT], int pair
     else
         fprintf(f, "kgate audit: %d pairs%s", pairs, wall_s > 0 ? "" : "\n");
     if (!md && wall_s > 0) fprintf(f, ", %.0f kernels/hour; time summed over pairs:", pairs / wall_s * 3600);
-    for (int i = 0; i <= KG_SPENT_REST + 1; i++) {
-        if (i == KG_SPENT_REST + 1 && !(slot_s > 0)) break;
-        if (i == KG_SPENT_MEMWAIT && !(spent[i] >= 0.05)) continue; /* no check waited: no line of its own */
-        double v = i <= KG_SPENT_REST ? spent[i] : idle;
-        const char *name = i <= KG_SPENT_REST ? names[i] : "idle check slots";
+    bool first = true;
+    for (int i = 0; i <= KG_SPENT_WALL; i++) {
+        if (i == KG_SPENT_WALL && !(slot_s > 0)) break;
+        /* a part no record has (no check waited; host kernels have no standard test): no line */
+        if (i != KG_SPENT_WALL && i != KG_SPENT_REST && !(spent[i] >= 0.05) && i >= KG_SPENT_STANDARD) continue;
+        double v = i < KG_SPENT_WALL ? spent[i] : idle;
+        const char *name = i < KG_SPENT_WALL ? names[i] : "idle check slots";
         double share = all > 0 ? 100 * v / all : 0;
         if (md)
             fprintf(f, "| %s | %.1f | %.0f%% |\n", name, v, share);
         else
-            fprintf(f, "%s %s %.1f s (%.0f%%)", i ? "," : "", name, v, share);
+            fprintf(f, "%s %s %.1f s (%.0f%%)", first ? "" : ",", name, v, share);
+        first = false;
     }
     fputc('\n', f);
 }

@@ -65,18 +65,22 @@ void kg_audit_log_warn_tail(const struct audit_log *l, const char *path, const c
 void kg_audit_log_free(struct audit_log *l);
 
 /* Where a corpus's time went: each record's "timing" (compile, inputs, oracle, runs, compare,
- * memory_wait; the
- * rest of its total is copying, input transforms and worker starts, not timed apart; records
- * from before compare was timed count it in the rest) and its audit_seconds
- * (the check's wall time, which idle check slots are measured against), summed over records. */
+ * the standard test's and the decoy check's own seconds, memory_wait; the rest of its total is
+ * copying, input transforms and worker starts, not timed apart; records from before a part was
+ * timed count it in the rest), what its audit_seconds (the check's wall time, which idle check
+ * slots are measured against) holds beyond its total and its wait (the check's process
+ * starting, opening the problem before the clock, writing its report), summed over records. */
 enum {
     KG_SPENT_COMPILE,
     KG_SPENT_INPUTS,
     KG_SPENT_ORACLE,
     KG_SPENT_RUNS,
     KG_SPENT_COMPARE,
+    KG_SPENT_STANDARD,
+    KG_SPENT_DECOY,
     KG_SPENT_MEMWAIT, /* before the first gate, waiting for room in the host (not in its total) */
     KG_SPENT_REST,
+    KG_SPENT_OUTSIDE,
     KG_SPENT_WALL,
     KG_AUDIT_NSPENT
 };

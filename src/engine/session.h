@@ -100,9 +100,12 @@ struct kg_session {
     struct kg_shm oshm; /* the oracle worker's */
     /* time spent, for the benchmark and --verbose */
     double t_compile, t_oracle, t_run, t_inputs, t_total;
-    double t_compare;      /* comparisons made in the oracle worker (kg_judge of a resident case) */
-    double compare0;       /* kg_compare_seconds() when the session opened */
-    double t_memwait;      /* waiting for room in the host's memory under kgate audit (run.c) */
+    double t_compare; /* comparisons made in the oracle worker (kg_judge of a resident case) */
+    double compare0;  /* kg_compare_seconds() when the session opened */
+    double t_memwait; /* waiting for room in the host's memory under kgate audit (run.c) */
+    /* the standard test and the decoy check: their own seconds, less what they added to compile,
+     * inputs, oracle and runs (so that the parts stay disjoint); both also in t_total */
+    double t_standard, t_decoy;
     bool host_reserved;    /* ... asked for once per check, before its first gate */
     double host_bytes;     /* the nominal case's tensors, in bytes (run.c's reserve_host) */
     double host_out_bytes; /* ... of which outputs */
