@@ -11,7 +11,9 @@
 #   - a worker the host's OOM killer took (simulated: the candidate's first forward raises the
 #     oom_kill count of the file KGATE_TEST_VMSTAT names in /proc/vmstat's place, then dies of
 #     SIGKILL) is no crash of the kernel: `kgate check` says the host ran out of memory, and
-#     names no cause; the audit runs the pair again, and it passes with oom_retries 1;
+#     names no cause; the audit runs the pair again, and it passes with oom_retries 1 (in the audit
+#     the standard test runs beside the gates, and its worker may be the one taken: its answer is
+#     then no answer, and the pair runs again all the same);
 #   - checks that together would not fit in the host's free memory run one after the other.
 # CPU pairs (Debian's python3-torch); the full device is simulated by the candidate's import.
 set -u

@@ -45,6 +45,9 @@ struct kg_backend {
     bool oracle_lends;
     /* The field's standard test (kg_session_baseline). */
     int (*baseline)(struct kg_session *s, double tol, char *why, size_t n);
+    /* Starts it, to run beside the gates, baseline taking its answer (kg_session_baseline_start);
+     * NULL: baseline runs it then. */
+    int (*baseline_start)(struct kg_session *s, double tol);
     /* KG_CAP_SAMPLE_HUGE (kg_session_sample); NULL without it. */
     int (*sample)(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n, int nout,
                   double *vals, struct kg_reply *rp, struct kg_err *e);

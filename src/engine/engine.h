@@ -344,6 +344,10 @@ const struct kg_tensor *kg_record_output(const struct kg_session *s, int r, int 
 /* KernelBench's correctness test as that project runs it (5 trials, uniform [0,1) inputs,
  * allclose atol = rtol = tol after a shape check). Returns 1 pass, 0 fail, -1 error. */
 int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n);
+/* Starts that test to run beside the gates, where the runner can (KernelBench pairs: a worker
+ * of its own); kg_session_baseline then takes its answer. Reserves the check's host memory
+ * first, as the first gate would. */
+void kg_session_baseline_start(struct kg_session *s, double tol);
 
 /* Did the candidate's own kernels run? (KernelBench pairs on a GPU.) */
 struct kg_decoy {

@@ -198,6 +198,13 @@ static void step_end(struct kg_session *s, struct step_clock c, double *own)
     *own += wall > other ? wall - other : 0;
 }
 
+void kg_session_baseline_start(struct kg_session *s, double tol)
+{
+    if (s->cannot_run[0] || !s->be->baseline_start || kg_session_interrupted(s)) return;
+    reserve_host(s);
+    s->be->baseline_start(s, tol);
+}
+
 int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
 {
     if (!s->cannot_run[0]) reserve_host(s);

@@ -474,8 +474,9 @@ int kg_worker_call_until(struct kg_worker *w, const struct kg_req *rq, int shm_f
     return kg_worker_request(w, rq, shm_fd, rp, timeout, &o);
 }
 
-int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
-                      const struct kg_call_opts *o)
+/* Sends rq (and shm_fd when >= 0): 0, or -1 with the worker reaped and rp saying why. */
+static int send_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                        const struct kg_call_opts *o)
 {
     memset(rp, 0, sizeof *rp);
     if (w->pid <= 0) {
@@ -512,7 +513,15 @@ int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, 
         reap(w, rp, END_DIED, timeout, o);
         return -1;
     }
-    int r = await_reply(w, rp, timeout, o);
+    return 0;
+}
+
+/* The reply to a request sent, within wait seconds; a worker that ends otherwise is reaped, and
+ * a timeout reported as one of timeout seconds (the call's limit). */
+static int finish_request(struct kg_worker *w, struct kg_reply *rp, double wait, double timeout,
+                          const struct kg_call_opts *o)
+{
+    int r = await_reply(w, rp, wait, o);
     if (r == 0 && rp->status == KG_WS_PROGRESS) { /* compiled: the candidate's code is next */
         double then = o && o->then > 0 ? o->then : timeout;
         r = await_reply(w, rp, then, o);
@@ -533,6 +542,26 @@ int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, 
      * takes idle workers too, whose death the next call finds) */
     w->oom_kills = host_oom_kills();
     return 0;
+}
+
+int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
+                      const struct kg_call_opts *o)
+{
+    if (send_request(w, rq, shm_fd, rp, timeout, o)) return -1;
+    return finish_request(w, rp, timeout, timeout, o);
+}
+
+int kg_worker_send(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout)
+{
+    return send_request(w, rq, shm_fd, rp, timeout, NULL);
+}
+
+int kg_worker_await(struct kg_worker *w, struct kg_reply *rp, double timeout, double deadline)
+{
+    memset(rp, 0, sizeof *rp);
+    double left = deadline - kg_now();
+    /* a reply that came while the caller was busy is taken, even past the deadline */
+    return finish_request(w, rp, left > 0.001 ? left : 0.001, timeout, NULL);
 }
 
 void kg_worker_stop(struct kg_worker *w)

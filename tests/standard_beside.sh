@@ -1,0 +1,88 @@
+#!/bin/sh
+# standard_beside.sh: a KernelBench pair's standard test (KernelBench's five trials, in a worker of
+# its own) runs beside the gates, not after them: its worker is started and sent its request
+# before the first gate, and its answer is taken after the last. At real sizes its trials draw
+# KernelBench's inputs on the host, seconds each, which the check used to wait for at the end.
+#   - a problem whose get_inputs() takes 0.6 s (3 s over the five trials): with the test beside
+#     the gates the check waits for it (timing.standard) at least 0.8 s less than with it after
+#     them (KGATE_STANDARD_BESIDE=0), whose wait is the whole 3 s;
+#   - the answer is the same either way: a correct candidate passes, one off by a factor fails
+#     with the same trial and element named.
+# CPU KernelBench pairs (Debian's python3-torch).
+set -u
+. "$top_srcdir/tests/torch_python.sh"
+need_torch_python
+t=${TMPDIR:-/tmp}/kgate-standard-$$
+mkdir -p "$t"
+trap 'rm -rf "$t"' EXIT
+fails=0
+check() { if "$@"; then :; else echo "FAIL: $*"; fails=$((fails + 1)); fi; }
+
+cat > "$t/p.py" <<'PY'
+import time
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x):
+        return F.gelu(x)
+
+
+batch_size = 16
+dim = 4096
+
+
+def get_inputs():
+    time.sleep(0.6)
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+PY
+for c in ok half; do
+    expr=$([ $c = ok ] && echo "0.5 * x * (1.0 + torch.erf(x * 0.7071067811865476))" || echo "0.5 * x")
+    cat > "$t/$c.py" <<PY
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, x):
+        return $expr
+PY
+done
+
+# field FILE EXPR: a Python expression over the check's JSON document d
+field() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+for c in ok half; do
+    for beside in 1 0; do
+        KGATE_STANDARD_BESIDE=$beside "$KGATE" check --ref "$t/p.py" "$t/$c.py" --python "$py" --baseline kernelbench \
+            --gates structure,accuracy,determinism,freshness,shapes --json "$t/$c$beside.json" > /dev/null 2> "$t/$c$beside.err"
+        [ -s "$t/$c$beside.json" ] || { echo "FAIL: $c (beside=$beside): no report: $(tail -3 "$t/$c$beside.err")"; fails=$((fails + 1)); }
+    done
+    [ -s "$t/${c}1.json" ] && [ -s "$t/${c}0.json" ] || continue
+    b1=$(field "$t/${c}1.json" "d['baseline']")
+    b0=$(field "$t/${c}0.json" "d['baseline']")
+    check test "$b1" = "$b0"
+    w1=$(field "$t/${c}1.json" "d['timing']['standard']")
+    w0=$(field "$t/${c}0.json" "d['timing']['standard']")
+    echo "$c: waited for the standard test $w1 s beside the gates, $w0 s after them; $b1"
+    # the failing one stops at its first trial: only the passing one's five trials take 3 s
+    [ $c = ok ] && check "$py" -c "import sys; sys.exit(not (float('$w0') >= 3.0 and float('$w1') <= float('$w0') - 0.8))"
+done
+check test "$(field "$t/ok1.json" "d['baseline']['kernelbench']")" = pass
+check test "$(field "$t/half1.json" "d['baseline']['kernelbench']")" = fail
+check grep -q "trial 1: out0\[" "$t/half1.json"
+
+[ $fails -eq 0 ] || exit 1
+echo "PASS: the standard test ran beside the gates, with the same answers"
