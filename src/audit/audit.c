@@ -41,6 +41,22 @@ static bool needs_build(const char *path)
     return b;
 }
 
+/* KGATE_AUDIT_LOGS=DIR: each check's standard error is kept as DIR/NAME.err (NAME: the pair id's
+ * last component), for reading where a check's time went (with KGATE_TRACE=1, one line per
+ * worker call); otherwise it is removed. */
+static void keep_err(const char *errpath, const char *id)
+{
+    const char *dir = getenv("KGATE_AUDIT_LOGS");
+    if (dir && *dir) {
+        const char *base = strrchr(id, '/');
+        char to[KG_DIR_MAX + 3 * KG_PATH_SLACK];
+        snprintf(to, sizeof to, "%s/%s.err", dir, base ? base + 1 : id);
+        if (rename(errpath, to) == 0) return;
+        fprintf(stderr, "kgate audit: cannot keep %s as %s: %s\n", errpath, to, strerror(errno));
+    }
+    unlink(errpath);
+}
+
 /* What a child does: a pair's check (on a check slot), or on a compile slot its build
  * (--compile-only) or its cost estimate (--estimate). */
 enum job_kind { JOB_CHECK, JOB_BUILD, JOB_ESTIMATE };
@@ -155,7 +171,7 @@ static json_t *finish(const struct job *j, const struct audit_row *r, int status
         free(log);
         json_object_set_new(rec, "error", json_string(why));
     }
-    unlink(errpath);
+    keep_err(errpath, r->id);
     /* the pair first: the id of a record torn by a kill is still readable (store.c) */
     json_t *pair = json_pack("{s:s,s:s,s:s,s:o}", "id", r->id, "problem", r->problem, "candidate", r->candidate,
                              "label", r->label ? json_string(r->label) : json_null());

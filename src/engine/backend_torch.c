@@ -32,7 +32,7 @@ struct torch_state {
     bool std_sent, std_unstarted; /* sent; or its worker did not start (std_status, std_why) */
     int std_status;
     char std_why[KG_MSG_MAX];
-    double std_tol, std_limit, std_deadline;
+    double std_tol, std_limit, std_sent_at, std_deadline;
 };
 
 static struct torch_state *state(const struct kg_session *s)
@@ -545,7 +545,8 @@ static int standard_start(struct kg_session *s, double tol)
     struct kg_req *rq = problem_req(KG_CMD_STANDARD, NULL);
     rq->u.problem.tol = tol;
     t->std_limit = 5 * s->o.timeout + 60;
-    t->std_deadline = kg_now() + t->std_limit;
+    t->std_sent_at = kg_now();
+    t->std_deadline = t->std_sent_at + t->std_limit;
     if (kg_worker_send(&t->std.w, rq, -1, &rp, t->std_limit)) {
         t->std_status = rp.status ? rp.status : KG_WS_CRASH;
         snprintf(t->std_why, sizeof t->std_why, "%s: %.300s", kg_wstatus_name((enum kg_wstatus)rp.status), rp.msg);
@@ -567,8 +568,12 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     memset(&rp, 0, sizeof rp);
     int rc = -1;
     if (t->std_sent) {
+        double t0 = kg_now();
         rc = kg_worker_await(&t->std.w, &rp, t->std_limit, t->std_deadline);
         kg_worker_stop(&t->std.w);
+        if (s->trace) /* KGATE_TRACE: when it was sent, until its answer was taken, of which waited */
+            fprintf(stderr, "kgate: trace: %9.3f s %8.3f s  std    standard  (waited %.3f s)  status %d\n",
+                    t->std_sent_at - s->t_open, kg_now() - t->std_sent_at, kg_now() - t0, rp.status);
     } else {
         rp.status = t->std_status;
         kg_strlcpy(rp.msg, t->std_why, sizeof rp.msg);
