@@ -103,8 +103,11 @@ static int digests_agree(struct kg_session *s, const struct kg_case *k, const st
     int agree = 1;
     for (int r = 0; r < RUNS && agree == 1; r++) {
         struct kg_exec x;
-        struct kg_exec_opts o = {
-            .fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .flags = KG_RUN_DIGEST, .fresh_worker = r == RUNS - 1};
+        struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A,
+                                 .guard_byte = 0xA5,
+                                 .flags = KG_RUN_DIGEST,
+                                 .fresh_worker = r == RUNS - 1,
+                                 .spare_worker = r == 0};
         if (kg_exec(s, k, in, &o, &x) != KG_WS_OK) {
             kg_verdict_from_exec(v, k, &x);
             kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
@@ -147,7 +150,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     }
     for (int r = 0; r < RUNS; r++) {
         struct kg_exec x;
-        struct kg_exec_opts o = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .fresh_worker = r == RUNS - 1};
+        struct kg_exec_opts o = {
+            .fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5, .fresh_worker = r == RUNS - 1, .spare_worker = r == 0};
         kg_exec(s, &k, &in, &o, &x);
         if (x.status != KG_WS_OK) {
             kg_verdict_from_exec(v, &k, &x);

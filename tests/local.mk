@@ -85,6 +85,7 @@ CONTROLS = \
 	testdata/bugs/sum_fp16_accumulator.c \
 	testdata/bugs/sum_global_partials.cu \
 	testdata/bugs/sum_half_accumulator.cu \
+	testdata/bugs/sum_process_order.c \
 	testdata/bugs/sum_rotating_order.c \
 	testdata/bugs/sum_threads_race.c \
 	testdata/malformed/arg_count.c \

@@ -569,7 +569,7 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     int rc = -1;
     if (t->std_sent) {
         double t0 = kg_now();
-        rc = kg_worker_await(&t->std.w, &rp, t->std_limit, t->std_deadline);
+        rc = kg_worker_await(&t->std.w, &rp, t->std_limit, t->std_deadline, NULL);
         kg_worker_stop(&t->std.w);
         if (s->trace) /* KGATE_TRACE: when it was sent, until its answer was taken, of which waited */
             fprintf(stderr, "kgate: trace: %9.3f s %8.3f s  std    standard  (waited %.3f s)  status %d\n",

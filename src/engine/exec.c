@@ -314,6 +314,8 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     if (cl && o->fresh_worker) {
         kg_session_restart(s, cl);
         cl = kg_session_client(s, k->dtype, &rp);
+    } else if (cl && o->spare_worker) {
+        kg_client_spare(s, cl);
     }
     if (!cl) return fail(x, rp.status, rp.msg);
     timed_call(s, cl, &rq, x->seg->fd, &rp);

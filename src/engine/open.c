@@ -79,7 +79,7 @@ static int keep_unrunnable(struct kg_session *s, const struct kg_reply *rp)
     snprintf(s->cannot_run, sizeof s->cannot_run, "cannot run here: the %s runner: %.400s%s", s->be->title, rp->msg,
              compiled ? "" : " (not compiled either)");
     if (compiled) s->last_load = *rp;
-    for (int i = 0; i < s->ncand; i++) kg_worker_stop(&s->cand[i].w);
+    for (int i = 0; i < s->ncand; i++) kg_client_stop(&s->cand[i]);
     s->ncand = 0;
     return KG_EXIT_OK;
 }
@@ -184,7 +184,7 @@ int kg_session_estimate_pair(const char *problem, const char *candidate, const s
 void kg_session_close(struct kg_session *s)
 {
     if (!s) return;
-    for (int i = 0; i < s->ncand; i++) kg_worker_stop(&s->cand[i].w);
+    for (int i = 0; i < s->ncand; i++) kg_client_stop(&s->cand[i]);
     kg_worker_stop(&s->oracle.w);
     kg_worker_stop(&s->zyg);
     kg_record_reset(s, &s->rec_case);

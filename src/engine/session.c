@@ -87,34 +87,67 @@ static void trace_call(const struct kg_session *s, const struct kg_client *cl, c
     fprintf(stderr, "  %s  status %d\n", s->current_gate ? s->current_gate->id : "-", rp->status);
 }
 
-int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp)
+/* A new worker process for cl into w (forked by the zygote where one runs): 0, or -1 with rp
+ * saying why. */
+static int spawn_client(struct kg_session *s, struct kg_client *cl, struct kg_worker *w, struct kg_reply *rp)
 {
-    if (kg_worker_alive(&cl->w)) return 0;
     struct kg_err e;
     char *def[] = {s->exe, "__worker", "3", NULL};
     int forked = -1;
     if (cl->argv[0] && s->zygote[0]) {
-        forked = kg_worker_spawn_zygote(&cl->w, s->zygote, &e);
+        forked = kg_worker_spawn_zygote(w, s->zygote, &e);
         if (forked) {
             fprintf(stderr, "kgate: note: %s; starting python directly\n", e.msg);
             s->zygote[0] = 0;
         }
     }
-    if (forked && kg_worker_spawn(&cl->w, cl->argv[0] ? cl->argv : def, &e)) {
+    if (forked && kg_worker_spawn(w, cl->argv[0] ? cl->argv : def, &e)) {
         memset(rp, 0, sizeof *rp);
         rp->status = KG_WS_UNAVAILABLE;
         snprintf(rp->msg, sizeof rp->msg, "%s", e.msg);
         return -1;
     }
-    cl->w.mem_limit = cl->load.u.load.mem_limit;
-    if (cl->loaded) cl->restarts++;
-    double t0 = kg_now();
+    w->mem_limit = cl->load.u.load.mem_limit;
+    return 0;
+}
+
+void kg_client_spare(struct kg_session *s, struct kg_client *cl)
+{
+    if (kg_worker_alive(&cl->spare) || !cl->loaded || kg_session_interrupted(s)) return;
+    struct kg_reply rp;
+    if (spawn_client(s, cl, &cl->spare, &rp)) {
+        cl->spare.pid = -1;
+        return;
+    }
+    cl->spare_at = kg_now();
+    if (kg_worker_send(&cl->spare, &cl->load, -1, &rp, 600)) cl->spare.pid = -1; /* reaped: none */
+}
+
+void kg_client_stop(struct kg_client *cl)
+{
+    kg_worker_stop(&cl->w);
+    if (kg_worker_alive(&cl->spare)) kg_worker_stop(&cl->spare);
+}
+
+int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp)
+{
+    if (kg_worker_alive(&cl->w)) return 0;
     /* the compile gets 600 s; the kernel's own code while loading (constructors, a module's
      * import) gets what a run gets, unless the client says otherwise */
     struct kg_call_opts co = {.then = cl->open_limit > 0 ? cl->open_limit : s->o.timeout,
                               .stop = s->o.interrupted,
                               .ud = s->o.interrupted_ud};
-    int rc = kg_worker_request(&cl->w, &cl->load, -1, rp, 600, &co);
+    double t0 = kg_now();
+    int rc;
+    if (kg_worker_alive(&cl->spare)) { /* started ahead (kg_client_spare): its LOAD is on its way */
+        cl->w = cl->spare;
+        cl->spare.pid = -1;
+        rc = kg_worker_await(&cl->w, rp, 600, cl->spare_at + 600, &co);
+    } else {
+        if (spawn_client(s, cl, &cl->w, rp)) return -1;
+        rc = kg_worker_request(&cl->w, &cl->load, -1, rp, 600, &co);
+    }
+    if (cl->loaded) cl->restarts++;
     s->t_compile += kg_now() - t0;
     if (s->trace) trace_call(s, cl, &cl->load, t0, rp);
     if (rc || rp->status != KG_WS_OK) {
@@ -142,7 +175,7 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
         if (s->ncand == KG_MAX_DTYPES + 1) return NULL;
         s->cand_dtype[i] = dtype;
         memset(&s->cand[i], 0, sizeof s->cand[i]);
-        s->cand[i].w.pid = -1;
+        s->cand[i].w.pid = s->cand[i].spare.pid = -1;
         s->be->load_req(s, &s->cand[i], dtype);
         s->ncand++;
     }

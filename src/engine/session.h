@@ -24,6 +24,10 @@ struct kg_client {
     struct kg_reply load_reply;
     int restarts;
     double open_limit; /* seconds for the candidate's own code while loading (0: the run's --timeout) */
+    /* a fresh worker started and sent its LOAD ahead of need (kg_client_spare; pid <= 0: none),
+     * and when */
+    struct kg_worker spare;
+    double spare_at;
 };
 
 /* One recorded run of the determinism gate. */
@@ -172,6 +176,11 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
  * worker ("kernel's", "oracle's"), and at which case when known (NULL: not). */
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id);
 void kg_session_restart(struct kg_session *s, struct kg_client *cl);
+/* Starts a fresh worker for cl beside the current one and sends it the LOAD, without waiting:
+ * the next start of cl (after kg_session_restart, or a worker's death) takes it and its reply,
+ * so a fresh process's start and load overlap the runs before. Stopped with the session. */
+void kg_client_spare(struct kg_session *s, struct kg_client *cl);
+void kg_client_stop(struct kg_client *cl);
 
 /* Grows the candidate's / the oracle worker's shared memory to at least size bytes. */
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);

@@ -30,6 +30,9 @@ struct kg_exec_opts {
     uint32_t flags;              /* KG_RUN_* */
     const struct kg_inputs *in2; /* KG_RUN_PAIR: inputs of the second launch */
     bool fresh_worker;           /* kill the worker first: the run happens in a new process */
+    /* a fresh worker will be wanted soon (the determinism gate's last run): one is started and
+     * loaded beside this run and the ones after, and the next fresh_worker run takes it */
+    bool spare_worker;
 };
 
 #define KG_GUARD_SHOWN 4

@@ -556,12 +556,13 @@ int kg_worker_send(struct kg_worker *w, const struct kg_req *rq, int shm_fd, str
     return send_request(w, rq, shm_fd, rp, timeout, NULL);
 }
 
-int kg_worker_await(struct kg_worker *w, struct kg_reply *rp, double timeout, double deadline)
+int kg_worker_await(struct kg_worker *w, struct kg_reply *rp, double timeout, double deadline,
+                    const struct kg_call_opts *o)
 {
     memset(rp, 0, sizeof *rp);
     double left = deadline - kg_now();
     /* a reply that came while the caller was busy is taken, even past the deadline */
-    return finish_request(w, rp, left > 0.001 ? left : 0.001, timeout, NULL);
+    return finish_request(w, rp, left > 0.001 ? left : 0.001, timeout, o);
 }
 
 void kg_worker_stop(struct kg_worker *w)

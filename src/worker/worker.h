@@ -57,10 +57,12 @@ int kg_worker_request(struct kg_worker *w, const struct kg_req *rq, int shm_fd, 
 /* kg_worker_request in two halves, for a call that runs while the judge does other work (the
  * standard test beside the gates): kg_worker_send sends rq (0; or -1, the worker reaped, rp
  * saying why); kg_worker_await takes its reply, waiting until deadline (kg_now()'s clock; a
- * reply already there is taken even past it), and ends as kg_worker_request does, a timeout
- * reported as one of timeout seconds. No other request to w in between. */
+ * reply already there is taken even past it), and ends as kg_worker_request does (o as there:
+ * a LOAD's then, a stop), a timeout reported as one of timeout seconds. No other request to w
+ * in between. */
 int kg_worker_send(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout);
-int kg_worker_await(struct kg_worker *w, struct kg_reply *rp, double timeout, double deadline);
+int kg_worker_await(struct kg_worker *w, struct kg_reply *rp, double timeout, double deadline,
+                    const struct kg_call_opts *o);
 /* kg_worker_request with only a stop callback. */
 int kg_worker_call_until(struct kg_worker *w, const struct kg_req *rq, int shm_fd, struct kg_reply *rp, double timeout,
                          bool (*stop)(void *ud), void *ud);
