@@ -101,8 +101,9 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
         return -1;
     }
     struct kg_exec x;
-    struct kg_exec_opts def = {.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
-    kg_exec(s, k, &in, o ? o : &def, &x);
+    struct kg_exec_opts run = o ? *o : (struct kg_exec_opts){.fill = KG_FILL_SENTINEL_A, .guard_byte = 0xA5};
+    run.flags |= kg_judged_flag(s, k, &run); /* digests too: later runs of k may be judged by them */
+    kg_exec(s, k, &in, &run, &x);
     if (x.status == KG_WS_OK && kg_case_outputs_empty(k)) { /* it ran (no crash), but there is nothing to judge */
         kg_verdict_empty(v, k);
         kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
@@ -125,6 +126,7 @@ int kg_check_case(struct kg_session *s, const struct kg_case *k, const struct kg
         return -1;
     }
     kg_judge(k, &x, false, &ex, j);
+    kg_judged_keep(s, k, &x, j);
     if (!s->judge_broken[0]) allow_conditioning(s, k, &in, &x, &ex, j);
     kg_inputs_free(&in);
     if (s->judge_broken[0]) { /* no comparison: no verdict on the kernel */

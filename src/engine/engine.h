@@ -232,6 +232,20 @@ int kg_expect_values(struct kg_session *s, const struct kg_expect *ex, struct kg
  * KG_WS_CRASH / KG_WS_TIMEOUT; the next run gets a fresh worker. */
 int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in, const struct kg_exec_opts *o,
             struct kg_exec *x);
+/* Runs case k and judges it against ex, by digest where it can (a backend that digests, a
+ * kernel not seen nondeterministic, no paired launch): a run whose outputs have the digests of
+ * a run of k that passed before takes that judgement (x->judged_by_digest) instead of being
+ * compared again (at real sizes, gigabytes copied into the oracle worker and compared there);
+ * any other is judged from its outputs, and a pass kept. Never runs the kernel twice. Returns
+ * x->status; j is set only when it is KG_WS_OK. */
+int kg_exec_judged(struct kg_session *s, const struct kg_case *k, const struct kg_inputs *in,
+                   const struct kg_exec_opts *o, const struct kg_expect *ex, struct kg_exec *x, struct kg_judgement *j);
+/* The flag a run of case k adds so that its judgement can be kept (KG_RUN_DIGEST_ALSO: the
+ * nominal N(0,1) cases, which the freshness gate runs again), or 0; and the keeping (a plain
+ * pass of kg_judge only, before any conditioning). */
+uint32_t kg_judged_flag(const struct kg_session *s, const struct kg_case *k, const struct kg_exec_opts *o);
+void kg_judged_keep(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x,
+                    const struct kg_judgement *j);
 
 /* KG_CAP_SAMPLE_HUGE: case k, too large to ship, run by the candidate's worker or by the
  * reference's (in the problem's dtype), inputs drawn on the device: the nout outputs at the n

@@ -89,6 +89,15 @@ struct kg_fault {
     char case_id[KG_CASE_ID_MAX];
 };
 
+/* A run's judgement kept by the digests of its outputs: a later run of the same case whose
+ * outputs have the same digests has the same bytes, so the same judgement (kg_exec_judged). */
+#define KG_JUDGED_MAX 8
+struct kg_judged {
+    char case_id[KG_CASE_ID_MAX];
+    uint64_t digest[KG_MAX_ARGS];
+    struct kg_judgement j;
+};
+
 struct kg_session {
     struct kg_contract *c;
     struct kg_session_opts o;
@@ -153,6 +162,10 @@ struct kg_session {
     struct kg_worker zyg; /* this session's own fork server, when it started one */
     struct kg_fault fault[KG_MAX_FAULTS];
     int nfault;
+    /* passing judgements of runs that came with digests (kg_exec_judged), the next slot to
+     * reuse when full, and how many later runs took one instead of their outputs */
+    struct kg_judged judged[KG_JUDGED_MAX];
+    int njudged, judged_next, judged_hits;
     /* each output's last garbage prefill (kg_exec), kept: the same bytes for the same case,
      * where drawing them again costs a normal draw per element per run */
     struct kg_garbage {

@@ -72,6 +72,10 @@ struct kg_exec {
     bool digested;
     uint64_t digest[KG_MAX_ARGS];
     int64_t prefilled[KG_MAX_ARGS];
+    /* digest[] and prefilled[] are set (KG_RUN_DIGEST, or KG_RUN_DIGEST_ALSO with the outputs) */
+    bool has_digest;
+    /* kg_exec_judged took its judgement from an earlier run with the same output bytes */
+    bool judged_by_digest;
 };
 
 void kg_exec_free(struct kg_exec *x);

@@ -122,6 +122,7 @@ enum {
                                       outputs are read (as KernelBench calls a candidate) */
     KG_RUN_DIGEST = 1u << 10,      /* torch: the outputs stay in the worker; the reply carries each one's
                                       digest and prefilled count instead (struct kg_reply) */
+    KG_RUN_DIGEST_ALSO = 1u << 11, /* torch: the digests and counts as KG_RUN_DIGEST, the outputs copied too */
 };
 
 struct kg_req_arg {

@@ -67,7 +67,7 @@ IO_IN, IO_OUT, IO_INOUT, IO_SCRATCH = range(4)
 # run flags
 RUN_REUSE, RUN_SIDE_STREAM, RUN_BUSY_DEFAULT, RUN_PAIR, RUN_NO_LAUNCH, RUN_PROFILE, RUN_LENIENT, RUN_CANARY = (
     1, 2, 4, 8, 16, 32, 64, 128)
-RUN_NO_TF32, RUN_SYNC_DEVICE, RUN_DIGEST = 256, 512, 1024
+RUN_NO_TF32, RUN_SYNC_DEVICE, RUN_DIGEST, RUN_DIGEST_ALSO = 256, 512, 1024, 2048
 OUT_SHARES_INPUT, OUT_OOB_WRITE, INPUTS_AS_SENT, OUT_LATE_WRITE, INPUTS_KEPT = 1, 2, 4, 8, 16
 # enum kg_fill
 FILL_SENTINEL_A, FILL_SENTINEL_B, FILL_ZERO, FILL_GARBAGE = range(4)
@@ -1424,6 +1424,7 @@ class Runs:
         watch = self.device == "cuda" and not (r.flags & RUN_SYNC_DEVICE)
         self.as_read = []
         digested = bool(r.flags & RUN_DIGEST)  # the outputs stay here: their digests go back instead
+        summed = digested or bool(r.flags & RUN_DIGEST_ALSO)  # ... or with them
         for i, a, o in ready:
             b = o.detach().contiguous().reshape(-1).view(torch.uint8)
             if b.numel():
@@ -1433,7 +1434,7 @@ class Runs:
                 if not digested:
                     torch.frombuffer(memoryview(shm)[a.off + a.guard:a.off + a.guard + a.bytes],
                                      dtype=torch.uint8).copy_(b)
-            if digested:
+            if summed:
                 rep.digest[i] = digest(torch, b)
                 rep.prefilled[i] = -1 if r.fill == FILL_GARBAGE else prefilled_count(torch, o, r.fill_byte)
 
