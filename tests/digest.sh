@@ -16,7 +16,11 @@
 #   - aliasing's four prefilled runs and bounds' five guard fills compare digests too: a candidate
 #     that reads past the end of its input fails bounds with out-of-bounds-read, found again
 #     with the outputs;
-#   - a correct candidate passes the four gates by digest and count alone.
+#   - one whose third call only differs (once, then never again) fails determinism too: its
+#     digests differed, though the runs made again with the outputs all agree;
+#   - a correct candidate passes the four gates by digest and count alone;
+#   - freshness's runs with the bytes of a passing run of the same case (accuracy's) take its
+#     judgement instead of another comparison; a stale answer misses and fails as before.
 # CPU KernelBench pairs (Debian's python3-torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
@@ -89,6 +93,12 @@ PY
 }
 candidate ulp_every_third '        if calls[0] % 3 == 0:
             y[5, 7] = torch.nextafter(y[5, 7], torch.tensor(float("inf")))'
+# the third call of the first process only (a file marks it done): the runs made again with the
+# outputs to show where all agree, and the differing digests are the proof
+candidate once_only "        if calls[0] == 3 and not os.path.exists('$t/once.done'):
+            open('$t/once.done', 'w').close()
+            y[5, 7] = torch.nextafter(y[5, 7], torch.tensor(float('inf')))"
+sed -i 's/^import torch$/import os\nimport torch/' "$t/once_only.py"
 candidate swap_every_other '        if calls[0] % 2 == 0:  # the largest and the smallest (a 0) swapped
             f = y.view(-1)
             i, j = int(f.argmax()), int(f.argmin())
@@ -116,6 +126,9 @@ g = json.load(open(sys.argv[1]))["gates"][0]
 print(eval(sys.argv[2]))' "$t/$1.json" "$2"
 }
 
+gate once_only determinism
+check test "$(field once_only 'g["status"], g.get("cause")')" = "('fail', 'nondeterministic')"
+check grep -q "run 3's outputs had other bytes than run 1's (their digests differed)" "$t/once_only.out"
 for c in ulp_every_third swap_every_other; do
     gate $c determinism
     check test "$(field $c 'g["status"], g.get("cause")')" = "('fail', 'nondeterministic')"
@@ -154,6 +167,17 @@ check grep -q "structure .*pass .*no element kept the prefill, counted in the wo
 check grep -q "determinism .*pass .*6 runs bit-identical .*compared by digest" "$t/ok.out"
 check grep -q "aliasing .*pass .*compared by digest" "$t/ok.out"
 check grep -q "bounds .*pass .*no output depends on bytes outside (2 shapes, 5 guard fills)" "$t/ok.out"
+# freshness: its four runs have the bytes of accuracy's passing runs of the same two cases, so
+# each takes that judgement by digest instead of being compared again; with KGATE_DIGEST=0, none;
+# a stale answer (a cache keyed on the output's pointer) misses and is judged from its outputs
+gate ok accuracy,freshness
+check test "$(field ok 'json.load(open(sys.argv[1]))["gates"][1]["evidence"]["judged_by_digest"]')" = 4
+KGATE_DIGEST=0 gate ok accuracy,freshness
+check test "$(field ok 'json.load(open(sys.argv[1]))["gates"][1]["evidence"]["judged_by_digest"]')" = 0
+cp "$kb/candidates/cache_data_ptr_gelu.py" "$t/stale.py"
+sed "s/^dim = .*/dim = 1024/" "$kb/problems/gelu.py" > "$t/gelu.py"
+"$KGATE" check --ref "$t/gelu.py" "$t/stale.py" --python "$py" -g accuracy,freshness --json "$t/stale.json" > "$t/stale.out" 2>&1
+check grep -q "freshness .*fail .*new values in the same buffers" "$t/stale.out"
 
 [ "$fails" -eq 0 ] && echo "ok: digested runs miss nothing: each difference is found, and a counted element is judged from the outputs"
 exit "$fails"
