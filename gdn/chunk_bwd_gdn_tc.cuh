@@ -1,12 +1,15 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
- * one beta per (b, t, h)), first version: the passes on CUDA cores in exact fp32 (no TF32), run
- * for fp32 inputs as they are and for bf16 inputs widened to fp32 first (exactly), except pass 5,
- * which bf16 inputs run on tensor cores (tc_gdn_bdh_bf16: mma.sync m16n8k16, fp32 accumulation,
- * the fp32 operands as bf16 hi + lo); the gradients dq, dk, dv leave in the inputs' dtype, dg,
- * db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host
- * through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). The other passes are not yet on
- * tensor cores: each is a loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on
- * mma.sync, the structure they will keep there.
+ * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
+ * inputs: passes 1, 2 and 5 on tensor cores (mma.sync m16n8k16, fp32 accumulation, fp32 operands
+ * as bf16 hi + lo): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16
+ * hi + lo planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such
+ * by passes 4-6; passes 3, 4 and 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
+ * q, k, v, beta, dO (widened in the workspace). The gradients dq, dk, dv leave in the inputs'
+ * dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the
+ * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). Only emulated and compiled
+ * (nvcc, sm_90a), never yet run on a GPU. Passes 3, 4, 6 are not yet on tensor cores: each is a
+ * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure they
+ * will keep there.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -33,7 +36,8 @@
  * carries every later step's dependence on this chunk's gates; so dg is the reverse cumsum of dG
  * within the chunk (chunk_bwd_gla_tc.cuh's tc_gla_dg_local argument: the cancellation stays within
  * 64 steps). Six launches:
- *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u);
+ *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u), for
+ *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16 (as the bf16 forward runs them);
  *   3. tc_gdn_bdu_f32, all chunks in parallel: du's local term into du;
  *   4. tc_gdn_bscan_f32, one CTA per (64-column V tile, b, h) walking the chunks backwards with
  *      the K x 64 tile of dH in registers: H' of every chunk into dh, du += the state term, dS0;
@@ -54,8 +58,9 @@
 
 // ---- the workspace ----------------------------------------------------------------------------
 
-/* Byte offsets of the backward's workspace: the forward's fp32 layout (tc_gdn_layout: hs, W --
- * overwritten by dW in pass 5 --, U0, u), then dh ([BH][NT][K][V], H' of every chunk), du
+/* Byte offsets of the backward's workspace: the forward's layout in the inputs' dtype
+ * (tc_gdn_layout: hs, W, U0, u; bf16: hs, W and u as bf16 hi + lo planes, the sizes of fp32's),
+ * W overwritten by dW in pass 5 (fp32 [BH][NT][64][K] either way, in W's bytes), then dh ([BH][NT][K][V], H' of every chunk), du
  * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk), hdh ([BH][NT][K/64]:
  * the partials of H . H'), and for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
  * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
@@ -70,7 +75,7 @@ __host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH,
     const unsigned long long rows = bh * (unsigned long long)T;
     auto up = [](unsigned long long x) { return (x + 15) / 16 * 16; };
     tc_gdn_bws l;
-    l.f = tc_gdn_layout(false, BH, T, K, V);
+    l.f = tc_gdn_layout(bf16, BH, T, K, V);
     l.dh = up(l.f.total);
     l.du = l.dh + bh * nt * K * V * 4;
     l.dqh = l.du + rows * V * 4;
@@ -111,6 +116,17 @@ __device__ __forceinline__ void tc_gdn_tile(const float *src, long long stride, 
     for (int idx = (int)threadIdx.x; idx < TC_C * TC_C; idx += (int)blockDim.x) {
         const int j = idx / TC_C, c = idx % TC_C;
         dst[j * TC_F32P + c] = j < L ? src[j * stride + c] : 0.f;
+    }
+}
+
+/* tc_gdn_tile of a matrix held as bf16 hi + lo planes (the forward's u): dst = hi + lo in fp32 */
+__device__ __forceinline__ void tc_gdn_tile(const __nv_bfloat16 *hi, const __nv_bfloat16 *lo, long long stride, int L,
+                                            float *dst)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * TC_C; idx += (int)blockDim.x) {
+        const int j = idx / TC_C, c = idx % TC_C;
+        const long long at = j * stride + c;
+        dst[j * TC_F32P + c] = j < L ? __bfloat162float(hi[at]) + __bfloat162float(lo[at]) : 0.f;
     }
 }
 
@@ -194,11 +210,13 @@ __host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K)
  * from dST (or 0), for n = NT-1 .. 0: H' (the state gradient leaving chunk n) into dh
  * [BH][NT][K][V]; du_j += exp(G_{L-1} - G_j) H'^T k_j (du holds pass 3's local term; one thread
  * reads and writes each element); dH = gamma H' + scale sum_i e_i q_i dO_i^T - sum_i W_i du_i^T,
- * each sum over i < L in increasing i. Finally dS0 = dH (when given). */
-template <int K>
+ * each sum over i < L in increasing i. Finally dS0 = dH (when given). W as the forward left it:
+ * fp32 [BH][NT][64][K] (TW float) or bf16 hi + lo planes [BH][NT][2][64][K] (TW bf16), summed
+ * into fp32 as loaded. */
+template <int K, class TW = float>
 __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
-    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
-                     const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
+    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST, const TW *wsW,
+                     float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
 {
     constexpr int LD = K + 1, R = K / 16;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -264,8 +282,14 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
                 S[r][c] = x;
             }
         __syncthreads(); /* sX becomes W */
-        const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
-        for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        if constexpr (sizeof(TW) == 2) {
+            const TW *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
+            for (int idx = tid; idx < TC_C * K; idx += 256)
+                sX[(idx / K) * LD + idx % K] = __bfloat162float(W[idx]) + __bfloat162float(W[TC_C * K + idx]);
+        } else {
+            const TW *W = wsW + ((long long)bh * NT + n) * TC_C * K;
+            for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        }
         __syncthreads();
 #pragma unroll
         for (int r = 0; r < R; r++)
@@ -387,13 +411,14 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
 /* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
  * NT, B*H), 128 threads; warp w owns rows (steps) 16w .. 16w+15 of the three 64 x 64 products,
  * acc[m] the m16n8 tile of key channels 8m .. 8m+7. Per 64-column V tile: H, H' (rows: key
- * channels, the B operands as stored), du and u (rows: steps, A operands) split into bf16 hi + lo
- * (tc_mma3: hi hi, lo hi, hi lo), dO exact in bf16 (two mma: against H's hi and lo). The partial
- * of H . H' in fp32 from the fp32 values as they are loaded (a fixed element per thread). */
+ * channels, the B operands as stored), du and u (rows: steps, A operands) as bf16 hi + lo
+ * (tc_mma3: hi hi, lo hi, hi lo): H and u as the bf16 forward kernels left them (hs: H^T planes
+ * [BH][NT][2][V][K]; u, u_lo), H' and du split here; dO exact in bf16 (two mma: against H's hi
+ * and lo). The partial of H . H' in fp32 from H = hi + lo and H' (a fixed element per thread). */
 __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
-    tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const float *hs, const float *dh, const float *u,
-                    const float *du, float *wsW, float *dqh, float *dks, float *hdh, int T, int H, int K, int V, int NT,
-                    float scale)
+    tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
+                    const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo, const float *du, float *wsW, float *dqh,
+                    float *dks, float *hdh, int T, int H, int K, int V, int NT, float scale)
 {
     constexpr int CT = TC_C * TC_TP;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -404,29 +429,38 @@ __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)b * T + t0;
-    const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    const __nv_bfloat16 *Hn = hs + ((long long)bh * NT + n) * 2 * V * K + kt * TC_C;
     const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
     float aq[8][4], aw[8][4], ak[8][4], hd = 0.f;
 #pragma unroll
     for (int m = 0; m < 8; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
+    const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
     for (int v0 = 0; v0 < V; v0 += TC_C) {
+        /* H^T's planes, transposed into [key channel][value column] (a warp reads along K) */
+        for (int idx = tid; idx < 2 * TC_C * TC_C; idx += 128) {
+            const int pl = idx / (TC_C * TC_C), c = (idx / TC_C) % TC_C, r = idx % TC_C;
+            sH[pl * CT + r * TC_TP + c] = Hn[((long long)pl * V + v0 + c) * K + r];
+        }
+        __syncthreads(); /* the partial of H . H' reads H from sH */
         for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
             const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
-            const float x = Hn[(long long)r * V + v0 + c], y = Dn[(long long)r * V + v0 + c];
-            hd = fmaf(x, y, hd);
+            const float y = Dn[(long long)r * V + v0 + c];
+            hd = fmaf(__bfloat162float(sH[at]) + __bfloat162float(sH[CT + at]), y, hd);
             const long long src = ((row0 + r) * H + h) * V + v0 + c;
-            const float z = r < L ? du[src] : 0.f, s = r < L ? u[src] : 0.f;
-            const float vals[4] = {x, y, z, s};
-            __nv_bfloat16 *dst[4] = {sH, sD, sW, sU};
+            const float z = r < L ? du[src] : 0.f;
+            const float vals[2] = {y, z};
+            __nv_bfloat16 *dst[2] = {sD, sW};
 #pragma unroll
-            for (int p = 0; p < 4; p++) {
+            for (int p = 0; p < 2; p++) {
                 const __nv_bfloat16 hi = __float2bfloat16_rn(vals[p]);
                 dst[p][at] = hi;
                 dst[p][CT + at] = __float2bfloat16_rn(vals[p] - __bfloat162float(hi));
             }
-            sO[at] = r < L ? dO[src] : __float2bfloat16_rn(0.f);
+            sU[at] = r < L ? u[src] : zero;
+            sU[CT + at] = r < L ? u_lo[src] : zero;
+            sO[at] = r < L ? dO[src] : zero;
         }
         __syncthreads();
 #pragma unroll
@@ -505,11 +539,12 @@ __device__ __forceinline__ void tc_gdn_rowsum(const float x[4], float *sR, float
 
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
  * 64 x 64 matrix and tile. dq, dk, dv in TO (float or bf16), dg, db fp32 (either may be NULL).
- * Reads pass 5's dW (wsW), dqh, dks, hdh and pass 4's du. */
+ * Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and the forward's u: fp32 (TO float, u_lo
+ * unused) or bf16 hi + lo planes u, u_lo (TO bf16). */
 template <class TO>
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     tc_gdn_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
-                   const float *u, const float *du, const float *wsW, const float *dqh, const float *dks,
+                   const TO *u, const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
                    const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
                    float scale)
 {
@@ -524,7 +559,6 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     const long long row0 = (long long)b * T + t0;
     const long long rk = (long long)H * K, rv = (long long)H * V;
     const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
-
     if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
@@ -579,7 +613,10 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
     for (int c0 = 0; c0 < V; c0 += TC_C) {
         tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
-        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+        if constexpr (sizeof(TO) == 2)
+            tc_gdn_tile(u + (row0 * H + h) * V + c0, u_lo + (row0 * H + h) * V + c0, rv, L, sX1);
+        else
+            tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
         tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
         tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
         __syncthreads();
