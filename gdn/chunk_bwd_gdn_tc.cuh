@@ -1,13 +1,14 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1, 2 and 5 on tensor cores (mma.sync m16n8k16, fp32 accumulation, fp32 operands
- * as bf16 hi + lo): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16
- * hi + lo planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such
- * by passes 4-6; passes 3, 4 and 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
+ * inputs: passes 1, 2, 5 and the 64 x 64 x K, 64 x 64 x V products of pass 6 on tensor cores
+ * (mma.sync m16n8k16, fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they
+ * are): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo
+ * planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes
+ * 4-6; passes 3, 4 and the rest of 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
  * q, k, v, beta, dO (widened in the workspace). The gradients dq, dk, dv leave in the inputs'
  * dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the
  * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). Only emulated and compiled
- * (nvcc, sm_90a), never yet run on a GPU. Passes 3, 4, 6 are not yet on tensor cores: each is a
+ * (nvcc, sm_90a), never yet run on a GPU. Passes 3, 4 and most of 6 are not yet on tensor cores: each is a
  * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure they
  * will keep there.
  *
@@ -45,7 +46,8 @@
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk.
+ *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T on tensor cores; 207,872 B of
+ *      shared memory, one CTA an SM).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
  * rows >= L are zeros (beta 0) and never written. NaN: every sum over steps runs over its causal
  * range only (j <= i, i >= j, j < L), so the NaN positions are those of the chunked algorithm
@@ -559,49 +561,108 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     const long long row0 = (long long)b * T + t0;
     const long long rk = (long long)H * K, rv = (long long)H * V;
     const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
+    /* bf16 inputs (TCB): warp w's 16 x 32 block of each 64 x 64 product on tensor cores, rows mw
+     * .., columns nw .., acc[m] the m16n8 tile of columns nw + 8m (lane: gi, ti) */
+    constexpr bool TCB = sizeof(TO) == 2;
+    constexpr int CT = TC_C * TC_TP;
+    const int lane = tid & 31, gi = lane >> 2, ti = lane & 3, mw = 16 * ((tid >> 5) & 3), nw = 32 * (tid >> 7);
+
     if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
-    /* K K^T, Q K^T and dW K^T over all channels, in channel order */
-    float mk[4][4], sq[4][4], dw[4][4];
+    /* K K^T, Q K^T and dW K^T over all channels, in channel order: fp32 FMA, or (bf16 inputs) on
+     * tensor cores, warp w the 16 x 32 block (mw, nw) of each, q and k exact in bf16, dW as hi + lo */
+    float dw[4][4];
+    if constexpr (TCB) {
+        __nv_bfloat16 *bQ = reinterpret_cast<__nv_bfloat16 *>(sX0), *bK = bQ + CT, *bW = bK + CT; /* bW: hi, lo */
+        float mk[4][4], sq[4][4];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
-    for (int c0 = 0; c0 < K; c0 += TC_C) {
-        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-        tc_gdn_tile(Wn + c0, K, L, sX2);
-        __syncthreads();
-        for (int kk = 0; kk < TC_C; kk++) {
-            float kj[4];
+            for (int e = 0; e < 4; e++) mk[m][e] = sq[m][e] = dw[m][e] = 0.f;
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                const float x = j < L ? Wn[j * K + c0 + c] : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                bQ[at] = __float2bfloat16_rn(j < L ? q[src] : 0.f); /* exact: widened from bf16 */
+                bK[at] = __float2bfloat16_rn(j < L ? k[src] : 0.f);
+                bW[at] = hi;
+                bW[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+            __syncthreads();
 #pragma unroll
-            for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
+            for (int ks = 0; ks < 4; ks++) {
+                uint32_t fq[4], fk[4], fw[4], fwl[4];
+                tc_frag_a(fq, bQ, TC_TP, mw, 16 * ks);
+                tc_frag_a(fk, bK, TC_TP, mw, 16 * ks);
+                tc_frag_a(fw, bW, TC_TP, mw, 16 * ks);
+                tc_frag_a(fwl, bW + CT, TC_TP, mw, 16 * ks);
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
-                    sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
-                    dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bK, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(mk[m], fk, b0, b1);
+                    tc_mma(sq[m], fq, b0, b1);
+                    tc_mma(dw[m], fw, b0, b1);
+                    tc_mma(dw[m], fwl, b0, b1);
                 }
             }
+            __syncthreads(); /* the tiles are rewritten next */
         }
-        __syncthreads(); /* the tiles are rewritten next */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = i * P + j;
+                const float E = expf(sG[i] - sG[j]);
+                const float x = (j < i && i < L) ? mk[m][e] * E : 0.f;
+                sM[at] = x;
+                sA[at] = x * sB[i];
+                sS[at] = (j <= i && i < L) ? sq[m][e] : 0.f;
+            }
+    } else {
+        float mk[4][4], sq[4][4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+            tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+            tc_gdn_tile(Wn + c0, K, L, sX2);
+            __syncthreads();
+            for (int kk = 0; kk < TC_C; kk++) {
+                float kj[4];
+#pragma unroll
+                for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int i = ty + 16 * r;
+                    const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
+#pragma unroll
+                    for (int c = 0; c < 4; c++) {
+                        mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
+                        sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
+                        dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
+                    }
+                }
+            }
+            __syncthreads(); /* the tiles are rewritten next */
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+                const float E = expf(sG[i] - sG[j]);
+                const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
+                sM[at] = m;
+                sA[at] = m * sB[i];
+                sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
+            }
     }
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
-            const float E = expf(sG[i] - sG[j]);
-            const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
-            sM[at] = m;
-            sA[at] = m * sB[i];
-            sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
-        }
     __syncthreads();
     tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
 
@@ -612,26 +673,60 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
 #pragma unroll
         for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
     for (int c0 = 0; c0 < V; c0 += TC_C) {
-        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
-        if constexpr (sizeof(TO) == 2)
-            tc_gdn_tile(u + (row0 * H + h) * V + c0, u_lo + (row0 * H + h) * V + c0, rv, L, sX1);
-        else
-            tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
         tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
         tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
-        __syncthreads();
-        for (int vv = 0; vv < TC_C; vv++) {
-            float uj[4], vj[4];
+        if constexpr (TCB) {
+            /* dO and v exact in bf16, u as the forward's hi + lo, du split: in sP .. sX0 (free here) */
+            __nv_bfloat16 *bO = reinterpret_cast<__nv_bfloat16 *>(sP), *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                const long long src = ((row0 + j) * H + h) * V + c0 + c;
+                const bool in = j < L;
+                const float x = in ? du[src] : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
+                bO[at] = __float2bfloat16_rn(in ? dO[src] : 0.f); /* exact: widened from bf16 */
+                bV[at] = __float2bfloat16_rn(in ? v[src] : 0.f);
+                bU[at] = in ? u[src] : zero;
+                bU[CT + at] = in ? u_lo[src] : zero;
+                bD[at] = hi;
+                bD[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+            __syncthreads();
 #pragma unroll
-            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+            for (int ks = 0; ks < 4; ks++) {
+                uint32_t fo[4], fd[4], fdl[4];
+                tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
+                tc_frag_a(fd, bD, TC_TP, mw, 16 * ks);
+                tc_frag_a(fdl, bD + CT, TC_TP, mw, 16 * ks);
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bU, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(dp[m], fo, b0, b1);
+                    tc_frag_b(&b0, &b1, bU + CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(dp[m], fo, b0, b1);
+                    tc_frag_b(&b0, &b1, bV, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(da[m], fd, b0, b1);
+                    tc_mma(da[m], fdl, b0, b1);
+                }
+            }
+        } else {
+            tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
+            tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+            __syncthreads();
+            for (int vv = 0; vv < TC_C; vv++) {
+                float uj[4], vj[4];
 #pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
-                    da[r][c] = fmaf(di, vj[c], da[r][c]);
+                for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int i = ty + 16 * r;
+                    const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+#pragma unroll
+                    for (int c = 0; c < 4; c++) {
+                        dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
+                        da[r][c] = fmaf(di, vj[c], da[r][c]);
+                    }
                 }
             }
         }
@@ -654,7 +749,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            /* element e = c of tile m = r (TCB), or row ty + 16r, column tx + 16c */
+            const int i = TCB ? mw + gi + 8 * (c >> 1) : ty + 16 * r;
+            const int j = TCB ? nw + 8 * r + 2 * ti + (c & 1) : tx + 16 * c, at = i * P + j;
             const bool on = j <= i && i < L;
             sP[at] = on ? scale * dp[r][c] * expf(sG[i] - sG[j]) : 0.f;
             sDA[at] = on ? sB[j] * fmaf(dw[r][c], sE[j], da[r][c]) : 0.f;
