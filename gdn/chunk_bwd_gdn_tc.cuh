@@ -1,6 +1,6 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1, 2, 5 and the 64 x 64 x K, 64 x 64 x V products of pass 6 on tensor cores
+ * inputs: passes 1, 2, 5 and pass 6's products over K and V (all but dv) on tensor cores
  * (mma.sync m16n8k16, fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they
  * are): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo
  * planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes
@@ -46,8 +46,10 @@
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T on tensor cores; 207,872 B of
- *      shared memory, one CTA an SM).
+ *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, P K, T^T dW, P^T Q, dM K on
+ *      tensor cores, dv and the 64 x 64 x 64 products Y, dTm not yet; 207,872 B of shared
+ *      memory, one CTA an SM). On the tensor-core path a NaN in a step's k, q, dW also reaches
+ *      the rows of dq, dk that the causal sums leave it out of (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
  * rows >= L are zeros (beta 0) and never written. NaN: every sum over steps runs over its causal
  * range only (j <= i, i >= j, j < L), so the NaN positions are those of the chunked algorithm
@@ -539,6 +541,24 @@ __device__ __forceinline__ void tc_gdn_rowsum(const float x[4], float *sR, float
     __syncthreads();
 }
 
+/* tc_gdn_rowsum for partials in mma fragment rows: of the 256 threads, lane (gi, ti) of warp w
+ * holds x[0] for row 16 (w % 4) + gi and x[1] for row 16 (w % 4) + gi + 8; the 8 partials of a
+ * row summed in the order (w / 4, ti) into out[row]. Starts and ends synchronised. */
+__device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, float *out)
+{
+    const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
+    const int r0 = 16 * (w & 3) + (lane >> 2), s = 4 * (w >> 2) + (lane & 3);
+    sR[r0 * 17 + s] = x[0];
+    sR[(r0 + 8) * 17 + s] = x[1];
+    __syncthreads();
+    if (tid < TC_C) {
+        float t = 0.f;
+        for (int i = 0; i < 8; i++) t += sR[tid * 17 + i];
+        out[tid] = t;
+    }
+    __syncthreads();
+}
+
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
  * 64 x 64 matrix and tile. dq, dk, dv in TO (float or bf16), dg, db fp32 (either may be NULL).
  * Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and the forward's u: fp32 (TO float, u_lo
@@ -789,50 +809,155 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         }
     __syncthreads();
 
-    /* over K: dq, dk, and the rows' parts of dG and db */
+    /* over K: dq, dk, and the rows' parts of dG and db. bf16 inputs: on tensor cores, per K tile
+     * dQ = dqh + P K, BK = T^T dW, dK = dks + P^T Q + (Y + Y^T) K + Diag(beta e) BK (Y: dM, strictly
+     * lower), the 64 x 64 factors as hi + lo planes (built once), K^T, Q^T exact and dW^T as
+     * hi + lo per tile: all in sDA .. sX4 (sDA, sY and the staging tiles are free from here on) */
     float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int c0 = 0; c0 < K; c0 += TC_C) {
-        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-        tc_gdn_tile(Wn + c0, K, L, sX2);
-        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
-        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
-        __syncthreads();
+    if constexpr (TCB) {
+        __nv_bfloat16 *bKt = reinterpret_cast<__nv_bfloat16 *>(sDA), *bQt = bKt + CT, *bWt = bQt + CT;
+        __nv_bfloat16 *aP = bWt + 2 * CT, *aPt = aP + 2 * CT, *aTt = aPt + 2 * CT, *aY = aTt + 2 * CT;
+        static_assert(12 * TC_C * TC_TP * 2 <= 7 * TC_C * TC_F32P * 4, "the planes fit in sDA .. sX4");
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
+            const float x[4] = {sP[i * P + j], sP[j * P + i], sT[j * P + i], sY[i * P + j] + sY[j * P + i]};
+            __nv_bfloat16 *dst[4] = {aP, aPt, aTt, aY};
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int i = ty + 16 * r;
-            if (i >= L) continue;
-            const float be = sB[i] * sE[i];
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int cc = tx + 16 * c;
-                const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
-                float xq = qh;
-                for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
-                float bk = 0.f;
-                for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
-                float xk = kh;
-                for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
-                xk = fmaf(be, bk, xk);
-                for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
-                for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
-                tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
-                tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
-                gq[r] = fmaf(qi, qh, gq[r]);
-                gq[r] = fmaf(-ki, kh, gq[r]);
-                gq[r] = fmaf(be * ki, bk, gq[r]);
-                gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
-                gk[r] = fmaf(ki, kh, gk[r]);
+            for (int p = 0; p < 4; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
             }
         }
-        __syncthreads(); /* the tiles are rewritten next */
+        __syncthreads();               /* sY read: the K^T, Q^T, dW^T planes take its memory */
+        const int wr = (tid >> 5) & 3; /* this warp's row block: P is zero right of it, P^T, T^T left */
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = c * TC_TP + j;
+                const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                const bool in = j < L;
+                const float x = in ? Wn[j * K + c0 + c] : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                bKt[at] = __float2bfloat16_rn(in ? k[src] : 0.f); /* exact: widened from bf16 */
+                bQt[at] = __float2bfloat16_rn(in ? q[src] : 0.f);
+                bWt[at] = hi;
+                bWt[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+            __syncthreads();
+            float xq[4][4], xk[4][4], bk[4][4];
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) xq[m][e] = xk[m][e] = bk[m][e] = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                uint32_t fa[4], fl[4];
+                if (ks <= wr) { /* warp-uniform */
+                    tc_frag_a(fa, aP, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fl, aP + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) {
+                        uint32_t b0, b1;
+                        tc_frag_b(&b0, &b1, bKt, TC_TP, nw + 8 * m, 16 * ks);
+                        tc_mma(xq[m], fa, b0, b1);
+                        tc_mma(xq[m], fl, b0, b1);
+                    }
+                }
+                if (ks >= wr) {
+                    tc_frag_a(fa, aTt, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fl, aTt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) tc_mma3(bk[m], fa, fl, bWt, bWt + CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_frag_a(fa, aPt, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fl, aPt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) {
+                        uint32_t b0, b1;
+                        tc_frag_b(&b0, &b1, bQt, TC_TP, nw + 8 * m, 16 * ks);
+                        tc_mma(xk[m], fa, b0, b1);
+                        tc_mma(xk[m], fl, b0, b1);
+                    }
+                }
+                tc_frag_a(fa, aY, TC_TP, mw, 16 * ks);
+                tc_frag_a(fl, aY + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bKt, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(xk[m], fa, b0, b1);
+                    tc_mma(xk[m], fl, b0, b1);
+                }
+            }
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int i = mw + gi + 8 * (e >> 1), r = e >> 1;
+                    if (i >= L) continue;
+                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti + (e & 1);
+                    const float qh = dqh[at], kh = dks[at], qi = q[at], ki = k[at], be = sB[i] * sE[i];
+                    const float b = bk[m][e];
+                    tc_gdn_put(dq + at, qh + xq[m][e]);
+                    tc_gdn_put(dk + at, fmaf(be, b, kh + xk[m][e]));
+                    gq[r] = fmaf(qi, qh, gq[r]);
+                    gq[r] = fmaf(-ki, kh, gq[r]);
+                    gq[r] = fmaf(be * ki, b, gq[r]);
+                    gb[r] = fmaf(sE[i] * ki, b, gb[r]);
+                    gk[r] = fmaf(ki, kh, gk[r]);
+                }
+            __syncthreads(); /* the planes are rewritten next */
+        }
+    } else {
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+            tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+            tc_gdn_tile(Wn + c0, K, L, sX2);
+            tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
+            tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
+            __syncthreads();
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                if (i >= L) continue;
+                const float be = sB[i] * sE[i];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    const int cc = tx + 16 * c;
+                    const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
+                    float xq = qh;
+                    for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
+                    float bk = 0.f;
+                    for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
+                    float xk = kh;
+                    for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
+                    xk = fmaf(be, bk, xk);
+                    for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
+                    for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
+                    tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
+                    tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
+                    gq[r] = fmaf(qi, qh, gq[r]);
+                    gq[r] = fmaf(-ki, kh, gq[r]);
+                    gq[r] = fmaf(be * ki, bk, gq[r]);
+                    gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
+                    gk[r] = fmaf(ki, kh, gk[r]);
+                }
+            }
+            __syncthreads(); /* the tiles are rewritten next */
+        }
     }
     if (!dg && !db) return;
     /* per row: the partials in tx order, then the 64 x 64 terms by one thread a row */
     float *rq = sX0, *rb = sX0 + TC_C, *rk2 = sX0 + 2 * TC_C, *rdv = sX0 + 3 * TC_C, *dG = sX0 + 4 * TC_C;
-    tc_gdn_rowsum(gq, sR, rq);
-    tc_gdn_rowsum(gb, sR, rb);
-    tc_gdn_rowsum(gk, sR, rk2);
+    if constexpr (TCB) {
+        tc_gdn_rowsum_mma(gq, sR, rq);
+        tc_gdn_rowsum_mma(gb, sR, rb);
+        tc_gdn_rowsum_mma(gk, sR, rk2);
+    } else {
+        tc_gdn_rowsum(gq, sR, rq);
+        tc_gdn_rowsum(gb, sR, rb);
+        tc_gdn_rowsum(gk, sR, rk2);
+    }
     tc_gdn_rowsum(dbv, sR, rdv);
     if (tid < TC_C) {
         const int i = tid;
