@@ -1,6 +1,6 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1, 2, 5 and pass 6's products over K and V (all but dv) on tensor cores
+ * inputs: passes 1, 2, 5 and pass 6's products over K and V on tensor cores
  * (mma.sync m16n8k16, fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they
  * are): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo
  * planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes
@@ -46,8 +46,8 @@
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, P K, T^T dW, P^T Q, dM K on
- *      tensor cores, dv and the 64 x 64 x 64 products Y, dTm not yet; 207,872 B of shared
+ *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, P K, T^T dW, P^T Q,
+ *      dM K on tensor cores, the 64 x 64 x 64 products Y, dTm not yet; 207,872 B of shared
  *      memory, one CTA an SM). On the tensor-core path a NaN in a step's k, q, dW also reaches
  *      the rows of dq, dk that the causal sums leave it out of (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
@@ -692,12 +692,22 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
+    /* bf16 inputs: dO and v exact in bf16, u as the forward's hi + lo, du and du^T split, T^T as
+     * hi + lo (built once): in sP .. sX4 (free here) */
+    __nv_bfloat16 *bO = reinterpret_cast<__nv_bfloat16 *>(sP), *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
+    __nv_bfloat16 *bTt = bD + 2 * CT, *bDt = bTt + 2 * CT;
+    if constexpr (TCB) {
+        static_assert(10 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "the planes fit in sP .. sX4");
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C;
+            const float x = sT[j * P + i];
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            bTt[i * TC_TP + j] = hi;
+            bTt[CT + i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
+    }
     for (int c0 = 0; c0 < V; c0 += TC_C) {
-        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
-        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
         if constexpr (TCB) {
-            /* dO and v exact in bf16, u as the forward's hi + lo, du split: in sP .. sX0 (free here) */
-            __nv_bfloat16 *bO = reinterpret_cast<__nv_bfloat16 *>(sP), *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
             for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
                 const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
                 const long long src = ((row0 + j) * H + h) * V + c0 + c;
@@ -710,11 +720,24 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 bU[CT + at] = in ? u_lo[src] : zero;
                 bD[at] = hi;
                 bD[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+                bDt[c * TC_TP + j] = hi;
+                bDt[CT + c * TC_TP + j] = bD[CT + at];
             }
             __syncthreads();
+            float tdu[4][4]; /* T^T du */
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
                 uint32_t fo[4], fd[4], fdl[4];
+                if (ks >= ((tid >> 5) & 3)) { /* warp-uniform: T^T is zero left of the diagonal block */
+                    tc_frag_a(fd, bTt, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fdl, bTt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) tc_mma3(tdu[m], fd, fdl, bDt, bDt + CT, TC_TP, nw + 8 * m, 16 * ks);
+                }
                 tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
                 tc_frag_a(fd, bD, TC_TP, mw, 16 * ks);
                 tc_frag_a(fdl, bD + CT, TC_TP, mw, 16 * ks);
@@ -730,7 +753,20 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     tc_mma(da[m], fdl, b0, b1);
                 }
             }
+            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows */
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int j = mw + gi + 8 * (e >> 1);
+                    if (j >= L) continue;
+                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti + (e & 1);
+                    tc_gdn_put(dv + at, sB[j] * tdu[m][e]);
+                    dbv[e >> 1] = fmaf(tdu[m][e], v[at], dbv[e >> 1]);
+                }
         } else {
+            tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
+            tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
             tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
             tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
             __syncthreads();
@@ -749,18 +785,18 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     }
                 }
             }
-        }
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int j = ty + 16 * r;
-            if (j >= L) continue;
+            for (int r = 0; r < 4; r++) {
+                const int j = ty + 16 * r;
+                if (j >= L) continue;
 #pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int vv = tx + 16 * c;
-                float s = 0.f;
-                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
-                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
-                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+                for (int c = 0; c < 4; c++) {
+                    const int vv = tx + 16 * c;
+                    float s = 0.f;
+                    for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
+                    tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
+                    dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+                }
             }
         }
         __syncthreads(); /* the tiles are rewritten next */
@@ -953,12 +989,13 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         tc_gdn_rowsum_mma(gq, sR, rq);
         tc_gdn_rowsum_mma(gb, sR, rb);
         tc_gdn_rowsum_mma(gk, sR, rk2);
+        tc_gdn_rowsum_mma(dbv, sR, rdv);
     } else {
         tc_gdn_rowsum(gq, sR, rq);
         tc_gdn_rowsum(gb, sR, rb);
         tc_gdn_rowsum(gk, sR, rk2);
+        tc_gdn_rowsum(dbv, sR, rdv);
     }
-    tc_gdn_rowsum(dbv, sR, rdv);
     if (tid < TC_C) {
         const int i = tid;
         float x = rq[i], y = rdv[i] + rb[i];
