@@ -1,14 +1,14 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1, 2, 5 and pass 6's products over K and V on tensor cores
+ * inputs: passes 1, 2, 3, 5 and pass 6's products over K and V on tensor cores
  * (mma.sync m16n8k16, fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they
  * are): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo
  * planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes
- * 4-6; passes 3, 4 and the rest of 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
+ * 4-6; pass 4 and the rest of 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
  * q, k, v, beta, dO (widened in the workspace). The gradients dq, dk, dv leave in the inputs'
  * dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the
  * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). Only emulated and compiled
- * (nvcc, sm_90a), never yet run on a GPU. Passes 3, 4 and most of 6 are not yet on tensor cores: each is a
+ * (nvcc, sm_90a), never yet run on a GPU. Pass 4 and pass 6's Y, dTm are not yet on tensor cores: each is a
  * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure they
  * will keep there.
  *
@@ -39,7 +39,8 @@
  * 64 steps). Six launches:
  *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u), for
  *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16 (as the bf16 forward runs them);
- *   3. tc_gdn_bdu_f32, all chunks in parallel: du's local term into du;
+ *   3. tc_gdn_bdu_f32 (bf16: tc_gdn_bdu_bf16<K>, tensor cores), all chunks in parallel: du's
+ *      local term into du;
  *   4. tc_gdn_bscan_f32, one CTA per (64-column V tile, b, h) walking the chunks backwards with
  *      the K x 64 tile of dH in registers: H' of every chunk into dh, du += the state term, dS0;
  *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
@@ -197,6 +198,84 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdu_f32_smem())
             }
         }
         __syncthreads(); /* the dO tile is rewritten next */
+    }
+}
+
+/* Dynamic shared memory of tc_gdn_bdu_bf16<K>: q, k [64][K+8], P^T hi, lo and a dO^T tile
+ * [64][72] bf16; G [64]. */
+__host__ __device__ constexpr unsigned tc_gdn_bdu_bf16_smem(int K)
+{
+    return (unsigned)(2 * TC_C * (K + 8) * 2 + 3 * TC_C * TC_TP * 2 + TC_C * 4);
+}
+
+/* Pass 3 on tensor cores (bf16 inputs): tc_gdn_bdu_f32's du. grid (NT, B*H), 128 threads; warp w
+ * owns rows 16w .. 16w+15 of P = Q K^T (tc_causal_xyt: q, k exact in bf16), masked and scaled in
+ * fp32 (P_ij = scale E_ij (q_i . k_j) for j <= i < L, else 0, by selection), stored as P^T in
+ * bf16 hi + lo; then per 64-column V tile du = P^T dO (warp w: rows j = 16w .., the blocks i >= j
+ * of P^T only), dO^T exact in bf16 as the B operand, into du [B,T,H,V] (rows j < L). */
+template <int K>
+__global__ void TC_BOUNDS(128, tc_gdn_bdu_bf16_smem(K))
+    tc_gdn_bdu_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const float *g, const __nv_bfloat16 *dO, float *du,
+                    int T, int H, int V, float scale)
+{
+    constexpr int LD = K + 8, CT = TC_C * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem), *sK = sQ + TC_C * LD, *sPt = sK + TC_C * LD;
+    __nv_bfloat16 *sOt = sPt + 2 * CT;
+    float *sG = reinterpret_cast<float *>(sOt + CT);
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
+    tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sQ, sK loaded */
+    {
+        float p[8][4];
+        tc_causal_xyt<K>(p, sQ, sK, LD, w);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = 16 * w + gi + 8 * (e >> 1), j = 8 * m + 2 * ti + (e & 1);
+                const float x = (j <= i && i < L) ? scale * p[m][e] * expf(sG[i] - sG[j]) : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                sPt[j * TC_TP + i] = hi;
+                sPt[CT + j * TC_TP + i] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+    }
+    for (int v0 = 0; v0 < V; v0 += TC_C) {
+        tc_load_transposed(dO + (row0 * H + h) * V + v0, (long long)H * V, L, nullptr, sOt, nullptr);
+        __syncthreads(); /* the dO^T tile (and, the first time, P^T) complete */
+        float acc[8][4];
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            if (s < w) continue; /* warp-uniform: P^T_ji = 0 for i < j */
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sPt, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sPt + CT, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sOt, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+                tc_mma(acc[m], al, b0, b1);
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int j = 16 * w + gi + 8 * half;
+                if (j < L)
+                    *reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + v0 + 8 * m + 2 * ti) =
+                        make_float2(acc[m][2 * half], acc[m][2 * half + 1]);
+            }
+        __syncthreads(); /* the dO^T tile is rewritten next */
     }
 }
 

@@ -631,7 +631,14 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "2 scan H");
     }
-    if (c.NT > 0) {
+    if (c.NT > 0 && bf16) {
+        const unsigned sd = tc_gdn_bdu_bf16_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdu_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
+        tc_gdn_bdu_bf16<K><<<grid_c, 128, sd, c.stream>>>((const bf *)c.q, (const bf *)c.k, c.g, (const bf *)dO, du,
+                                                          c.T, c.H, c.V, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "3 du local");
+    } else if (c.NT > 0) {
         const unsigned sd = tc_gdn_bdu_f32_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdu_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
         tc_gdn_bdu_f32<<<grid_c, 256, sd, c.stream>>>(x[0], x[1], c.g, x[4], du, c.T, c.H, K, c.V, c.scale);

@@ -770,7 +770,11 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
         tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K),
                       [&] { tc_gdn_state_f32<K>(fk, g, S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, NT); });
     }
-    if (NT > 0)
+    if (NT > 0 && c.bf16)
+        tc_emu_launch(grid_c, dim3(128), tc_gdn_bdu_bf16_smem(K), [&] {
+            tc_gdn_bdu_bf16<K>((const bf *)q, (const bf *)k, g, (const bf *)dO, du, c.T, c.H, c.V, scale);
+        });
+    else if (NT > 0)
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bdu_f32_smem(),
                       [&] { tc_gdn_bdu_f32(fq, fk, g, fo, du, c.T, c.H, K, c.V, scale); });
     if (c.bf16)
