@@ -1,12 +1,16 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
- * one beta per (b, t, h)), first version: the passes on CUDA cores in exact fp32 (no TF32), run
- * for fp32 inputs as they are and for bf16 inputs widened to fp32 first (exactly), except pass 5,
- * which bf16 inputs run on tensor cores (tc_gdn_bdh_bf16: mma.sync m16n8k16, fp32 accumulation,
- * the fp32 operands as bf16 hi + lo); the gradients dq, dk, dv leave in the inputs' dtype, dg,
- * db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host
- * through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). The other passes are not yet on
- * tensor cores: each is a loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on
- * mma.sync, the structure they will keep there.
+ * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
+ * inputs: passes 1, 2, 3, 5 and pass 6's products over K and V on tensor cores
+ * (mma.sync m16n8k16, fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they
+ * are): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo
+ * planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes
+ * 4-6; pass 4 and the rest of 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
+ * q, k, v, beta, dO (widened in the workspace). The gradients dq, dk, dv leave in the inputs'
+ * dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the
+ * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). Only emulated and compiled
+ * (nvcc, sm_90a), never yet run on a GPU. Pass 4 and pass 6's Y, dTm are not yet on tensor cores: each is a
+ * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure they
+ * will keep there.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -33,15 +37,20 @@
  * carries every later step's dependence on this chunk's gates; so dg is the reverse cumsum of dG
  * within the chunk (chunk_bwd_gla_tc.cuh's tc_gla_dg_local argument: the cancellation stays within
  * 64 steps). Six launches:
- *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u);
- *   3. tc_gdn_bdu_f32, all chunks in parallel: du's local term into du;
+ *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u), for
+ *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16 (as the bf16 forward runs them);
+ *   3. tc_gdn_bdu_f32 (bf16: tc_gdn_bdu_bf16<K>, tensor cores), all chunks in parallel: du's
+ *      local term into du;
  *   4. tc_gdn_bscan_f32, one CTA per (64-column V tile, b, h) walking the chunks backwards with
  *      the K x 64 tile of dH in registers: H' of every chunk into dh, du += the state term, dS0;
  *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk.
+ *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, P K, T^T dW, P^T Q,
+ *      dM K on tensor cores, the 64 x 64 x 64 products Y, dTm not yet; 207,872 B of shared
+ *      memory, one CTA an SM). On the tensor-core path a NaN in a step's k, q, dW also reaches
+ *      the rows of dq, dk that the causal sums leave it out of (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
  * rows >= L are zeros (beta 0) and never written. NaN: every sum over steps runs over its causal
  * range only (j <= i, i >= j, j < L), so the NaN positions are those of the chunked algorithm
@@ -54,8 +63,9 @@
 
 // ---- the workspace ----------------------------------------------------------------------------
 
-/* Byte offsets of the backward's workspace: the forward's fp32 layout (tc_gdn_layout: hs, W --
- * overwritten by dW in pass 5 --, U0, u), then dh ([BH][NT][K][V], H' of every chunk), du
+/* Byte offsets of the backward's workspace: the forward's layout in the inputs' dtype
+ * (tc_gdn_layout: hs, W, U0, u; bf16: hs, W and u as bf16 hi + lo planes, the sizes of fp32's),
+ * W overwritten by dW in pass 5 (fp32 [BH][NT][64][K] either way, in W's bytes), then dh ([BH][NT][K][V], H' of every chunk), du
  * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk), hdh ([BH][NT][K/64]:
  * the partials of H . H'), and for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
  * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
@@ -70,7 +80,7 @@ __host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH,
     const unsigned long long rows = bh * (unsigned long long)T;
     auto up = [](unsigned long long x) { return (x + 15) / 16 * 16; };
     tc_gdn_bws l;
-    l.f = tc_gdn_layout(false, BH, T, K, V);
+    l.f = tc_gdn_layout(bf16, BH, T, K, V);
     l.dh = up(l.f.total);
     l.du = l.dh + bh * nt * K * V * 4;
     l.dqh = l.du + rows * V * 4;
@@ -111,6 +121,17 @@ __device__ __forceinline__ void tc_gdn_tile(const float *src, long long stride, 
     for (int idx = (int)threadIdx.x; idx < TC_C * TC_C; idx += (int)blockDim.x) {
         const int j = idx / TC_C, c = idx % TC_C;
         dst[j * TC_F32P + c] = j < L ? src[j * stride + c] : 0.f;
+    }
+}
+
+/* tc_gdn_tile of a matrix held as bf16 hi + lo planes (the forward's u): dst = hi + lo in fp32 */
+__device__ __forceinline__ void tc_gdn_tile(const __nv_bfloat16 *hi, const __nv_bfloat16 *lo, long long stride, int L,
+                                            float *dst)
+{
+    for (int idx = (int)threadIdx.x; idx < TC_C * TC_C; idx += (int)blockDim.x) {
+        const int j = idx / TC_C, c = idx % TC_C;
+        const long long at = j * stride + c;
+        dst[j * TC_F32P + c] = j < L ? __bfloat162float(hi[at]) + __bfloat162float(lo[at]) : 0.f;
     }
 }
 
@@ -180,6 +201,84 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdu_f32_smem())
     }
 }
 
+/* Dynamic shared memory of tc_gdn_bdu_bf16<K>: q, k [64][K+8], P^T hi, lo and a dO^T tile
+ * [64][72] bf16; G [64]. */
+__host__ __device__ constexpr unsigned tc_gdn_bdu_bf16_smem(int K)
+{
+    return (unsigned)(2 * TC_C * (K + 8) * 2 + 3 * TC_C * TC_TP * 2 + TC_C * 4);
+}
+
+/* Pass 3 on tensor cores (bf16 inputs): tc_gdn_bdu_f32's du. grid (NT, B*H), 128 threads; warp w
+ * owns rows 16w .. 16w+15 of P = Q K^T (tc_causal_xyt: q, k exact in bf16), masked and scaled in
+ * fp32 (P_ij = scale E_ij (q_i . k_j) for j <= i < L, else 0, by selection), stored as P^T in
+ * bf16 hi + lo; then per 64-column V tile du = P^T dO (warp w: rows j = 16w .., the blocks i >= j
+ * of P^T only), dO^T exact in bf16 as the B operand, into du [B,T,H,V] (rows j < L). */
+template <int K>
+__global__ void TC_BOUNDS(128, tc_gdn_bdu_bf16_smem(K))
+    tc_gdn_bdu_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const float *g, const __nv_bfloat16 *dO, float *du,
+                    int T, int H, int V, float scale)
+{
+    constexpr int LD = K + 8, CT = TC_C * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sQ = reinterpret_cast<__nv_bfloat16 *>(tc_smem), *sK = sQ + TC_C * LD, *sPt = sK + TC_C * LD;
+    __nv_bfloat16 *sOt = sPt + 2 * CT;
+    float *sG = reinterpret_cast<float *>(sOt + CT);
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    tc_load_rows(q + (row0 * H + h) * K, (long long)H * K, L, K, sQ, LD);
+    tc_load_rows(k + (row0 * H + h) * K, (long long)H * K, L, K, sK, LD);
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sQ, sK loaded */
+    {
+        float p[8][4];
+        tc_causal_xyt<K>(p, sQ, sK, LD, w);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = 16 * w + gi + 8 * (e >> 1), j = 8 * m + 2 * ti + (e & 1);
+                const float x = (j <= i && i < L) ? scale * p[m][e] * expf(sG[i] - sG[j]) : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                sPt[j * TC_TP + i] = hi;
+                sPt[CT + j * TC_TP + i] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+    }
+    for (int v0 = 0; v0 < V; v0 += TC_C) {
+        tc_load_transposed(dO + (row0 * H + h) * V + v0, (long long)H * V, L, nullptr, sOt, nullptr);
+        __syncthreads(); /* the dO^T tile (and, the first time, P^T) complete */
+        float acc[8][4];
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[m][e] = 0.f;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            if (s < w) continue; /* warp-uniform: P^T_ji = 0 for i < j */
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sPt, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sPt + CT, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sOt, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+                tc_mma(acc[m], al, b0, b1);
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int j = 16 * w + gi + 8 * half;
+                if (j < L)
+                    *reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + v0 + 8 * m + 2 * ti) =
+                        make_float2(acc[m][2 * half], acc[m][2 * half + 1]);
+            }
+        __syncthreads(); /* the dO^T tile is rewritten next */
+    }
+}
+
 // ---- pass 4: the reverse state scan -------------------------------------------------------------
 
 /* Dynamic shared memory of tc_gdn_bscan_f32<K>: dH [K][65], the decayed keys, then q scale e,
@@ -194,11 +293,13 @@ __host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K)
  * from dST (or 0), for n = NT-1 .. 0: H' (the state gradient leaving chunk n) into dh
  * [BH][NT][K][V]; du_j += exp(G_{L-1} - G_j) H'^T k_j (du holds pass 3's local term; one thread
  * reads and writes each element); dH = gamma H' + scale sum_i e_i q_i dO_i^T - sum_i W_i du_i^T,
- * each sum over i < L in increasing i. Finally dS0 = dH (when given). */
-template <int K>
+ * each sum over i < L in increasing i. Finally dS0 = dH (when given). W as the forward left it:
+ * fp32 [BH][NT][64][K] (TW float) or bf16 hi + lo planes [BH][NT][2][64][K] (TW bf16), summed
+ * into fp32 as loaded. */
+template <int K, class TW = float>
 __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
-    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
-                     const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
+    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST, const TW *wsW,
+                     float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
 {
     constexpr int LD = K + 1, R = K / 16;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -264,8 +365,14 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
                 S[r][c] = x;
             }
         __syncthreads(); /* sX becomes W */
-        const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
-        for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        if constexpr (sizeof(TW) == 2) {
+            const TW *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
+            for (int idx = tid; idx < TC_C * K; idx += 256)
+                sX[(idx / K) * LD + idx % K] = __bfloat162float(W[idx]) + __bfloat162float(W[TC_C * K + idx]);
+        } else {
+            const TW *W = wsW + ((long long)bh * NT + n) * TC_C * K;
+            for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        }
         __syncthreads();
 #pragma unroll
         for (int r = 0; r < R; r++)
@@ -387,13 +494,14 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
 /* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
  * NT, B*H), 128 threads; warp w owns rows (steps) 16w .. 16w+15 of the three 64 x 64 products,
  * acc[m] the m16n8 tile of key channels 8m .. 8m+7. Per 64-column V tile: H, H' (rows: key
- * channels, the B operands as stored), du and u (rows: steps, A operands) split into bf16 hi + lo
- * (tc_mma3: hi hi, lo hi, hi lo), dO exact in bf16 (two mma: against H's hi and lo). The partial
- * of H . H' in fp32 from the fp32 values as they are loaded (a fixed element per thread). */
+ * channels, the B operands as stored), du and u (rows: steps, A operands) as bf16 hi + lo
+ * (tc_mma3: hi hi, lo hi, hi lo): H and u as the bf16 forward kernels left them (hs: H^T planes
+ * [BH][NT][2][V][K]; u, u_lo), H' and du split here; dO exact in bf16 (two mma: against H's hi
+ * and lo). The partial of H . H' in fp32 from H = hi + lo and H' (a fixed element per thread). */
 __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
-    tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const float *hs, const float *dh, const float *u,
-                    const float *du, float *wsW, float *dqh, float *dks, float *hdh, int T, int H, int K, int V, int NT,
-                    float scale)
+    tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
+                    const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo, const float *du, float *wsW, float *dqh,
+                    float *dks, float *hdh, int T, int H, int K, int V, int NT, float scale)
 {
     constexpr int CT = TC_C * TC_TP;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -404,29 +512,38 @@ __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)b * T + t0;
-    const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    const __nv_bfloat16 *Hn = hs + ((long long)bh * NT + n) * 2 * V * K + kt * TC_C;
     const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
     float aq[8][4], aw[8][4], ak[8][4], hd = 0.f;
 #pragma unroll
     for (int m = 0; m < 8; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
+    const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
     for (int v0 = 0; v0 < V; v0 += TC_C) {
+        /* H^T's planes, transposed into [key channel][value column] (a warp reads along K) */
+        for (int idx = tid; idx < 2 * TC_C * TC_C; idx += 128) {
+            const int pl = idx / (TC_C * TC_C), c = (idx / TC_C) % TC_C, r = idx % TC_C;
+            sH[pl * CT + r * TC_TP + c] = Hn[((long long)pl * V + v0 + c) * K + r];
+        }
+        __syncthreads(); /* the partial of H . H' reads H from sH */
         for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
             const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
-            const float x = Hn[(long long)r * V + v0 + c], y = Dn[(long long)r * V + v0 + c];
-            hd = fmaf(x, y, hd);
+            const float y = Dn[(long long)r * V + v0 + c];
+            hd = fmaf(__bfloat162float(sH[at]) + __bfloat162float(sH[CT + at]), y, hd);
             const long long src = ((row0 + r) * H + h) * V + v0 + c;
-            const float z = r < L ? du[src] : 0.f, s = r < L ? u[src] : 0.f;
-            const float vals[4] = {x, y, z, s};
-            __nv_bfloat16 *dst[4] = {sH, sD, sW, sU};
+            const float z = r < L ? du[src] : 0.f;
+            const float vals[2] = {y, z};
+            __nv_bfloat16 *dst[2] = {sD, sW};
 #pragma unroll
-            for (int p = 0; p < 4; p++) {
+            for (int p = 0; p < 2; p++) {
                 const __nv_bfloat16 hi = __float2bfloat16_rn(vals[p]);
                 dst[p][at] = hi;
                 dst[p][CT + at] = __float2bfloat16_rn(vals[p] - __bfloat162float(hi));
             }
-            sO[at] = r < L ? dO[src] : __float2bfloat16_rn(0.f);
+            sU[at] = r < L ? u[src] : zero;
+            sU[CT + at] = r < L ? u_lo[src] : zero;
+            sO[at] = r < L ? dO[src] : zero;
         }
         __syncthreads();
 #pragma unroll
@@ -503,13 +620,32 @@ __device__ __forceinline__ void tc_gdn_rowsum(const float x[4], float *sR, float
     __syncthreads();
 }
 
+/* tc_gdn_rowsum for partials in mma fragment rows: of the 256 threads, lane (gi, ti) of warp w
+ * holds x[0] for row 16 (w % 4) + gi and x[1] for row 16 (w % 4) + gi + 8; the 8 partials of a
+ * row summed in the order (w / 4, ti) into out[row]. Starts and ends synchronised. */
+__device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, float *out)
+{
+    const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
+    const int r0 = 16 * (w & 3) + (lane >> 2), s = 4 * (w >> 2) + (lane & 3);
+    sR[r0 * 17 + s] = x[0];
+    sR[(r0 + 8) * 17 + s] = x[1];
+    __syncthreads();
+    if (tid < TC_C) {
+        float t = 0.f;
+        for (int i = 0; i < 8; i++) t += sR[tid * 17 + i];
+        out[tid] = t;
+    }
+    __syncthreads();
+}
+
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
  * 64 x 64 matrix and tile. dq, dk, dv in TO (float or bf16), dg, db fp32 (either may be NULL).
- * Reads pass 5's dW (wsW), dqh, dks, hdh and pass 4's du. */
+ * Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and the forward's u: fp32 (TO float, u_lo
+ * unused) or bf16 hi + lo planes u, u_lo (TO bf16). */
 template <class TO>
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     tc_gdn_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
-                   const float *u, const float *du, const float *wsW, const float *dqh, const float *dks,
+                   const TO *u, const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
                    const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
                    float scale)
 {
@@ -524,50 +660,108 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     const long long row0 = (long long)b * T + t0;
     const long long rk = (long long)H * K, rv = (long long)H * V;
     const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
+    /* bf16 inputs (TCB): warp w's 16 x 32 block of each 64 x 64 product on tensor cores, rows mw
+     * .., columns nw .., acc[m] the m16n8 tile of columns nw + 8m (lane: gi, ti) */
+    constexpr bool TCB = sizeof(TO) == 2;
+    constexpr int CT = TC_C * TC_TP;
+    const int lane = tid & 31, gi = lane >> 2, ti = lane & 3, mw = 16 * ((tid >> 5) & 3), nw = 32 * (tid >> 7);
 
     if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
-    /* K K^T, Q K^T and dW K^T over all channels, in channel order */
-    float mk[4][4], sq[4][4], dw[4][4];
+    /* K K^T, Q K^T and dW K^T over all channels, in channel order: fp32 FMA, or (bf16 inputs) on
+     * tensor cores, warp w the 16 x 32 block (mw, nw) of each, q and k exact in bf16, dW as hi + lo */
+    float dw[4][4];
+    if constexpr (TCB) {
+        __nv_bfloat16 *bQ = reinterpret_cast<__nv_bfloat16 *>(sX0), *bK = bQ + CT, *bW = bK + CT; /* bW: hi, lo */
+        float mk[4][4], sq[4][4];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
-    for (int c0 = 0; c0 < K; c0 += TC_C) {
-        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-        tc_gdn_tile(Wn + c0, K, L, sX2);
-        __syncthreads();
-        for (int kk = 0; kk < TC_C; kk++) {
-            float kj[4];
+            for (int e = 0; e < 4; e++) mk[m][e] = sq[m][e] = dw[m][e] = 0.f;
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                const float x = j < L ? Wn[j * K + c0 + c] : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                bQ[at] = __float2bfloat16_rn(j < L ? q[src] : 0.f); /* exact: widened from bf16 */
+                bK[at] = __float2bfloat16_rn(j < L ? k[src] : 0.f);
+                bW[at] = hi;
+                bW[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+            __syncthreads();
 #pragma unroll
-            for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
+            for (int ks = 0; ks < 4; ks++) {
+                uint32_t fq[4], fk[4], fw[4], fwl[4];
+                tc_frag_a(fq, bQ, TC_TP, mw, 16 * ks);
+                tc_frag_a(fk, bK, TC_TP, mw, 16 * ks);
+                tc_frag_a(fw, bW, TC_TP, mw, 16 * ks);
+                tc_frag_a(fwl, bW + CT, TC_TP, mw, 16 * ks);
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
-                    sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
-                    dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bK, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(mk[m], fk, b0, b1);
+                    tc_mma(sq[m], fq, b0, b1);
+                    tc_mma(dw[m], fw, b0, b1);
+                    tc_mma(dw[m], fwl, b0, b1);
                 }
             }
+            __syncthreads(); /* the tiles are rewritten next */
         }
-        __syncthreads(); /* the tiles are rewritten next */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = i * P + j;
+                const float E = expf(sG[i] - sG[j]);
+                const float x = (j < i && i < L) ? mk[m][e] * E : 0.f;
+                sM[at] = x;
+                sA[at] = x * sB[i];
+                sS[at] = (j <= i && i < L) ? sq[m][e] : 0.f;
+            }
+    } else {
+        float mk[4][4], sq[4][4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+            tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+            tc_gdn_tile(Wn + c0, K, L, sX2);
+            __syncthreads();
+            for (int kk = 0; kk < TC_C; kk++) {
+                float kj[4];
+#pragma unroll
+                for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int i = ty + 16 * r;
+                    const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
+#pragma unroll
+                    for (int c = 0; c < 4; c++) {
+                        mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
+                        sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
+                        dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
+                    }
+                }
+            }
+            __syncthreads(); /* the tiles are rewritten next */
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+                const float E = expf(sG[i] - sG[j]);
+                const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
+                sM[at] = m;
+                sA[at] = m * sB[i];
+                sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
+            }
     }
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
-            const float E = expf(sG[i] - sG[j]);
-            const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
-            sM[at] = m;
-            sA[at] = m * sB[i];
-            sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
-        }
     __syncthreads();
     tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
 
@@ -577,38 +771,111 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
+    /* bf16 inputs: dO and v exact in bf16, u as the forward's hi + lo, du and du^T split, T^T as
+     * hi + lo (built once): in sP .. sX4 (free here) */
+    __nv_bfloat16 *bO = reinterpret_cast<__nv_bfloat16 *>(sP), *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
+    __nv_bfloat16 *bTt = bD + 2 * CT, *bDt = bTt + 2 * CT;
+    if constexpr (TCB) {
+        static_assert(10 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "the planes fit in sP .. sX4");
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C;
+            const float x = sT[j * P + i];
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            bTt[i * TC_TP + j] = hi;
+            bTt[CT + i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
+    }
     for (int c0 = 0; c0 < V; c0 += TC_C) {
-        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
-        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
-        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
-        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
-        __syncthreads();
-        for (int vv = 0; vv < TC_C; vv++) {
-            float uj[4], vj[4];
+        if constexpr (TCB) {
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                const long long src = ((row0 + j) * H + h) * V + c0 + c;
+                const bool in = j < L;
+                const float x = in ? du[src] : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
+                bO[at] = __float2bfloat16_rn(in ? dO[src] : 0.f); /* exact: widened from bf16 */
+                bV[at] = __float2bfloat16_rn(in ? v[src] : 0.f);
+                bU[at] = in ? u[src] : zero;
+                bU[CT + at] = in ? u_lo[src] : zero;
+                bD[at] = hi;
+                bD[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+                bDt[c * TC_TP + j] = hi;
+                bDt[CT + c * TC_TP + j] = bD[CT + at];
+            }
+            __syncthreads();
+            float tdu[4][4]; /* T^T du */
 #pragma unroll
-            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+            for (int m = 0; m < 4; m++)
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+                for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
 #pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
-                    da[r][c] = fmaf(di, vj[c], da[r][c]);
+            for (int ks = 0; ks < 4; ks++) {
+                uint32_t fo[4], fd[4], fdl[4];
+                if (ks >= ((tid >> 5) & 3)) { /* warp-uniform: T^T is zero left of the diagonal block */
+                    tc_frag_a(fd, bTt, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fdl, bTt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) tc_mma3(tdu[m], fd, fdl, bDt, bDt + CT, TC_TP, nw + 8 * m, 16 * ks);
+                }
+                tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
+                tc_frag_a(fd, bD, TC_TP, mw, 16 * ks);
+                tc_frag_a(fdl, bD + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bU, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(dp[m], fo, b0, b1);
+                    tc_frag_b(&b0, &b1, bU + CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(dp[m], fo, b0, b1);
+                    tc_frag_b(&b0, &b1, bV, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(da[m], fd, b0, b1);
+                    tc_mma(da[m], fdl, b0, b1);
                 }
             }
-        }
+            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows */
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int j = ty + 16 * r;
-            if (j >= L) continue;
+            for (int m = 0; m < 4; m++)
 #pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int vv = tx + 16 * c;
-                float s = 0.f;
-                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
-                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
-                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+                for (int e = 0; e < 4; e++) {
+                    const int j = mw + gi + 8 * (e >> 1);
+                    if (j >= L) continue;
+                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti + (e & 1);
+                    tc_gdn_put(dv + at, sB[j] * tdu[m][e]);
+                    dbv[e >> 1] = fmaf(tdu[m][e], v[at], dbv[e >> 1]);
+                }
+        } else {
+            tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
+            tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
+            tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
+            tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+            __syncthreads();
+            for (int vv = 0; vv < TC_C; vv++) {
+                float uj[4], vj[4];
+#pragma unroll
+                for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int i = ty + 16 * r;
+                    const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+#pragma unroll
+                    for (int c = 0; c < 4; c++) {
+                        dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
+                        da[r][c] = fmaf(di, vj[c], da[r][c]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int j = ty + 16 * r;
+                if (j >= L) continue;
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    const int vv = tx + 16 * c;
+                    float s = 0.f;
+                    for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
+                    tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
+                    dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+                }
             }
         }
         __syncthreads(); /* the tiles are rewritten next */
@@ -617,7 +884,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            /* element e = c of tile m = r (TCB), or row ty + 16r, column tx + 16c */
+            const int i = TCB ? mw + gi + 8 * (c >> 1) : ty + 16 * r;
+            const int j = TCB ? nw + 8 * r + 2 * ti + (c & 1) : tx + 16 * c, at = i * P + j;
             const bool on = j <= i && i < L;
             sP[at] = on ? scale * dp[r][c] * expf(sG[i] - sG[j]) : 0.f;
             sDA[at] = on ? sB[j] * fmaf(dw[r][c], sE[j], da[r][c]) : 0.f;
@@ -655,51 +924,157 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         }
     __syncthreads();
 
-    /* over K: dq, dk, and the rows' parts of dG and db */
+    /* over K: dq, dk, and the rows' parts of dG and db. bf16 inputs: on tensor cores, per K tile
+     * dQ = dqh + P K, BK = T^T dW, dK = dks + P^T Q + (Y + Y^T) K + Diag(beta e) BK (Y: dM, strictly
+     * lower), the 64 x 64 factors as hi + lo planes (built once), K^T, Q^T exact and dW^T as
+     * hi + lo per tile: all in sDA .. sX4 (sDA, sY and the staging tiles are free from here on) */
     float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
-    for (int c0 = 0; c0 < K; c0 += TC_C) {
-        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-        tc_gdn_tile(Wn + c0, K, L, sX2);
-        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
-        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
-        __syncthreads();
+    if constexpr (TCB) {
+        __nv_bfloat16 *bKt = reinterpret_cast<__nv_bfloat16 *>(sDA), *bQt = bKt + CT, *bWt = bQt + CT;
+        __nv_bfloat16 *aP = bWt + 2 * CT, *aPt = aP + 2 * CT, *aTt = aPt + 2 * CT, *aY = aTt + 2 * CT;
+        static_assert(12 * TC_C * TC_TP * 2 <= 7 * TC_C * TC_F32P * 4, "the planes fit in sDA .. sX4");
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
+            const float x[4] = {sP[i * P + j], sP[j * P + i], sT[j * P + i], sY[i * P + j] + sY[j * P + i]};
+            __nv_bfloat16 *dst[4] = {aP, aPt, aTt, aY};
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int i = ty + 16 * r;
-            if (i >= L) continue;
-            const float be = sB[i] * sE[i];
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int cc = tx + 16 * c;
-                const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
-                float xq = qh;
-                for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
-                float bk = 0.f;
-                for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
-                float xk = kh;
-                for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
-                xk = fmaf(be, bk, xk);
-                for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
-                for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
-                tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
-                tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
-                gq[r] = fmaf(qi, qh, gq[r]);
-                gq[r] = fmaf(-ki, kh, gq[r]);
-                gq[r] = fmaf(be * ki, bk, gq[r]);
-                gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
-                gk[r] = fmaf(ki, kh, gk[r]);
+            for (int p = 0; p < 4; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
             }
         }
-        __syncthreads(); /* the tiles are rewritten next */
+        __syncthreads();               /* sY read: the K^T, Q^T, dW^T planes take its memory */
+        const int wr = (tid >> 5) & 3; /* this warp's row block: P is zero right of it, P^T, T^T left */
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = c * TC_TP + j;
+                const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                const bool in = j < L;
+                const float x = in ? Wn[j * K + c0 + c] : 0.f;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                bKt[at] = __float2bfloat16_rn(in ? k[src] : 0.f); /* exact: widened from bf16 */
+                bQt[at] = __float2bfloat16_rn(in ? q[src] : 0.f);
+                bWt[at] = hi;
+                bWt[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+            __syncthreads();
+            float xq[4][4], xk[4][4], bk[4][4];
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) xq[m][e] = xk[m][e] = bk[m][e] = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                uint32_t fa[4], fl[4];
+                if (ks <= wr) { /* warp-uniform */
+                    tc_frag_a(fa, aP, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fl, aP + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) {
+                        uint32_t b0, b1;
+                        tc_frag_b(&b0, &b1, bKt, TC_TP, nw + 8 * m, 16 * ks);
+                        tc_mma(xq[m], fa, b0, b1);
+                        tc_mma(xq[m], fl, b0, b1);
+                    }
+                }
+                if (ks >= wr) {
+                    tc_frag_a(fa, aTt, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fl, aTt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) tc_mma3(bk[m], fa, fl, bWt, bWt + CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_frag_a(fa, aPt, TC_TP, mw, 16 * ks);
+                    tc_frag_a(fl, aPt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++) {
+                        uint32_t b0, b1;
+                        tc_frag_b(&b0, &b1, bQt, TC_TP, nw + 8 * m, 16 * ks);
+                        tc_mma(xk[m], fa, b0, b1);
+                        tc_mma(xk[m], fl, b0, b1);
+                    }
+                }
+                tc_frag_a(fa, aY, TC_TP, mw, 16 * ks);
+                tc_frag_a(fl, aY + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bKt, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(xk[m], fa, b0, b1);
+                    tc_mma(xk[m], fl, b0, b1);
+                }
+            }
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int i = mw + gi + 8 * (e >> 1), r = e >> 1;
+                    if (i >= L) continue;
+                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti + (e & 1);
+                    const float qh = dqh[at], kh = dks[at], qi = q[at], ki = k[at], be = sB[i] * sE[i];
+                    const float b = bk[m][e];
+                    tc_gdn_put(dq + at, qh + xq[m][e]);
+                    tc_gdn_put(dk + at, fmaf(be, b, kh + xk[m][e]));
+                    gq[r] = fmaf(qi, qh, gq[r]);
+                    gq[r] = fmaf(-ki, kh, gq[r]);
+                    gq[r] = fmaf(be * ki, b, gq[r]);
+                    gb[r] = fmaf(sE[i] * ki, b, gb[r]);
+                    gk[r] = fmaf(ki, kh, gk[r]);
+                }
+            __syncthreads(); /* the planes are rewritten next */
+        }
+    } else {
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+            tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+            tc_gdn_tile(Wn + c0, K, L, sX2);
+            tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
+            tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
+            __syncthreads();
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                if (i >= L) continue;
+                const float be = sB[i] * sE[i];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    const int cc = tx + 16 * c;
+                    const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
+                    float xq = qh;
+                    for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
+                    float bk = 0.f;
+                    for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
+                    float xk = kh;
+                    for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
+                    xk = fmaf(be, bk, xk);
+                    for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
+                    for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
+                    tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
+                    tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
+                    gq[r] = fmaf(qi, qh, gq[r]);
+                    gq[r] = fmaf(-ki, kh, gq[r]);
+                    gq[r] = fmaf(be * ki, bk, gq[r]);
+                    gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
+                    gk[r] = fmaf(ki, kh, gk[r]);
+                }
+            }
+            __syncthreads(); /* the tiles are rewritten next */
+        }
     }
     if (!dg && !db) return;
     /* per row: the partials in tx order, then the 64 x 64 terms by one thread a row */
     float *rq = sX0, *rb = sX0 + TC_C, *rk2 = sX0 + 2 * TC_C, *rdv = sX0 + 3 * TC_C, *dG = sX0 + 4 * TC_C;
-    tc_gdn_rowsum(gq, sR, rq);
-    tc_gdn_rowsum(gb, sR, rb);
-    tc_gdn_rowsum(gk, sR, rk2);
-    tc_gdn_rowsum(dbv, sR, rdv);
+    if constexpr (TCB) {
+        tc_gdn_rowsum_mma(gq, sR, rq);
+        tc_gdn_rowsum_mma(gb, sR, rb);
+        tc_gdn_rowsum_mma(gk, sR, rk2);
+        tc_gdn_rowsum_mma(dbv, sR, rdv);
+    } else {
+        tc_gdn_rowsum(gq, sR, rq);
+        tc_gdn_rowsum(gb, sR, rb);
+        tc_gdn_rowsum(gk, sR, rk2);
+        tc_gdn_rowsum(dbv, sR, rdv);
+    }
     if (tid < TC_C) {
         const int i = tid;
         float x = rq[i], y = rdv[i] + rb[i];

@@ -571,10 +571,10 @@ static int tc_gdn_bwy_launch(const tc_call &c, const float *const x[6], const tc
     const unsigned sm = tc_gdn_bwy_f32_smem();
     GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_f32<TO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
     tc_gdn_bwy_f32<TO><<<dim3((unsigned)c.NT, (unsigned)(c.B * c.H)), 256, sm, c.stream>>>(
-        x[0], x[1], x[2], x[3], c.g, x[4], (const float *)(ws + l.f.u), (const float *)(ws + l.du),
-        (const float *)(ws + l.f.w), (const float *)(ws + l.dqh), (const float *)(ws + l.dks),
-        (const float *)(ws + l.hdh), (TO *)out->dq, (TO *)out->dk, (TO *)out->dv, out->dg, out->db, c.T, c.H, c.K, c.V,
-        c.NT, c.scale);
+        x[0], x[1], x[2], x[3], c.g, x[4], (const TO *)(ws + l.f.u), (const TO *)(ws + l.f.u_lo),
+        (const float *)(ws + l.du), (const float *)(ws + l.f.w), (const float *)(ws + l.dqh),
+        (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (TO *)out->dq, (TO *)out->dk, (TO *)out->dv, out->dg,
+        out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }
@@ -601,11 +601,27 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
             x[i] = (const float *)(ws + at[i]);
         }
     }
+    /* passes 1, 2: the forward's prep and state kernels in the inputs' dtype (bf16: W, H and u
+     * leave as bf16 hi + lo planes, which passes 4-6 read) */
+    typedef __nv_bfloat16 bf;
     float *W = (float *)(ws + l.f.w), *U0 = (float *)(ws + l.f.u0), *hs = (float *)(ws + l.f.hs);
     float *u = (float *)(ws + l.f.u), *dh = (float *)(ws + l.dh), *du = (float *)(ws + l.du);
+    bf *Wb = (bf *)W, *hsb = (bf *)hs, *ub = (bf *)(ws + l.f.u), *ulb = (bf *)(ws + l.f.u_lo);
     const dim3 grid_c((unsigned)c.NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
-    if (c.NT > 0) {
-        const unsigned sp = tc_gdn_prep_f32_smem(K), ss = tc_gdn_state_f32_smem(K), sd = tc_gdn_bdu_f32_smem();
+    if (c.NT > 0 && bf16) {
+        const unsigned sp = tc_gdn_prep_bf16_smem(K), ss = tc_gdn_state_bf16_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_prep_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+        tc_gdn_prep_bf16<K><<<grid_c, 128, sp, c.stream>>>((const bf *)c.k, (const bf *)c.v, (const bf *)c.beta, c.g,
+                                                           Wb, U0, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "1 prep W U0");
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_bf16<K><<<grid_s, 2 * K, ss, c.stream>>>((const bf *)c.k, c.g, c.S0, Wb, U0, hsb, ub, ulb, nullptr,
+                                                              c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "2 scan H");
+    } else if (c.NT > 0) {
+        const unsigned sp = tc_gdn_prep_f32_smem(K), ss = tc_gdn_state_f32_smem(K);
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_prep_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
         tc_gdn_prep_f32<K><<<grid_c, 256, sp, c.stream>>>(x[1], x[2], x[3], c.g, W, U0, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
@@ -614,15 +630,32 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
         tc_gdn_state_f32<K><<<grid_s, 256, ss, c.stream>>>(x[1], c.g, c.S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "2 scan H");
+    }
+    if (c.NT > 0 && bf16) {
+        const unsigned sd = tc_gdn_bdu_bf16_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdu_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
+        tc_gdn_bdu_bf16<K><<<grid_c, 128, sd, c.stream>>>((const bf *)c.q, (const bf *)c.k, c.g, (const bf *)dO, du,
+                                                          c.T, c.H, c.V, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "3 du local");
+    } else if (c.NT > 0) {
+        const unsigned sd = tc_gdn_bdu_f32_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdu_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
         tc_gdn_bdu_f32<<<grid_c, 256, sd, c.stream>>>(x[0], x[1], c.g, x[4], du, c.T, c.H, K, c.V, c.scale);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "3 du local");
     }
     const unsigned sb = tc_gdn_bscan_f32_smem(K);
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
-    tc_gdn_bscan_f32<K>
-        <<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H, c.V, c.NT, c.scale);
+    if (bf16) {
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_bscan_f32<K, bf>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+        tc_gdn_bscan_f32<K, bf><<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, Wb, dh, du, out->dS0, c.T,
+                                                               c.H, c.V, c.NT, c.scale);
+    } else {
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+        tc_gdn_bscan_f32<K><<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H,
+                                                           c.V, c.NT, c.scale);
+    }
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "4 scan dH");
     if (c.NT == 0) return 0;
@@ -631,8 +664,8 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     if (bf16) {
         const unsigned sh = tc_gdn_bdh_bf16_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
-        tc_gdn_bdh_bf16<<<grid_h, 128, sh, c.stream>>>(c.g, (const __nv_bfloat16 *)dO, hs, dh, u, du, W, dqh, dks, hdh,
-                                                       c.T, c.H, K, c.V, c.NT, c.scale);
+        tc_gdn_bdh_bf16<<<grid_h, 128, sh, c.stream>>>(c.g, (const bf *)dO, hsb, dh, ub, ulb, du, W, dqh, dks, hdh, c.T,
+                                                       c.H, K, c.V, c.NT, c.scale);
     } else {
         const unsigned sh = tc_gdn_bdh_f32_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));

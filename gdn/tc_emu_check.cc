@@ -754,36 +754,54 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
     float *W = (float *)(ws + l.f.w), *U0 = (float *)(ws + l.f.u0), *hs = (float *)(ws + l.f.hs);
     float *u = (float *)(ws + l.f.u), *dh = (float *)(ws + l.dh), *du = (float *)(ws + l.du);
     float *dqh = (float *)(ws + l.dqh), *dks = (float *)(ws + l.dks), *hdh = (float *)(ws + l.hdh);
+    typedef __nv_bfloat16 bf;
+    bf *Wb = (bf *)W, *hsb = (bf *)hs, *ub = (bf *)(ws + l.f.u), *ulb = (bf *)(ws + l.f.u_lo);
     const dim3 grid_c((unsigned)NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
-    if (NT > 0) {
+    if (NT > 0 && c.bf16) {
+        tc_emu_launch(grid_c, dim3(128), tc_gdn_prep_bf16_smem(K), [&] {
+            tc_gdn_prep_bf16<K>((const bf *)k, (const bf *)v, (const bf *)beta, g, Wb, U0, c.T, c.H, c.V, NT);
+        });
+        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K), [&] {
+            tc_gdn_state_bf16<K>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
+        });
+    } else if (NT > 0) {
         tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K),
                       [&] { tc_gdn_prep_f32<K>(fk, fv, fb, g, W, U0, c.T, c.H, c.V, NT); });
         tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K),
                       [&] { tc_gdn_state_f32<K>(fk, g, S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, NT); });
+    }
+    if (NT > 0 && c.bf16)
+        tc_emu_launch(grid_c, dim3(128), tc_gdn_bdu_bf16_smem(K), [&] {
+            tc_gdn_bdu_bf16<K>((const bf *)q, (const bf *)k, g, (const bf *)dO, du, c.T, c.H, c.V, scale);
+        });
+    else if (NT > 0)
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bdu_f32_smem(),
                       [&] { tc_gdn_bdu_f32(fq, fk, g, fo, du, c.T, c.H, K, c.V, scale); });
-    }
-    tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
-                  [&] { tc_gdn_bscan_f32<K>(fq, fk, g, fo, dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
+    if (c.bf16)
+        tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
+                      [&] { tc_gdn_bscan_f32<K, bf>(fq, fk, g, fo, dST, Wb, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
+    else
+        tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
+                      [&] { tc_gdn_bscan_f32<K>(fq, fk, g, fo, dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
     if (NT == 0) return;
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     if (c.bf16)
         tc_emu_launch(grid_h, dim3(128), tc_gdn_bdh_bf16_smem(), [&] {
-            tc_gdn_bdh_bf16(g, (const __nv_bfloat16 *)dO, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale);
+            tc_gdn_bdh_bf16(g, (const bf *)dO, hsb, dh, ub, ulb, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale);
         });
     else
         tc_emu_launch(grid_h, dim3(256), tc_gdn_bdh_f32_smem(),
                       [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
     if (c.bf16)
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<__nv_bfloat16>(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
+            tc_gdn_bwy_f32<__nv_bfloat16>(fq, fk, fv, fb, g, fo, ub, ulb, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
                                           (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv, dg, db, c.T, c.H, K, c.V, NT,
                                           scale);
         });
     else
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<float>(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (float *)dq, (float *)dk, (float *)dv,
-                                  dg, db, c.T, c.H, K, c.V, NT, scale);
+            tc_gdn_bwy_f32<float>(fq, fk, fv, fb, g, fo, u, nullptr, du, W, dqh, dks, hdh, (float *)dq, (float *)dk,
+                                  (float *)dv, dg, db, c.T, c.H, K, c.V, NT, scale);
         });
 }
 
