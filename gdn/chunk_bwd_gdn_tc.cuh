@@ -7,8 +7,8 @@
  * 4-6; pass 4 and the rest of 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
  * q, k, v, beta, dO (widened in the workspace). The gradients dq, dk, dv leave in the inputs'
  * dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the
- * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). Only emulated and compiled
- * (nvcc, sm_90a), never yet run on a GPU. Pass 4 and pass 6's Y, dTm are not yet on tensor cores: each is a
+ * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). First run on a GPU (an H100,
+ * 2026-12-05): test_gdn_tc passes; see gdn/README.md. Pass 4 and pass 6's Y, dTm are not yet on tensor cores: each is a
  * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure they
  * will keep there.
  *
