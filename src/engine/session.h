@@ -162,10 +162,10 @@ struct kg_session {
     struct kg_worker zyg; /* this session's own fork server, when it started one */
     struct kg_fault fault[KG_MAX_FAULTS];
     int nfault;
-    /* passing judgements of runs that came with digests (kg_exec_judged), the next slot to
-     * reuse when full, and how many later runs took one instead of their outputs */
+    /* passing judgements of runs that came with digests (kg_exec_judged), and the next slot to
+     * reuse when full (freshness's JSON counts the runs that took one) */
     struct kg_judged judged[KG_JUDGED_MAX];
-    int njudged, judged_next, judged_hits;
+    int njudged, judged_next;
     /* each output's last garbage prefill (kg_exec), kept: the same bytes for the same case,
      * where drawing them again costs a normal draw per element per run */
     struct kg_garbage {
