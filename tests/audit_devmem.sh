@@ -3,6 +3,7 @@
 # more check of the size seen there, testable without a GPU (KGATE_FAKE_DEVMEM: each device's
 # free and total MiB, as NVML would say them; the CPU pairs ignore the devices):
 #   - a device with room: all 4 checks at once, no wait (and the log's progress lines: rate, ETA);
+#   - a pair too large for the device with the standard test beside its gates runs it after them;
 #   - a device almost full (what one check holds leaves 1 GiB of 80): one check at a time, and
 #     the summary says the checks waited;
 #   - --gpus 2 with one device full: the checks go to the one with room, the full one still
@@ -35,6 +36,27 @@ check test "$(grep -c "waited for device memory" "$t/a.err")" -eq 0
 # a log's progress lines (stderr is not a terminal): count, rate and ETA per finished pair
 check grep -q '^\[1/4\] [0-9]*/h, ETA [0-9]*:[0-9][0-9]  ' "$t/a.err"
 check grep -q '^\[4/4\] [0-9]*/h, ETA 0:00  ' "$t/a.err"
+
+# every check's standard test ran beside its gates
+beside() { # STORE: each record's baseline.beside, in one line
+    "$py" -c 'import json, sys
+print(" ".join(str(json.loads(l)["baseline"]["beside"]) for l in open(sys.argv[1])))' "$1"
+}
+check test "$(beside "$t/a.jsonl")" = "True True True True"
+
+# a pair whose expected device memory with the standard test beside the gates is more than the
+# device holds (here each, at a fixed 10^6 device bytes per tensor byte; estimates on: more pairs
+# than check slots) runs it after them, and says so; the verdicts are the same
+echo "0 79000 80000" > "$t/mem"
+KGATE_DEV_PER_BYTE=1e6 KGATE_AUDIT_TRACE=1 CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/s.jsonl" --jobs 2 \
+    --compile-jobs 1 --python "$py" "$@" 2> "$t/s.err"
+check test $? -eq 0
+check test "$(beside "$t/s.jsonl")" = "False False False False"
+check test "$(grep -c "start .*; the standard test after the gates)" "$t/s.err")" -eq 4
+check grep -q "kgate audit: 4 checks ran the standard test after the gates, not beside them" "$t/s.err"
+verdicts() { "$py" -c 'import json, sys
+print(sorted((json.loads(l)["id"], json.loads(l)["verdict"], json.loads(l)["baseline"]["kernelbench"]) for l in open(sys.argv[1])))' "$1"; }
+check test "$(verdicts "$t/s.jsonl")" = "$(verdicts "$t/a.jsonl")"
 
 echo "0 1024 80000" > "$t/mem"
 CUDA_VISIBLE_DEVICES=0 "$KGATE" audit --store "$t/b.jsonl" --jobs 4 --compile-jobs 0 --python "$py" "$@" 2> "$t/b.err"

@@ -75,7 +75,8 @@ KGATE_TEST_KILL_ONCE=$t/killed "$KGATE" audit --store "$t/k.jsonl" --jobs 2 --co
 cat "$t/kerr"
 check test -e "$t/killed"
 check grep -q "fine.py: its check was killed (SIGKILL" "$t/kerr"
-check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/k.jsonl"
+# ... and its standard test ran after the gates that time, not beside them
+check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1 and r["baseline"]["beside"] is False))' "$t/k.jsonl"
 # the host's OOM killer takes a worker: candidate NAME raises the count, then kills itself, once
 oomkilled() {
     cat > "$t/$1.py" <<PY

@@ -71,10 +71,11 @@ struct job {
     uint64_t need;                            /* a check: the host memory it is expected to reserve */
     double dev_need;                          /* ... the device memory it is expected to hold, -1 unknown */
     const char *gpu;                          /* that GPU's CUDA_VISIBLE_DEVICES name, or NULL */
+    bool standard_after;                      /* a check: its standard test after its gates (see standard_after) */
 };
 
 static pid_t spawn(const char *exe, const struct audit_opts *o, const struct audit_row *r, const char *out,
-                   enum job_kind kind, const char *gpu)
+                   enum job_kind kind, const char *gpu, bool standard_after)
 {
     pid_t pid = fork();
     if (pid) return pid;
@@ -96,6 +97,7 @@ static pid_t spawn(const char *exe, const struct audit_opts *o, const struct aud
         if (fd >= 0) dup2(fd, 2);
     }
     if (gpu) setenv("CUDA_VISIBLE_DEVICES", gpu, 1);
+    if (standard_after) setenv("KGATE_STANDARD_BESIDE", "0", 1);
     char seed[32], tol[32], timeout[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
     snprintf(tol, sizeof tol, "%g", o->tol_k > 0 ? o->tol_k : 2.0);
@@ -283,6 +285,7 @@ struct audit_run {
     char check_peak_id[128];
     double learned[9];  /* what the ledger learned for learned_kinds (read before it goes) */
     int mem_waits;      /* check starts that waited for room (counted once per wait) */
+    int standard_after; /* checks started with their standard test after the gates (standard_after) */
     int host_waits;     /* ... of them, for the host's memory */
     bool mem_held;      /* the last pass held a start back */
     int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
@@ -449,7 +452,10 @@ static int dev_names(struct audit_run *a, struct kg_err *e)
     uint64_t fr, tot;
     a->ndev = 0;
     for (int g = 0; g < n; g++)
-        if (kg_devmem(a->dev[g], &fr, &tot) == 0) a->ndev = n; /* one readable device: all are tracked */
+        if (kg_devmem(a->dev[g], &fr, &tot) == 0) {
+            a->ndev = n; /* one readable device: all are tracked */
+            a->dev_total[g] = tot;
+        }
     return 0;
 }
 
@@ -475,16 +481,46 @@ static int dev_running(const struct audit_run *a, int g)
  * below, DEV_BASE's error would be the ratio */
 #define DEV_LEARN_MIN ((double)(1u << 30))
 
+/* Of that, the standard test's: KernelBench's inputs and the two outputs of a trial, on the
+ * device while the gates run */
+#define DEV_STANDARD_PER_BYTE 2.0
+
+/* The largest device's total memory (0 when none is known). */
+static double dev_largest(const struct audit_run *a)
+{
+    double most = 0;
+    for (int g = 0; g < a->ndev && g < 64; g++)
+        if ((double)a->dev_total[g] > most) most = (double)a->dev_total[g];
+    return most;
+}
+
+/* Whether the check of pair i runs the standard test after its gates, not beside them
+ * (KGATE_STANDARD_BESIDE=0 in its environment): when it met a full device or host once (the
+ * trials' inputs and outputs beside the gates' were what did not fit: on an H100's 80 GB,
+ * KernelBench's 4.3 GB max pool did not), or when its expected device memory, need, with
+ * them is more than the largest device holds. It then holds DEV_STANDARD_PER_BYTE less per
+ * byte, and waits the trials' time at its end. */
+static bool standard_after(const struct audit_run *a, int i, double need)
+{
+    const double total = dev_largest(a);
+    return a->retries[i] > 0 || (need >= 0 && total > 0 && need > total);
+}
+
 /* The device memory the check of pair i is expected to hold: DEV_BASE plus DEV_MARGIN times
  * the device bytes per tensor byte learned so far, else DEV_PER_BYTE, per byte of its estimate
- * (KGATE_DEV_PER_BYTE fixes the ratio: for measuring, and tests); -1 without estimates (the
- * audit then admits by the largest share per check seen, check_need). */
-static double dev_need_row(const struct audit_run *a, int i, double mean)
+ * (KGATE_DEV_PER_BYTE fixes the ratio: for measuring, and tests), less the standard test's
+ * share where it runs after the gates (standard_after; *after says so, when not NULL); -1
+ * without estimates (the audit then admits by the largest share per check seen, check_need). */
+static double dev_need_row(const struct audit_run *a, int i, double mean, bool *after)
 {
+    if (after) *after = a->retries[i] > 0;
     if (!a->est_asked || (a->est[i] < 0 && !(mean > 0))) return -1;
     const char *f = getenv("KGATE_DEV_PER_BYTE");
     double r = f && atof(f) > 0 ? atof(f) : a->dev_ratio > 0 ? DEV_MARGIN * a->dev_ratio : DEV_PER_BYTE;
-    return DEV_BASE + r * (a->est[i] >= 0 ? a->est[i] : mean);
+    const double bytes = a->est[i] >= 0 ? a->est[i] : mean, need = DEV_BASE + r * bytes;
+    if (!standard_after(a, i, need)) return need;
+    if (after) *after = true;
+    return r > 2 * DEV_STANDARD_PER_BYTE ? need - DEV_STANDARD_PER_BYTE * bytes : need;
 }
 
 /* The most device bytes per tensor byte that the checks running on device g held together, from
@@ -801,7 +837,8 @@ static int next_check(struct audit_run *a, double *room, double left[64], bool *
         if (*room == -2) *room = ledger_room(a);
         const bool host = *room < 0 || a->running == 0 || (double)check_host_need(a, i, mean) <= *room;
         if (costliest) best_host = host;
-        if ((fit < 0 || c > COST(fit)) && host && device_with_room(a, left, dev_need_row(a, i, mean)) != -2) fit = i;
+        if ((fit < 0 || c > COST(fit)) && host && device_with_room(a, left, dev_need_row(a, i, mean, NULL)) != -2)
+            fit = i;
     }
 #undef COST
     if (best >= 0 && fit != best) {
@@ -836,7 +873,7 @@ static void start_compile(struct audit_run *a, struct job *j)
         snprintf(j->out, sizeof j->out, "%s/%d.est", a->tmpdir, row);
     } else
         a->bs[row] = BUILDING;
-    j->pid = spawn(a->exe, a->o, &a->r.v[a->todo[row]], kind == JOB_ESTIMATE ? j->out : NULL, kind, NULL);
+    j->pid = spawn(a->exe, a->o, &a->r.v[a->todo[row]], kind == JOB_ESTIMATE ? j->out : NULL, kind, NULL, false);
     a->compiling++;
 }
 
@@ -860,7 +897,8 @@ static void start_jobs(struct audit_run *a)
             held = host_held = true;
             continue;
         }
-        const double dev_need = dev_need_row(a, row, mean_cost(a));
+        bool after;
+        const double dev_need = dev_need_row(a, row, mean_cost(a), &after);
         int g = device_with_room(a, left, dev_need);
         if (g == -2) {
             held = true;
@@ -873,6 +911,8 @@ static void start_jobs(struct audit_run *a)
         j->start = kg_now();
         j->need = check_host_need(a, row, mean_cost(a));
         j->dev_need = dev_need;
+        j->standard_after = after;
+        if (after) a->standard_after++;
         if (room >= 0) room -= (double)j->need;
         a->started[row] = true;
         if (a->passed_over == row) a->passed_over = -1;
@@ -881,11 +921,13 @@ static void start_jobs(struct audit_run *a)
         if (j->slot >= 0) a->gpu_running[j->slot]++;
         snprintf(j->out, sizeof j->out, "%s/%d.json", a->tmpdir, j->row);
         if (a->trace) /* KGATE_AUDIT_TRACE: each start, with what it is expected to hold */
-            fprintf(stderr,
-                    "kgate audit: %.1f s: start %s (%.0f MB of tensors%s; expected: host %.2f GiB, device %.2f GiB)\n",
-                    kg_now() - a->t0, a->r.v[a->todo[row]].id, a->est[row] / 1e6, a->est[row] < 0 ? ", not sized" : "",
-                    (double)j->need / 1073741824.0, j->dev_need / 1073741824.0);
-        j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, JOB_CHECK, j->gpu);
+            fprintf(
+                stderr,
+                "kgate audit: %.1f s: start %s (%.0f MB of tensors%s; expected: host %.2f GiB, device %.2f GiB%s)\n",
+                kg_now() - a->t0, a->r.v[a->todo[row]].id, a->est[row] / 1e6, a->est[row] < 0 ? ", not sized" : "",
+                (double)j->need / 1073741824.0, j->dev_need / 1073741824.0,
+                after ? "; the standard test after the gates" : "");
+        j->pid = spawn(a->exe, o, &a->r.v[a->todo[j->row]], j->out, JOB_CHECK, j->gpu, after);
         a->running++;
     }
     if (held && !a->mem_held) a->mem_waits++;
@@ -1137,6 +1179,11 @@ static void summary(const struct audit_run *a)
                     "%d check%s at once at most\n",
                     a->dev[g], a->dev_peak[g] / 1073741824.0, a->dev_total[g] / 1073741824.0,
                     a->dev_per_check[g] / 1073741824.0, a->dev_most[g], a->dev_most[g] == 1 ? "" : "s");
+    if (a->standard_after)
+        fprintf(stderr,
+                "kgate audit: %d check%s ran the standard test after the gates, not beside them, for memory "
+                "(too large for the device beside it, or met a full device or host once)\n",
+                a->standard_after, a->standard_after == 1 ? "" : "s");
     if (a->host_total)
         fprintf(stderr,
                 "kgate audit: host memory: at most %.1f of %.1f GiB in use by the checks, %.1f GiB per check at most, "

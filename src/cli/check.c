@@ -464,7 +464,8 @@ static void run_check(struct kg_session *s, struct check_args *a, struct check_r
 {
     /* KGATE_STANDARD_BESIDE=0: the standard test after the gates, alone (for comparing) */
     const char *beside = getenv("KGATE_STANDARD_BESIDE");
-    if (a->base.asked && !(beside && !strcmp(beside, "0"))) kg_session_baseline_start(s, a->base.tol);
+    a->base.beside = a->base.asked && !(beside && !strcmp(beside, "0"));
+    if (a->base.beside) kg_session_baseline_start(s, a->base.tol);
     for (int i = 0; i < r->ns; i++) kg_session_run_gate(s, r->sel[i], &r->v[i]);
     kg_session_host_done(s, kg_overall(r->v, r->ns) == KG_PASS);
     kg_group_causes(r->v, r->ns);

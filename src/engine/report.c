@@ -98,6 +98,7 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
         json_t *bl = json_object();
         json_object_set_new(bl, b->name, json_string(b->result == 1 ? "pass" : b->result == 0 ? "fail" : "error"));
         json_object_set_new(bl, "detail", json_string(b->why));
+        json_object_set_new(bl, "beside", json_boolean(b->beside));
         json_object_set_new(doc, "baseline", bl);
     }
     return doc;

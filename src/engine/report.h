@@ -14,7 +14,8 @@ struct kg_baseline {
     bool asked;
     const char *name; /* "kernelbench" */
     double tol;
-    int result; /* 1 pass, 0 fail, -1 error */
+    int result;  /* 1 pass, 0 fail, -1 error */
+    bool beside; /* it ran beside the gates (else after them: KGATE_STANDARD_BESIDE=0) */
     char why[1024];
 };
 
