@@ -4,7 +4,8 @@
 # (through a module function too), or a different init input, builds another; a lazy module, or
 # an init input that is a tensor, gets one model per constants; finding a model leaves every
 # generator as it was (the determinism gate's noisy candidates draw from them between runs: on the
-# H200 a reseeded GPU generator made noise_gelu's noise repeat and pass determinism).
+# H200 a reseeded GPU generator made noise_gelu's noise repeat and pass determinism); the oracle's
+# float64 model and its working one come from one init (twin).
 set -u
 t=${TMPDIR:-/tmp}/kgate-mkey-$$
 mkdir -p "$t"
@@ -160,6 +161,19 @@ check(a is b and w.problem.built[0] == 1, "a batch size the model does not read 
 check(model(w, features=17) is not a, "a constant a module function reads builds another")
 check(model(w, hidden=5) is not a, "another init input builds another")
 check(model(w, batch_size=10) is a and w.problem.built[0] == 3, "and the first is found again")
+# the oracle's float64 model: the working one's twin, copied before either was placed, not a
+# second init: the same parameters as a build of its own
+key = tuple(sorted((k, getattr(w.problem, k)) for k in w.originals))
+d = w.build(w.problem.Model, key, torch.float64)
+check(w.problem.built[0] == 3, "the float64 twin costs no init of its own")
+check(d is not a and d.lin.weight.dtype == torch.float64 and a.lin.weight.dtype == torch.float32 and
+      torch.equal(d.lin.weight, a.lin.weight.double()) and torch.equal(d.lin.bias, a.lin.bias.double()),
+      "the twin holds the working model's parameters, widened")
+fresh = worker("helper.py")
+f = fresh.build(fresh.problem.Model, key, torch.float64)  # float64 first: its working twin
+check(torch.equal(f.lin.weight, d.lin.weight) and fresh.problem.built[0] == 1 and
+      fresh.build(fresh.problem.Model, key).lin.weight.dtype == torch.float32 and fresh.problem.built[0] == 1,
+      "built float64 first, the same parameters, and its working twin found")
 w = worker("decorated.py")
 check(model(w) is not model(w, features=17), "a constant read inside a decorated __init__ builds another")
 w = worker("lazy.py")

@@ -29,6 +29,7 @@ with the helpers they use; the state they share is set in Worker.__init__ (servi
 """
 
 import contextlib
+import copy
 import ctypes as C
 import hashlib
 import importlib.util
@@ -505,17 +506,44 @@ class Loading:
             init = self.problem.get_init_inputs()
             torch.manual_seed(KERNEL_SEED)
             m = cls(*init)
-            if isinstance(m, torch.nn.Module):
-                m = m.to(self.device)
-                if dtype is not None:
-                    m = m.to(dtype)
-                m.eval()
-                # a lazy module takes its sizes from its first input: one model per constants
-                if any(isinstance(x, torch.nn.modules.lazy.LazyModuleMixin) for x in m.modules()):
-                    self.names_of[cls] = None
-                    k = (cls.__name__, ("constants", key), dtype)
+            twin = self.twin(cls, m, dtype)
+            m, k = self.placed(cls, m, dtype, k, key)
             self.models[k] = m
+            if twin is not None:
+                t, tk = self.placed(cls, twin[0], twin[1], (k[0], k[1], twin[1]), key)
+                self.models.setdefault(tk, t)
         return self.models[k]
+
+    def twin(self, cls, m, dtype):
+        """The reference's model in the oracle's other precision (float64 for the working one,
+        the working one for float64), as a copy of m made before either is placed: the same
+        parameters as a build of its own, without a second init on the host, which at
+        KernelBench's sizes is most of a new model's cost (a Linear(16384, 8192) draws 134M
+        values on the CPU, seconds); the shapes gate builds both for every init it sweeps.
+        (dtype, copy), or None: another class, the twin is already built, or m cannot be copied."""
+        torch = self.torch
+        if cls is not self.problem.Model or dtype not in (None, torch.float64) or \
+                not isinstance(m, torch.nn.Module):
+            return None
+        other = torch.float64 if dtype is None else None
+        try:
+            return copy.deepcopy(m), other
+        except Exception:  # a module holding what cannot be copied: built on its own when asked
+            return None
+
+    def placed(self, cls, m, dtype, k, key):
+        """m on the device, in dtype, in eval mode; with its key, which for a lazy module (its
+        sizes taken from its first input) is every constant: (model, key)."""
+        torch = self.torch
+        if isinstance(m, torch.nn.Module):
+            m = m.to(self.device)
+            if dtype is not None:
+                m = m.to(dtype)
+            m.eval()
+            if any(isinstance(x, torch.nn.modules.lazy.LazyModuleMixin) for x in m.modules()):
+                self.names_of[cls] = None
+                k = (cls.__name__, ("constants", key), dtype)
+        return m, k
 
     def model_key(self, cls, init, key):
         """What a model of cls depends on among the constants: its init inputs, and the values of
