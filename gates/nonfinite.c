@@ -173,13 +173,21 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     json_t *inj = json_array();
     int64_t positions = 0, oracle_nonfinite = 0;
     bool failed = false;
+    char at[140] = ""; /* where the second seed ran at a smaller batch: the batch */
     for (int seed = 0; seed < 2 && !failed; seed++) {
         struct kg_case k;
         struct kg_err e;
-        if (kg_nominal_case(s, kg_contract_default_dtype(c), (uint64_t)seed, KG_DIST_SPECIAL, &k, &e)) {
+        /* the second seed at the lean batch (kg_lean_case: every row whole, within the case
+         * budget): propagation is a property of each row's arithmetic, and the first seed keeps
+         * the nominal size's code paths; at KernelBench's real sizes each seed at the nominal
+         * was an fp64 oracle of the whole problem (a 4.3 GB average pool: 13.2 s for the two) */
+        const enum kg_dtype dt = kg_contract_default_dtype(c);
+        if (seed ? kg_lean_case(s, dt, (uint64_t)seed, KG_DIST_SPECIAL, &k, &e)
+                 : kg_nominal_case(s, dt, (uint64_t)seed, KG_DIST_SPECIAL, &k, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
             break;
         }
+        if (!k.nominal) kg_lean_words(s, &k, at, sizeof at);
         struct kg_inputs in;
         if (kg_session_inputs(s, &k, &in, &e)) {
             kg_verdict_set(v, KG_ERROR, "%s", e.msg);
@@ -311,8 +319,8 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     if (!failed && v->ncases == 2)
         kg_verdict_set(v, KG_PASS,
                        "NaN, +-Inf, -0, subnormals injected: non-finite outputs match the oracle at all %lld positions "
-                       "(%lld non-finite), 2 seeds",
-                       (long long)positions, (long long)oracle_nonfinite);
+                       "(%lld non-finite), 2 seeds%s%s",
+                       (long long)positions, (long long)oracle_nonfinite, at[0] ? ", the second" : "", at);
     if (!v->extra) v->extra = json_object();
     json_object_set_new(v->extra, "injected", inj);
     json_object_set_new(v->extra, "oracle_nonfinite", json_integer(oracle_nonfinite));

@@ -3,7 +3,7 @@
 # per-case budget runs with its batch halved until it fits (kg_lean_case). With the budget
 # lowered (KGATE_CASE_ELEMS) below KernelBench's softmax (16 x 8192, in and out):
 # - a correct softmax passes both at a smaller batch, and the verdicts say which; accuracy's
-#   seeds 2 and 3 run there too (its first seed stays at the nominal shape);
+#   seeds 2 and 3 run there too (its first seed stays at the nominal shape), and nonfinite's second;
 # - a softmax without the max subtraction still fails precision, with the same cause, there;
 # - a softmax right only at the nominal batch (zeros at any other) is the shapes gate's finding:
 #   both gates run at the nominal shape and pass, and shapes fails;
@@ -56,11 +56,12 @@ PY
 }
 small="KGATE_CASE_ELEMS=32768"
 
-run ok "$kb/candidates/ok_torch_softmax.py" accuracy,precision,reduction-order $small
+run ok "$kb/candidates/ok_torch_softmax.py" accuracy,precision,reduction-order,nonfinite $small
 if grep -q "^  precision *pass.*at batch_size=2 (nominal 16)" "$t/ok.txt" &&
+    grep -q "^  nonfinite *pass.*2 seeds, the second at batch_size=2 (nominal 16)" "$t/ok.txt" &&
     grep -q "^  reduction-order *pass.*at batch_size=2 (nominal 16)" "$t/ok.txt" &&
     grep -q "^  accuracy *pass.*3 seeds, f32; seeds 2-3 at batch_size=2 (nominal 16)" "$t/ok.txt"; then
-    echo "ok: a correct softmax passes both gates at batch_size=2, and accuracy's seeds 2-3 run there"
+    echo "ok: a correct softmax passes both gates at batch_size=2, and accuracy's seeds 2-3 and nonfinite's 2nd run there"
 else
     fail "ok_torch_softmax at a small budget" "$t/ok.txt"
 fi
@@ -74,9 +75,9 @@ else
     fail "no_max_softmax at a small budget (cause $cause)" "$t/nomax.txt"
 fi
 
-run only16 "$t/only16.py" accuracy,shapes,precision,reduction-order $small
+run only16 "$t/only16.py" accuracy,shapes,precision,reduction-order,nonfinite $small
 if grep -q "^  precision *pass" "$t/only16.txt" && grep -q "^  reduction-order *pass" "$t/only16.txt" &&
-    grep -q "^  accuracy *pass.*3 seeds, f32$" "$t/only16.txt" &&
+    grep -q "^  accuracy *pass.*3 seeds, f32$" "$t/only16.txt" && grep -q "^  nonfinite *pass.*2 seeds$" "$t/only16.txt" &&
     ! grep -q "^  [a-z-]* *pass.*at batch_size=" "$t/only16.txt" && grep -q "^  shapes *fail" "$t/only16.txt" &&
     [ "$(batch only16 precision)" = 16 ]; then
     echo "ok: a kernel wrong at other batches: shapes fails; precision and reduction-order pass at the nominal shape"
