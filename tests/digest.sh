@@ -97,7 +97,7 @@ candidate ulp_every_third '        if calls[0] % 3 == 0:
 # outputs to show where all agree, and the differing digests are the proof
 candidate once_only "        if calls[0] == 3 and not os.path.exists('$t/once.done'):
             open('$t/once.done', 'w').close()
-            y[5, 7] = torch.nextafter(y[5, 7], y.new_tensor(float("inf")))"
+            y[5, 7] = torch.nextafter(y[5, 7], y.new_tensor(float('inf')))"
 sed -i 's/^import torch$/import os\nimport torch/' "$t/once_only.py"
 candidate swap_every_other '        if calls[0] % 2 == 0:  # the largest and the smallest (a 0) swapped
             f = y.view(-1)
