@@ -4,7 +4,7 @@
 # element must get exactly the sums of one loop per matrix, bit for bit (the working-precision
 # reference a verdict is calibrated on), and the mode must still replace the op. The loop run in
 # numpy on the host (few outputs: seq_mm_host) and the torch loop must agree to the bit, on a
-# long k, large means, signed zeros, infinities, NaN and subnormals.
+# long k, large means, signed zeros, infinities, NaN and subnormals, and transposed operands.
 set -u
 . "$top_srcdir/tests/torch_python.sh"
 need_torch_python
@@ -50,8 +50,11 @@ print("conv2d of 3 samples: bit for bit the per-sample loops, replaced:", ok)
 fails += not ok
 host = tr.SEQ_HOST_OUTPUTS
 for name, (sa, sb) in {"long k": ((2, 20000), (20000, 3)), "batch": ((4, 3, 300), (4, 300, 5))}.items():
-    for kind in ("normal", "large mean", "specials"):
+    for kind in ("normal", "large mean", "specials", "strided"):
         a, b = torch.randn(sa), torch.randn(sb)
+        if kind == "strided":  # x @ W.T: both operands transposed views, as a Linear passes them
+            a = torch.randn(sa[:-2] + (sa[-1], sa[-2])).transpose(-1, -2)
+            b = torch.randn(sb[:-2] + (sb[-1], sb[-2])).transpose(-1, -2)
         if kind == "large mean":
             a += 1e3
         if kind == "specials":

@@ -874,8 +874,16 @@ def seq_mm(torch, np, a, b):
     acc = torch.zeros(a.shape[:-1] + (N,), dtype=a.dtype, device=a.device)
     if np is not None and K and acc.numel() <= SEQ_HOST_OUTPUTS:
         return seq_mm_host(torch, np, a, b, acc)
+    # each product into one buffer, then added: the same two roundings as acc += a * b, without
+    # a new M x N temporary per k (on the CPU each was fresh pages), and from a's columns and b's
+    # rows made contiguous once (a Linear's x @ W.T reads W's rows as b's columns, one cache line
+    # an element): a 64 x 4096 x 4096 product on the CPU took 17.9 s, and 0.5 s this way, bit
+    # for bit the same
+    tmp = torch.empty_like(acc)
+    at, bc = a.transpose(-1, -2).contiguous(), b.contiguous()
     for k in range(K):
-        acc += a[..., :, k, None] * b[..., None, k, :]
+        torch.mul(at[..., k, :, None], bc[..., None, k, :], out=tmp)
+        acc.add_(tmp)
     return acc
 
 
