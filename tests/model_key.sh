@@ -161,19 +161,24 @@ check(a is b and w.problem.built[0] == 1, "a batch size the model does not read 
 check(model(w, features=17) is not a, "a constant a module function reads builds another")
 check(model(w, hidden=5) is not a, "another init input builds another")
 check(model(w, batch_size=10) is a and w.problem.built[0] == 3, "and the first is found again")
-# the oracle's float64 model: the working one's twin, copied before either was placed, not a
-# second init: the same parameters as a build of its own
-key = tuple(sorted((k, getattr(w.problem, k)) for k in w.originals))
-d = w.build(w.problem.Model, key, torch.float64)
-check(w.problem.built[0] == 3, "the float64 twin costs no init of its own")
-check(d is not a and d.lin.weight.dtype == torch.float64 and a.lin.weight.dtype == torch.float32 and
-      torch.equal(d.lin.weight, a.lin.weight.double()) and torch.equal(d.lin.bias, a.lin.bias.double()),
-      "the twin holds the working model's parameters, widened")
+# the oracle's two precisions (twin=True): one init, the other a copy made before either was
+# placed: the same parameters as a build of its own
+o = worker("helper.py")
+key = tuple(sorted((k, getattr(o.problem, k)) for k in o.originals))
+a32 = o.build(o.problem.Model, key, None, twin=True)
+d = o.build(o.problem.Model, key, torch.float64, twin=True)
+check(o.problem.built[0] == 1, "the float64 twin costs no init of its own")
+plain = worker("helper.py")
+p64 = plain.build(plain.problem.Model, key, torch.float64)  # a build of its own
+check(d is not a32 and d.lin.weight.dtype == torch.float64 and a32.lin.weight.dtype == torch.float32 and
+      torch.equal(d.lin.weight, p64.lin.weight) and torch.equal(d.lin.bias, p64.lin.bias) and
+      torch.equal(d.lin.weight, a32.lin.weight.double()), "the twin holds the parameters of a build of its own")
 fresh = worker("helper.py")
-f = fresh.build(fresh.problem.Model, key, torch.float64)  # float64 first: its working twin
-check(torch.equal(f.lin.weight, d.lin.weight) and fresh.problem.built[0] == 1 and
-      fresh.build(fresh.problem.Model, key).lin.weight.dtype == torch.float32 and fresh.problem.built[0] == 1,
-      "built float64 first, the same parameters, and its working twin found")
+f = fresh.build(fresh.problem.Model, key, torch.float64, twin=True)  # float64 first
+check(fresh.problem.built[0] == 1 and fresh.build(fresh.problem.Model, key, None, twin=True) is not f and
+      fresh.problem.built[0] == 1, "built float64 first, its working twin is found")
+check(plain.build(plain.problem.Model, key) is not p64 and plain.problem.built[0] == 2,
+      "without twin (describe's builds), no copy is made and each precision is built")
 w = worker("decorated.py")
 check(model(w) is not model(w, features=17), "a constant read inside a decorated __init__ builds another")
 w = worker("lazy.py")

@@ -488,9 +488,10 @@ class Loading:
             applied[name] = int(values[i])
         return tuple(sorted(applied.items()))
 
-    def build(self, cls, key, dtype=None):
+    def build(self, cls, key, dtype=None, twin=False):
         """The model for the current constants, seeded as KernelBench seeds it. Cases whose
-        constants differ only where the model does not look share one (model_key)."""
+        constants differ only where the model does not look share one (model_key). twin: the
+        oracle's, which evaluates both precisions: the other one made from the same init."""
         torch = self.torch
         # a model found must leave every generator as it was: a candidate's noise on the GPU drew
         # the same values each run when this reseeded the device's too (the determinism gate
@@ -506,7 +507,7 @@ class Loading:
             init = self.problem.get_init_inputs()
             torch.manual_seed(KERNEL_SEED)
             m = cls(*init)
-            twin = self.twin(cls, m, dtype)
+            twin = self.twin(cls, m, dtype) if twin else None
             m, k = self.placed(cls, m, dtype, k, key)
             self.models[k] = m
             if twin is not None:
@@ -1074,7 +1075,7 @@ class OracleModes:
             own = self.dt(t.dtype)
             want = torch.float64 if exact and own.is_floating_point else own
             args.append(self.tensor_from_shm(shm, t, want))
-        model = self.build(self.problem.Model, key, torch.float64 if exact else None)
+        model = self.build(self.problem.Model, key, torch.float64 if exact else None, twin=True)
         tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
         if o.working in (1, 4):  # the working-precision reference: strict fp32, no TF32 shortcuts
             torch.backends.cuda.matmul.allow_tf32 = False
