@@ -1,15 +1,17 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1, 2, 3, 5 and pass 6's products over K and V on tensor cores
- * (mma.sync m16n8k16, fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they
- * are): 1 and 2 are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo
- * planes (~16 significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes
- * 4-6; pass 4 and the rest of 6 still run the exact-fp32 CUDA-core loops on fp32 copies of
- * q, k, v, beta, dO (widened in the workspace). The gradients dq, dk, dv leave in the inputs'
- * dtype, dg, db, dS0 in fp32. Launched by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the
- * host through gdn/tc_emu.h with TC_HOST_EMU (gdn/tc_emu_check.cc). First run on a GPU (an H100,
- * 2026-12-05): test_gdn_tc passes; see gdn/README.md. Pass 4 and pass 6's Y, dTm are not yet on tensor cores: each is a
- * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure they
+ * inputs: passes 1-5 and pass 6's products over K and V on tensor cores (mma.sync m16n8k16,
+ * fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they are): 1 and 2 are the
+ * bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo planes (~16 significant
+ * bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; the rest of pass 6
+ * still runs the exact-fp32 CUDA-core loops on fp32 copies of q, k, v, beta, dO (widened in the
+ * workspace). The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
+ * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
+ * TC_HOST_EMU (gdn/tc_emu_check.cc). First run on a GPU (an H100, 2026-12-05): test_gdn_tc
+ * passes; see gdn/README.md. That run predates pass 4 on tensor cores for bf16
+ * (tc_gdn_bscan_bf16<K>, issue 16): the new pass 4 has ONLY BEEN EMULATED (tc_emu_check), never
+ * run on a GPU; it compiles for sm_90a. Pass 6's Y, dTm are not yet on tensor cores: each is a
+ * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure it
  * will keep there.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
@@ -41,8 +43,9 @@
  *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16 (as the bf16 forward runs them);
  *   3. tc_gdn_bdu_f32 (bf16: tc_gdn_bdu_bf16<K>, tensor cores), all chunks in parallel: du's
  *      local term into du;
- *   4. tc_gdn_bscan_f32, one CTA per (64-column V tile, b, h) walking the chunks backwards with
- *      the K x 64 tile of dH in registers: H' of every chunk into dh, du += the state term, dS0;
+ *   4. tc_gdn_bscan_f32 (bf16: tc_gdn_bscan_bf16<K>, tensor cores, dH in mma accumulators), one
+ *      CTA per (64-column V tile, b, h) walking the chunks backwards with the K x 64 tile of dH
+ *      in registers: H' of every chunk into dh, du += the state term, dS0;
  *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
@@ -293,13 +296,12 @@ __host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K)
  * from dST (or 0), for n = NT-1 .. 0: H' (the state gradient leaving chunk n) into dh
  * [BH][NT][K][V]; du_j += exp(G_{L-1} - G_j) H'^T k_j (du holds pass 3's local term; one thread
  * reads and writes each element); dH = gamma H' + scale sum_i e_i q_i dO_i^T - sum_i W_i du_i^T,
- * each sum over i < L in increasing i. Finally dS0 = dH (when given). W as the forward left it:
- * fp32 [BH][NT][64][K] (TW float) or bf16 hi + lo planes [BH][NT][2][64][K] (TW bf16), summed
- * into fp32 as loaded. */
-template <int K, class TW = float>
+ * each sum over i < L in increasing i. Finally dS0 = dH (when given). W as the fp32 forward left
+ * it: [BH][NT][64][K]. The fp32 path's pass 4 (bf16 inputs: tc_gdn_bscan_bf16<K> below). */
+template <int K>
 __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
-    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST, const TW *wsW,
-                     float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
+    tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
+                     const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
 {
     constexpr int LD = K + 1, R = K / 16;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -365,12 +367,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
                 S[r][c] = x;
             }
         __syncthreads(); /* sX becomes W */
-        if constexpr (sizeof(TW) == 2) {
-            const TW *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
-            for (int idx = tid; idx < TC_C * K; idx += 256)
-                sX[(idx / K) * LD + idx % K] = __bfloat162float(W[idx]) + __bfloat162float(W[TC_C * K + idx]);
-        } else {
-            const TW *W = wsW + ((long long)bh * NT + n) * TC_C * K;
+        {
+            const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
             for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
         }
         __syncthreads();
@@ -389,6 +387,168 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
         for (int r = 0; r < R; r++)
 #pragma unroll
             for (int c = 0; c < 4; c++) dS0[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+    }
+}
+
+/* Dynamic shared memory of tc_gdn_bscan_bf16<K>: region A, H'^T hi, lo [64][K+8] then (aliased)
+ * (q scale e)^T hi, lo [K][72]; region X, the decayed keys hi, lo [64][K+8] then W^T hi, lo
+ * [K][72]; -du^T hi, lo and dO^T [64][72]; G and the weights scale e_j [64] fp32. K = 256:
+ * 175,616 B (one CTA an SM, as tc_gdn_state_bf16<256>). */
+__host__ __device__ constexpr int tc_gdn_bscan_bf16_region(int K)
+{
+    return 2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP;
+}
+__host__ __device__ constexpr unsigned tc_gdn_bscan_bf16_smem(int K)
+{
+    return (unsigned)(2 * tc_gdn_bscan_bf16_region(K) * 2 + 3 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+}
+
+/* Pass 4 for bf16 inputs on tensor cores, as tc_gdn_state_bf16 runs the forward scan: grid (V/64,
+ * B*H), 2K threads (K/16 warps); warp w owns dH rows 16w .. 16w+15, the 64 columns of this V
+ * tile, in mma accumulators (acc[m]: columns 8m ..; fp32, carried across the chunks). Per chunk,
+ * n = NT-1 .. 0: H' = acc into dh (fp32) and as hi + lo planes; du = du (pass 3's local term) +
+ * Kd H' with Kd_j = exp(G_{L-1} - G_j) k_j (hi + lo) over the 4 x 8 tiles of 16 x 8 (warp w: row
+ * tile w % 4, a contiguous share of the column tiles, as the forward's U), written back to du
+ * and kept as -du hi + lo; then dH = gamma H' + (q scale e)^T dO + W^T (-du): q scale e as hi +
+ * lo against dO as it is (bf16), W (the forward's planes) against -du as hi + lo (tc_mma3: the
+ * lo lo term left out). Rows j >= L of every operand are zeros. Finally dS0 = dH (when given).
+ * Deterministic: each du element has one writer, each accumulator one fixed order of mma. Only
+ * emulated (gdn/tc_emu.h), never run on a GPU yet. */
+template <int K>
+__global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
+    tc_gdn_bscan_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const float *g, const __nv_bfloat16 *dO,
+                      const float *dST, const __nv_bfloat16 *wsW, float *dh, float *du, float *dS0, int T, int H, int V,
+                      int NT, float scale)
+{
+    constexpr int LD = K + 8, NW = K / 16, NPG = 32 / NW, RG = tc_gdn_bscan_bf16_region(K), CT = TC_C * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    __nv_bfloat16 *sA = reinterpret_cast<__nv_bfloat16 *>(tc_smem); /* H'^T [2][v][kk], then Qs^T [2][kk][j] */
+    __nv_bfloat16 *sX = sA + RG;                                    /* Kd [2][j][kk], then W^T [2][kk][j] */
+    __nv_bfloat16 *sUT = sX + RG;                                   /* -du^T [2][v][j] */
+    __nv_bfloat16 *sOT = sUT + 2 * CT;                              /* dO^T [v][j] */
+    float *sG = reinterpret_cast<float *>(sOT + CT), *sQw = sG + TC_C;
+    const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int r0 = 16 * w + gi;
+    const int mt = w & 3, nt0 = (w >> 2) * NPG; /* this warp's du tiles */
+
+    float acc[8][4];
+#pragma unroll
+    for (int m = 0; m < 8; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1);
+            acc[m][e] = dST ? dST[((long long)bh * K + r) * V + vt * TC_C + c] : 0.f;
+        }
+    for (int it = 0; it < NT; it++) {
+        const int n = NT - 1 - it, t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0;
+        float *dst = dh + (((long long)bh * NT + n) * K) * V + vt * TC_C;
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1), at = c * LD + r;
+                dst[(long long)r * V + c] = acc[m][e];
+                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
+                sA[at] = hi;
+                sA[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+            }
+        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: H' staged */
+        const float glast = sG[L - 1];
+        if (tid < TC_C) sQw[tid] = tid < L ? scale * expf(sG[tid]) : 0.f;
+        for (int idx = tid; idx < TC_C * (K / 8); idx += (int)blockDim.x) {
+            const int j = idx / (K / 8), grp = idx % (K / 8);
+            uint4 raw = make_uint4(0, 0, 0, 0);
+            if (j < L) raw = *reinterpret_cast<const uint4 *>(k + ((row0 + j) * H + h) * K + grp * 8);
+            const float wj = j < L ? expf(glast - sG[j]) : 0.f;
+            const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+#pragma unroll
+            for (int c = 0; c < 8; c++) {
+                const float x = __bfloat162float(e[c]) * wj;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                sX[j * LD + grp * 8 + c] = hi;
+                sX[TC_C * LD + j * LD + grp * 8 + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            }
+        }
+        if (tid < 128) tc_copy_transposed(tid, 128, dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sOT);
+        __syncthreads(); /* the du product reads the decayed keys every thread stored */
+        /* du = local term + Kd H' for this warp's tiles */
+        float x[NPG][4];
+#pragma unroll
+        for (int mm = 0; mm < NPG; mm++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
+        for (int ks = 0; ks < K / 16; ks++) {
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
+            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
+#pragma unroll
+            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sA, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+        }
+#pragma unroll
+        for (int mm = 0; mm < NPG; mm++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int j = 16 * mt + gi + 8 * half, c = 8 * (nt0 + mm) + 2 * ti;
+                float y0 = 0.f, y1 = 0.f;
+                if (j < L) {
+                    float2 *p = reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + vt * TC_C + c);
+                    const float2 d0 = *p;
+                    y0 = d0.x + x[mm][2 * half], y1 = d0.y + x[mm][2 * half + 1];
+                    *p = make_float2(y0, y1);
+                }
+                uint32_t hi, lo;
+                tc_split(-y0, -y1, &hi, &lo);
+                const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
+                const __nv_bfloat16 *pl = reinterpret_cast<const __nv_bfloat16 *>(&lo);
+                sUT[c * TC_TP + j] = ph[0], sUT[(c + 1) * TC_TP + j] = ph[1];
+                sUT[CT + c * TC_TP + j] = pl[0], sUT[CT + (c + 1) * TC_TP + j] = pl[1];
+            }
+        __syncthreads(); /* H'^T and the decayed keys read by every warp: their memory becomes Qs^T, W^T */
+        tc_load_kt_decayed(q + (row0 * H + h) * K, (long long)H * K, L, K, sQw, nullptr, 0, 0, sA, sA + K * TC_TP);
+        {
+            const __nv_bfloat16 *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
+            const int grp = tid / 128, ngrp = (int)blockDim.x / 128; /* K/64 groups of 128 threads */
+            for (int blk = grp; blk < 2 * (K / TC_C); blk += ngrp) {
+                const int pl = blk / (K / TC_C), kb = blk % (K / TC_C);
+                tc_copy_transposed(tid % 128, 128, W + (long long)pl * TC_C * K + kb * TC_C, K, L,
+                                   sX + pl * K * TC_TP + kb * TC_C * TC_TP);
+            }
+        }
+        __syncthreads(); /* the update reads the Qs^T and W^T planes every thread stored */
+        const float gamma = expf(glast);
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[m][e] *= gamma;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            uint32_t a[4], al[4];
+            tc_frag_a(a, sA, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sA + K * TC_TP, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, sOT, TC_TP, 8 * m, 16 * s);
+                tc_mma(acc[m], a, b0, b1);
+                tc_mma(acc[m], al, b0, b1);
+            }
+            tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
+#pragma unroll
+            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + CT, TC_TP, 8 * m, 16 * s);
+        }
+        __syncthreads(); /* every region is rewritten by the next chunk */
+    }
+    if (dS0) {
+#pragma unroll
+        for (int m = 0; m < 8; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1);
+                dS0[((long long)bh * K + r) * V + vt * TC_C + c] = acc[m][e];
+            }
     }
 }
 

@@ -647,10 +647,10 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     }
     const unsigned sb = tc_gdn_bscan_f32_smem(K);
     if (bf16) {
-        GDN_CUDA_TRY(
-            cudaFuncSetAttribute(tc_gdn_bscan_f32<K, bf>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
-        tc_gdn_bscan_f32<K, bf><<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, Wb, dh, du, out->dS0, c.T,
-                                                               c.H, c.V, c.NT, c.scale);
+        const unsigned sbb = tc_gdn_bscan_bf16_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sbb));
+        tc_gdn_bscan_bf16<K><<<grid_s, 2 * K, sbb, c.stream>>>((const bf *)c.q, (const bf *)c.k, c.g, (const bf *)dO,
+                                                               dST, Wb, dh, du, out->dS0, c.T, c.H, c.V, c.NT, c.scale);
     } else {
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
         tc_gdn_bscan_f32<K><<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H,

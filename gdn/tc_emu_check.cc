@@ -778,8 +778,10 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bdu_f32_smem(),
                       [&] { tc_gdn_bdu_f32(fq, fk, g, fo, du, c.T, c.H, K, c.V, scale); });
     if (c.bf16)
-        tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
-                      [&] { tc_gdn_bscan_f32<K, bf>(fq, fk, g, fo, dST, Wb, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
+        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_bscan_bf16_smem(K), [&] {
+            tc_gdn_bscan_bf16<K>((const bf *)q, (const bf *)k, g, (const bf *)dO, dST, Wb, dh, du, dS0, c.T, c.H, c.V,
+                                 NT, scale);
+        });
     else
         tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K),
                       [&] { tc_gdn_bscan_f32<K>(fq, fk, g, fo, dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });

@@ -11,7 +11,8 @@
 # __syncthreads and two state rows' decays swapped, for GDN an off-by-one forward substitution and another
 # missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
 # backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped,
-# for GDN's backward dv without T's diagonal and a missing __syncthreads in its reverse scan -- each of which
+# for GDN's backward dv without T's diagonal and a missing __syncthreads in its reverse scan, and in its bf16
+# tensor-core reverse scan a missing __syncthreads and the decayed keys one step off -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -134,6 +135,12 @@ plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, sX + K \* TC_TP
 plant gdn_bwd_dv chunk_bwd_gdn_tc.cuh 's/for (int i = j; i < L; i++) s = fmaf(sT\[i \* P + j\], sX2\[i \* P + vv\], s);/for (int i = j + 1; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);/'
 # GDN's reverse scan: q scale e overwrites the decayed keys while other threads still form du with them
 plant gdn_bwd_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* sX becomes q scale e \*\//d'
+# GDN's bf16 reverse scan (tensor cores): the update multiplies the (q scale e)^T and W^T planes before every thread has stored them
+plant gdn_bscan_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* the update reads the Qs^T and W^T planes every thread stored \*\//d'
+# GDN's bf16 reverse scan: the decayed keys' weights exp(G_{L-1} - G_j) one step off (gamma one
+# step off went unnoticed: over a full chunk gamma ~ e^-22 multiplies H', and the quick cases' last
+# short chunk has dST = 0 or L = 1)
+plant gdn_bscan_decay chunk_bwd_gdn_tc.cuh 's/const float wj = j < L ? expf(glast - sG\[j\]) : 0.f;/const float wj = j < L ? expf(glast - sG[j > 0 ? j - 1 : 0]) : 0.f;/'
 wait
 for n in $planted; do
     cat "$t/$n.out"
