@@ -71,9 +71,12 @@ for c in ok half; do
         [ -s "$t/$c$beside.json" ] || { echo "FAIL: $c (beside=$beside): no report: $(tail -3 "$t/$c$beside.err")"; fails=$((fails + 1)); }
     done
     [ -s "$t/${c}1.json" ] && [ -s "$t/${c}0.json" ] || continue
-    b1=$(field "$t/${c}1.json" "d['baseline']")
-    b0=$(field "$t/${c}0.json" "d['baseline']")
+    # the same answer both ways; the record says which way it ran (baseline.beside)
+    b1=$(field "$t/${c}1.json" "(d['baseline']['kernelbench'], d['baseline']['detail'])")
+    b0=$(field "$t/${c}0.json" "(d['baseline']['kernelbench'], d['baseline']['detail'])")
     check test "$b1" = "$b0"
+    check test "$(field "$t/${c}1.json" "d['baseline']['beside']") $(field "$t/${c}0.json" "d['baseline']['beside']")" = \
+        "True False"
     w1=$(field "$t/${c}1.json" "d['timing']['standard']")
     w0=$(field "$t/${c}0.json" "d['timing']['standard']")
     echo "$c: waited for the standard test $w1 s beside the gates, $w0 s after them; $b1"
