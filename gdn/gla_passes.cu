@@ -81,7 +81,8 @@ int main(int argc, char **argv)
     void *q = dev_bf16(rows * d.K, -1, 1), *k = dev_bf16(rows * d.K, gdn ? -0.1f : -0.2f, gdn ? 0.1f : 0.2f);
     void *v = dev_bf16(rows * d.V, -1, 1), *dO = dev_bf16(rows * d.V, -1, 1);
     void *beta = gdn ? dev_bf16(rows, 0.05f, 0.95f) : nullptr;
-    float *g = dev_f32(gdn ? rows : rows * d.K, -0.7f, -0.01f), *S0 = dev_f32(nS, -0.3f, 0.3f), *dST = dev_f32(nS, -0.3f, 0.3f);
+    float *g = dev_f32(gdn ? rows : rows * d.K, -0.7f, -0.01f), *S0 = dev_f32(nS, -0.3f, 0.3f),
+          *dST = dev_f32(nS, -0.3f, 0.3f);
     void *o, *dq, *dk, *dv;
     float *ST, *dg, *dS0;
     CUDA_CHECK(cudaMalloc(&o, rows * d.V * 2));
@@ -124,8 +125,8 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaEventElapsedTime(&all, g_ev[1], g_ev[g_n - 1]));
         t[0].push_back(all);
     }
-    printf("%s bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n", gdn ? "GDN" : "GLA", (long long)d.B, (long long)d.T, (long long)d.H,
-           (long long)d.K, (long long)d.V);
+    printf("%s bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n", gdn ? "GDN" : "GLA", (long long)d.B,
+           (long long)d.T, (long long)d.H, (long long)d.K, (long long)d.V);
     for (int p = 1; p < g_n; p++) {
         std::sort(t[(size_t)p].begin(), t[(size_t)p].end());
         printf("  %-12s %8.3f\n", g_name[p], t[(size_t)p][7]);

@@ -64,7 +64,14 @@ case "$expect" in
 pass)
     bad=$(tr -d '\n' < "$out" | grep -o '"status": "[a-z]*"' | grep -v -e pass -e skip -e refused)
     n=$(ncauses)
+    # the device memory the kernel's worker held: a CUDA kernel's buffers are reported, a host
+    # kernel's (host memory) never
+    dk=$(tr -d '\n' < "$out" | grep -o '"device_peak": {[^}]*}' | grep -o '"kernel": [0-9]*' | sed 's/.*: //')
     rm -f "$out"
+    case $file in
+    *.cu) [ "${dk:-0}" -gt 0 ] || { echo "FAIL: the report gives no device peak of the kernel's worker"; exit 1; } ;;
+    *) [ -z "$dk" ] || { echo "FAIL: a device peak ($dk B) for a host kernel"; exit 1; } ;;
+    esac
     [ $rc -eq 0 ] && [ -z "$bad" ] || { echo "FAIL: expected every gate to pass (rc=$rc)"; exit 1; }
     [ "$n" -eq 0 ] || { echo "FAIL: a passing control names $n cause(s)"; exit 1; }
     ;;

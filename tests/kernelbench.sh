@@ -46,6 +46,12 @@ rc=$?
 tail -n 2 "$t/audit.err"
 check test $rc -eq 0
 check test "$(wc -l < "$t/s.jsonl")" -eq "$n"
+# the summary says what one check's workers held on the device (on a GPU host only)
+if [ $gpu = 1 ]; then
+    check grep -q "device memory of one check's workers: at most" "$t/audit.err"
+else
+    check test -z "$(grep "device memory of one check's workers" "$t/audit.err")"
+fi
 
 # every record against its file's expectation
 "$py" - "$t/s.jsonl" $gpu <<'PY' || fails=$((fails + 1))
@@ -94,6 +100,15 @@ for line in open(store):
             cause = {g["id"]: g.get("cause") for g in r["gates"]}.get(gate)
             ok = ok and cause == want.split()[2]
             what += " (cause %s)" % cause
+    # the device memory each worker held: reported on a GPU (every worker there holds some), never
+    # on the CPU
+    dp = (r.get("memory") or {}).get("device_peak")
+    if gpu and not (dp and dp["oracle"] > 0 and dp["kernel"] > 0 and (dp["standard"] > 0 or got_base is None)):
+        ok = False
+        what += "; device peaks per worker: %s" % dp
+    if not gpu and dp:
+        ok = False
+        what += "; a device peak on the CPU: %s" % dp
     if got_base != base:
         ok = False
         what += "; standard test says %s, the file %s" % (got_base, base)

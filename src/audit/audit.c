@@ -283,6 +283,13 @@ struct audit_run {
     uint64_t check_peak;     /* the most host memory one check was measured holding (its record's */
     double check_peak_bytes; /* memory.host_peak), its tensors' bytes and its id */
     char check_peak_id[128];
+    /* device memory its workers said they held (memory.device_peak of the records): the check
+     * whose workers held the most together, those, its tensors' bytes and id; the sum over checks
+     * of held per tensor byte, and of how many */
+    uint64_t dcheck_peak, dcheck_role[3];
+    double dcheck_bytes, dratio_sum;
+    int dratio_n;
+    char dcheck_id[128];
     double learned[9];  /* what the ledger learned for learned_kinds (read before it goes) */
     int mem_waits;      /* check starts that waited for room (counted once per wait) */
     int standard_after; /* checks started with their standard test after the gates (standard_after) */
@@ -964,6 +971,27 @@ static bool met_full_memory(json_t *rec, const char *what)
     return false;
 }
 
+/* The device memory a finished check's workers held (its record's memory object m), for the
+ * summary. */
+static void note_device_peak(struct audit_run *a, json_t *m, const char *id)
+{
+    json_t *d = json_object_get(m, "device_peak");
+    if (!d) return;
+    static const char *const role[3] = {"oracle", "kernel", "standard"};
+    uint64_t v[3], sum = 0;
+    for (int r = 0; r < 3; r++) sum += v[r] = (uint64_t)json_integer_value(json_object_get(d, role[r]));
+    double bytes = json_number_value(json_object_get(m, "tensor_bytes"));
+    if (bytes >= DEV_LEARN_MIN) {
+        a->dratio_sum += (double)sum / bytes;
+        a->dratio_n++;
+    }
+    if (sum <= a->dcheck_peak) return;
+    a->dcheck_peak = sum;
+    memcpy(a->dcheck_role, v, sizeof v);
+    a->dcheck_bytes = bytes;
+    kg_strlcpy(a->dcheck_id, id, sizeof a->dcheck_id);
+}
+
 /* Checks of a pair that met a full device, at most: then its record stands as it is (a
  * kernel that needs more memory than the device has fails every time) */
 #define OOM_RETRIES 2
@@ -1018,6 +1046,7 @@ static bool store_record(struct audit_run *a, const struct job *j, int status, b
             a->check_peak_bytes = json_number_value(json_object_get(m, "tensor_bytes"));
             kg_strlcpy(a->check_peak_id, a->r.v[a->todo[j->row]].id, sizeof a->check_peak_id);
         }
+        note_device_peak(a, m, a->r.v[a->todo[j->row]].id);
     }
     json_decref(rec);
     return true;
@@ -1179,6 +1208,17 @@ static void summary(const struct audit_run *a)
                     "%d check%s at once at most\n",
                     a->dev[g], a->dev_peak[g] / 1073741824.0, a->dev_total[g] / 1073741824.0,
                     a->dev_per_check[g] / 1073741824.0, a->dev_most[g], a->dev_most[g] == 1 ? "" : "s");
+    if (a->dcheck_peak) {
+        fprintf(stderr,
+                "kgate audit: device memory of one check's workers: at most %.1f GiB (%s, %.2f GB of tensors: the "
+                "oracle's %.1f, the kernel's %.1f, the standard test's %.1f GiB)",
+                a->dcheck_peak / 1073741824.0, a->dcheck_id, a->dcheck_bytes / 1e9, a->dcheck_role[0] / 1073741824.0,
+                a->dcheck_role[1] / 1073741824.0, a->dcheck_role[2] / 1073741824.0);
+        if (a->dratio_n)
+            fprintf(stderr, "; %.1f bytes per tensor byte on average over %d checks of 1 GiB or more",
+                    a->dratio_sum / a->dratio_n, a->dratio_n);
+        fputc('\n', stderr);
+    }
     if (a->standard_after)
         fprintf(stderr,
                 "kgate audit: %d check%s ran the standard test after the gates, not beside them, for memory "

@@ -533,6 +533,7 @@ static int standard_start(struct kg_session *s, double tol)
     struct torch_state *t = state(s);
     if (t->std_sent || t->std_status || t->std_unstarted) return 0;
     memset(&t->std, 0, sizeof t->std);
+    t->std.standard = true;
     torch_load(s, &t->std, 2, s->c->path);
     struct kg_reply rp;
     t->std_tol = tol;
@@ -570,6 +571,7 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     if (t->std_sent) {
         double t0 = kg_now();
         rc = kg_worker_await(&t->std.w, &rp, t->std_limit, t->std_deadline, NULL);
+        kg_session_note_dev_peak(s, &t->std, &rp);
         kg_worker_stop(&t->std.w);
         if (s->trace) /* KGATE_TRACE: when it was sent, until its answer was taken, of which waited */
             fprintf(stderr, "kgate: trace: %9.3f s %8.3f s  std    standard  (waited %.3f s)  status %d\n",

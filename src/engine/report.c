@@ -87,6 +87,13 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                             json_pack("{s:f,s:I,s:I,s:I}", "tensor_bytes", s->host_bytes, "host_base",
                                       (json_int_t)s->host_base, "host_peak", (json_int_t)s->host_peak, "host_reserved",
                                       (json_int_t)s->host_reserve));
+    if (s->dev_peak_oracle || s->dev_peak_kernel || s->dev_peak_standard) { /* bytes, per worker role */
+        json_t *m = json_object_get(doc, "memory");
+        if (!m) json_object_set_new(doc, "memory", m = json_object());
+        json_object_set_new(m, "device_peak",
+                            json_pack("{s:I,s:I,s:I}", "oracle", (json_int_t)s->dev_peak_oracle, "kernel",
+                                      (json_int_t)s->dev_peak_kernel, "standard", (json_int_t)s->dev_peak_standard));
+    }
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",
                         json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "inputs_made", ms->inputs_made,

@@ -150,6 +150,7 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
     if (cl->loaded) cl->restarts++;
     s->t_compile += kg_now() - t0;
     if (s->trace) trace_call(s, cl, &cl->load, t0, rp);
+    kg_session_note_dev_peak(s, cl, rp);
     if (rc || rp->status != KG_WS_OK) {
         if (kg_worker_alive(&cl->w)) kg_worker_stop(&cl->w);
         return -1;
@@ -192,9 +193,18 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
     double t0 = kg_now();
     int rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
     if (s->trace) trace_call(s, cl, rq, t0, rp);
+    kg_session_note_dev_peak(s, cl, rp);
     if (rp->status == KG_WS_HOST_OOM) /* the host's trouble: the gate decides nothing (run.c) */
         kg_session_note_host_oom(s, cl == &s->oracle ? "oracle's" : "kernel's", NULL);
     return rc;
+}
+
+void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, const struct kg_reply *rp)
+{
+    uint64_t *most = cl == &s->oracle ? &s->dev_peak_oracle
+                     : cl->standard   ? &s->dev_peak_standard
+                                      : &s->dev_peak_kernel;
+    if (rp->dev_peak > *most) *most = rp->dev_peak;
 }
 
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id)

@@ -19,6 +19,7 @@ struct kg_launch {
 
 struct kg_runner_ops {
     const char *name;
+    bool device; /* alloc hands out device memory (its peak goes in replies' dev_peak) */
     /* Loads libraries, picks the device; KG_WS_UNAVAILABLE with a reason when impossible. */
     int (*init)(void **st, struct kg_reply *rep);
     /* Compiles (or fetches from cache) and loads the entry; fills compiler, attrs, dev. Runs no

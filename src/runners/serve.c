@@ -26,6 +26,7 @@ struct wstate {
     void *st;
     int loaded;
     struct buf set[2][KG_MAX_ARGS]; /* current allocations: one set per launch of a pair */
+    uint64_t live, peak;            /* bytes of them, now and at most (the reply's dev_peak) */
 };
 
 static void free_set(struct wstate *w, struct buf *set)
@@ -33,6 +34,7 @@ static void free_set(struct wstate *w, struct buf *set)
     for (int i = 0; i < KG_MAX_ARGS; i++)
         if (set[i].size) {
             w->R->release(w->st, set[i].handle, set[i].size);
+            w->live -= set[i].size;
             set[i] = (struct buf){0, 0};
         }
 }
@@ -102,6 +104,8 @@ static int alloc_set(struct wstate *w, const struct kg_req_run *r, struct buf *s
             return s;
         }
         fresh[i].size = need;
+        w->live += need;
+        if (w->live > w->peak) w->peak = w->live;
     }
     free_set(w, set);
     memcpy(set, fresh, sizeof fresh);
@@ -339,6 +343,9 @@ int kg_worker_main(int fd)
         default: rp.status = KG_WS_BAD_REQUEST; snprintf(rp.msg, sizeof rp.msg, "unknown command %u", rq.cmd);
         }
         if (shm_fd >= 0) close(shm_fd);
+        /* a device runner's: the judge's buffers it holds at most (what the kernel allocates
+         * itself is not seen) */
+        if (w.R && w.R->device) rp.dev_peak = w.peak;
         end_strays();
         fflush(stdout);
         fflush(stderr);

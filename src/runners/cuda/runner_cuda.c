@@ -523,6 +523,7 @@ static int cuda_compile(const struct kg_req_load *l, struct kg_reply *rep)
 
 const struct kg_runner_ops kg_runner_cuda = {
     .name = "cuda",
+    .device = true,
     .init = kg_cuda_init,
     .load = cuda_load,
     .alloc = cuda_alloc,

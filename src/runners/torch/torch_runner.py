@@ -172,7 +172,8 @@ class Reply(C.Structure):
                 ("seconds", C.c_double), ("compile_seconds", C.c_double), ("compiler", C.c_char * 64),
                 ("attrs", FuncAttrs), ("dev", DevInfo), ("nlaunch", C.c_int32), ("cupti_ok", C.c_int32),
                 ("launch", LaunchRec * MAX_RECS), ("pair_overlap", C.c_double), ("pair_shorter", C.c_double),
-                ("pair_clock", C.c_int32), ("pad2", C.c_int32), ("digest", C.c_uint64 * MAX_ARGS),
+                ("pair_clock", C.c_int32), ("pad2", C.c_int32), ("dev_peak", C.c_uint64),
+                ("digest", C.c_uint64 * MAX_ARGS),
                 ("prefilled", C.c_int64 * MAX_ARGS), ("msg", C.c_char * 4096)]
 
 
@@ -186,7 +187,8 @@ def layout():
             "reply.launch": Reply.launch.offset, "run.sym_values": ReqRun.sym_values.offset,
             "oracle.shm_size": ReqOracle.shm_size.offset, "oracle.resident": ReqOracle.resident.offset,
             "problem.shm_size": ReqProblem.shm_size.offset,
-            "reply.pair_overlap": Reply.pair_overlap.offset, "reply.digest": Reply.digest.offset}
+            "reply.pair_overlap": Reply.pair_overlap.offset, "reply.digest": Reply.digest.offset,
+            "reply.dev_peak": Reply.dev_peak.offset}
 
 
 class Refused(Exception):
@@ -1896,11 +1898,23 @@ def serve(fd):
         if req.cmd == QUIT:
             return 0
         dead = answer(w, req, shm_fd, shared, rep)
+        rep.dev_peak = device_peak(w.torch)
         sys.stdout.flush()
         sys.stderr.flush()
         sock.sendmsg([bytes(rep)])
         if dead:  # the CUDA context is unusable after such an error
             return 0
+
+
+def device_peak(torch):
+    """The most device memory this worker's caching allocator has reserved, in bytes (0: none yet, or
+    no device); the judge reports it per worker (memory.device_peak of a record)."""
+    try:
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            return int(torch.cuda.max_memory_reserved())
+    except Exception:  # a dead CUDA context: the reply says why; the peak is not known
+        pass
+    return 0
 
 
 def answer(w, req, shm_fd, shared, rep):
