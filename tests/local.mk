@@ -114,10 +114,10 @@ CONTROLS = \
 	testdata/malformed/unused_symbol.c \
 	$(empty)
 TESTS += tests/cli.sh tests/cache_race.sh tests/seq_reference.sh tests/pyc_cache.sh tests/describe_meta.sh tests/model_key.sh tests/cuda_describe.sh tests/builtin_glr_cuda.sh tests/cli_messages.sh tests/tui_repl.sh tests/repl_exit.sh tests/lab.sh tests/fuzz.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/resident.sh tests/conditioning.sh tests/lean_case.sh tests/digest.sh tests/standard_beside.sh tests/kernelbench.sh tests/sandbox.sh \
-	tests/audit_store.sh tests/audit_order.sh tests/audit_gpus.sh tests/audit_devmem.sh tests/audit_oom.sh tests/report_tf32.sh tests/layers.sh tests/test_names.sh tests/format.sh tests/hostile.sh tests/memo.sh \
+	tests/audit_store.sh tests/audit_order.sh tests/audit_gpus.sh tests/audit_devmem.sh tests/audit_devlearn.sh tests/audit_oom.sh tests/report_tf32.sh tests/layers.sh tests/test_names.sh tests/format.sh tests/hostile.sh tests/memo.sh \
 	$(CONTROLS)
 EXTRA_DIST += tests/cli.sh tests/cache_race.sh tests/seq_reference.sh tests/pyc_cache.sh tests/describe_meta.sh tests/model_key.sh tests/cuda_describe.sh tests/builtin_glr_cuda.sh tests/cli_messages.sh tests/tui_repl.sh tests/repl_exit.sh tests/lab.sh tests/special_files.sh tests/repl_interrupt.sh tests/repl_limits.sh tests/tui_tmux.sh tests/proto_layout.sh tests/resident.sh tests/conditioning.sh tests/lean_case.sh tests/digest.sh tests/standard_beside.sh tests/kernelbench.sh tests/control.sh \
-	tests/repl_lib.sh tests/audit_store.sh tests/audit_order.sh tests/audit_gpus.sh tests/audit_devmem.sh tests/audit_oom.sh tests/report_tf32.sh tests/layers.sh tests/report_snapshot.sh tests/test_names.sh tests/format.sh tests/hostile.sh tests/memo.sh \
+	tests/repl_lib.sh tests/audit_store.sh tests/audit_order.sh tests/audit_gpus.sh tests/audit_devmem.sh tests/audit_devlearn.sh tests/audit_oom.sh tests/report_tf32.sh tests/layers.sh tests/report_snapshot.sh tests/test_names.sh tests/format.sh tests/hostile.sh tests/memo.sh \
 	testdata/hostile \
 	tests/sandbox.sh testdata/sandbox/peek_judge_relu.c testdata/sandbox/peek_judge_relu.py $(CONTROLS) \
 	testdata/kernelbench tests/fuzz.sh tests/fuzz/README tests/fuzz/fuzz_contract.c tests/fuzz/corpus.sh \

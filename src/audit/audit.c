@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -261,6 +262,7 @@ struct audit_run {
      * that CUDA_VISIBLE_DEVICES=4,5,6,7 --gpus 4 runs on 4..7; else 0..N-1), and per device the
      * checks running on it, the checks done and their seconds */
     char (*gpu)[32];
+    const char *cache; /* the cache directory the checks share (their limits-gpu-*.lock) */
     int *gpu_running, *gpu_done;
     double *gpu_seconds;
     /* device memory, per device (the --gpus devices, else the one the checks see): the largest
@@ -530,11 +532,32 @@ static double dev_need_row(const struct audit_run *a, int i, double mean, bool *
     return r > 2 * DEV_STANDARD_PER_BYTE ? need - DEV_STANDARD_PER_BYTE * bytes : need;
 }
 
+/* Whether a check on device g is in the limits gate's case past 2^31 elements (it holds the
+ * device's limits-gpu-*.lock, gates/limits.c): its workers then hold tens of GB for seconds (a
+ * 0.13 GB gemm's candidate, 50 GiB on the H100), one check at a time, and give them back before
+ * they reply; no other check needs that room. */
+static bool limits_busy(const struct audit_run *a, int g)
+{
+    const char *vis = a->o->gpus > 0 ? a->gpu[g] : getenv("CUDA_VISIBLE_DEVICES");
+    char path[KG_DIR_MAX + KG_PATH_SLACK];
+    snprintf(path, sizeof path, "%s/limits-gpu-%s.lock", a->cache ? a->cache : ".", vis && *vis ? vis : "all");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool busy = flock(fd, LOCK_SH | LOCK_NB) != 0;
+    close(fd); /* and the shared lock with it */
+    return busy;
+}
+
 /* The most device bytes per tensor byte that the checks running on device g held together, from
- * one sample of its memory in use (others' memory counts in, which errs toward waiting). */
+ * one sample of its memory in use (others' memory counts in, which errs toward waiting), except
+ * while one of them is in the limits gate's huge case (limits_busy): learned then, a ratio
+ * stood for every later check (seen on the H100: 0.13 GB gemms' 50 GiB cases, while pairs of a
+ * few GB ran beside them, left the large pairs to run one at a time). */
 static void learn_dev_ratio(struct audit_run *a, int g, uint64_t used)
 {
-    if (!a->est_asked) return;
+    if (!a->est_asked || limits_busy(a, g)) return;
+    const char *lm = getenv("KGATE_DEV_LEARN_MIN"); /* bytes: for tests, whose pairs are tiny */
+    const double least = lm && atof(lm) > 0 ? atof(lm) : DEV_LEARN_MIN;
     double bytes = 0;
     int n = 0;
     for (int sl = 0; sl < a->o->jobs; sl++) {
@@ -543,7 +566,7 @@ static void learn_dev_ratio(struct audit_run *a, int g, uint64_t used)
         n++;
         if (a->est[j->row] >= 0) bytes += a->est[j->row];
     }
-    if (bytes < DEV_LEARN_MIN) return;
+    if (bytes < least) return;
     double r = ((double)used - n * DEV_BASE) / bytes;
     if (r > a->dev_ratio) a->dev_ratio = r;
 }
@@ -1208,6 +1231,11 @@ static void summary(const struct audit_run *a)
                     "%d check%s at once at most\n",
                     a->dev[g], a->dev_peak[g] / 1073741824.0, a->dev_total[g] / 1073741824.0,
                     a->dev_per_check[g] / 1073741824.0, a->dev_most[g], a->dev_most[g] == 1 ? "" : "s");
+    if (a->dev_ratio > 0)
+        fprintf(stderr,
+                "kgate audit: device memory learned from samples: %.1f bytes per tensor byte (a check was then "
+                "expected to hold 2 GiB plus %.2f times that per byte)\n",
+                a->dev_ratio, DEV_MARGIN);
     if (a->dcheck_peak) {
         fprintf(stderr,
                 "kgate audit: device memory of one check's workers: at most %.1f GiB (%s, %.2f GB of tensors: the "
@@ -1271,6 +1299,7 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     struct audit_run a = {.o = o, .st = {.fd = -1}, .zyg = {.pid = -1, .fd = -1, .log_fd = -1}};
     char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
+    a.cache = cache;
     int rc = kg_audit_corpus(o, cache, &a.r, e);
     if (!rc) rc = open_store(&a, e);
     if (!rc) rc = prepare(&a, cache, e);

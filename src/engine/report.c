@@ -93,6 +93,9 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
         json_object_set_new(m, "device_peak",
                             json_pack("{s:I,s:I,s:I}", "oracle", (json_int_t)s->dev_peak_oracle, "kernel",
                                       (json_int_t)s->dev_peak_kernel, "standard", (json_int_t)s->dev_peak_standard));
+        json_object_set_new(m, "device_held",
+                            json_pack("{s:I,s:I,s:I}", "oracle", (json_int_t)s->dev_held_oracle, "kernel",
+                                      (json_int_t)s->dev_held_kernel, "standard", (json_int_t)s->dev_held_standard));
     }
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",

@@ -204,7 +204,11 @@ void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, 
     uint64_t *most = cl == &s->oracle ? &s->dev_peak_oracle
                      : cl->standard   ? &s->dev_peak_standard
                                       : &s->dev_peak_kernel;
+    uint64_t *held = cl == &s->oracle ? &s->dev_held_oracle
+                     : cl->standard   ? &s->dev_held_standard
+                                      : &s->dev_held_kernel;
     if (rp->dev_peak > *most) *most = rp->dev_peak;
+    if (rp->dev_held > *held) *held = rp->dev_held;
 }
 
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id)

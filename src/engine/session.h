@@ -127,8 +127,10 @@ struct kg_session {
     uint64_t host_base;    /* ... before its first gate drew anything (base/memwatch.h) */
     uint64_t host_peak;    /* the most host memory the check was measured to hold */
     /* the most device memory a worker of each role held, as its replies said (kg_reply.dev_peak;
-     * 0: not known): the oracle's, the candidate's (any of its fresh workers), the standard test's */
+     * 0: not known): the oracle's, the candidate's (any of its fresh workers), the standard
+     * test's; and the most each held between requests (kg_reply.dev_held) */
     uint64_t dev_peak_oracle, dev_peak_kernel, dev_peak_standard;
+    uint64_t dev_held_oracle, dev_held_kernel, dev_held_standard;
     int nruns;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */

@@ -345,7 +345,7 @@ int kg_worker_main(int fd)
         if (shm_fd >= 0) close(shm_fd);
         /* a device runner's: the judge's buffers it holds at most (what the kernel allocates
          * itself is not seen) */
-        if (w.R && w.R->device) rp.dev_peak = w.peak;
+        if (w.R && w.R->device) rp.dev_peak = w.peak, rp.dev_held = w.live;
         end_strays();
         fflush(stdout);
         fflush(stderr);

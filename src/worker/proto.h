@@ -288,8 +288,10 @@ struct kg_reply {
     int32_t pair_clock;
     int32_t pad2;
     /* the most device memory the worker's allocator has held since it started, in bytes (torch:
-     * max_memory_reserved; 0: not known, or no device) */
-    uint64_t dev_peak;
+     * max_memory_reserved; 0: not known, or no device), and what it holds as it replies (torch:
+     * memory_reserved; the limits gate's huge cases give theirs back before replying, so this is
+     * what the worker keeps between requests) */
+    uint64_t dev_peak, dev_held;
     /* KG_RUN_DIGEST, per argument (outputs only): a 64-bit hash of the output's bytes that depends
      * on every byte and its position (equal digests: bit-identical outputs, but with a chance of
      * about 2^-64), and how many of its elements hold the run's constant prefill in every byte

@@ -637,13 +637,14 @@ int kg_proto_layout(FILE *f)
             "\"kg_req_oracle\": %zu, \"kg_req_problem\": %zu, \"kg_req_tensor\": %zu, \"kg_dev_info\": %zu, "
             "\"kg_launch_rec\": %zu, \"reply.msg\": %zu, \"reply.launch\": %zu, \"run.sym_values\": %zu, "
             "\"oracle.shm_size\": %zu, \"oracle.resident\": %zu, \"problem.shm_size\": %zu, \"reply.pair_overlap\": "
-            "%zu, \"reply.digest\": %zu, \"reply.dev_peak\": %zu}\n",
+            "%zu, \"reply.digest\": %zu, \"reply.dev_peak\": %zu, \"reply.dev_held\": %zu}\n",
             sizeof(struct kg_req), sizeof(struct kg_reply), sizeof(struct kg_req_run), sizeof(struct kg_req_arg),
             sizeof(struct kg_req_load), sizeof(struct kg_req_oracle), sizeof(struct kg_req_problem),
             sizeof(struct kg_req_tensor), sizeof(struct kg_dev_info), sizeof(struct kg_launch_rec),
             offsetof(struct kg_reply, msg), offsetof(struct kg_reply, launch), offsetof(struct kg_req_run, sym_values),
             offsetof(struct kg_req_oracle, shm_size), offsetof(struct kg_req_oracle, resident),
             offsetof(struct kg_req_problem, shm_size), offsetof(struct kg_reply, pair_overlap),
-            offsetof(struct kg_reply, digest), offsetof(struct kg_reply, dev_peak));
+            offsetof(struct kg_reply, digest), offsetof(struct kg_reply, dev_peak),
+            offsetof(struct kg_reply, dev_held));
     return 0;
 }

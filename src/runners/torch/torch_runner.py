@@ -172,7 +172,7 @@ class Reply(C.Structure):
                 ("seconds", C.c_double), ("compile_seconds", C.c_double), ("compiler", C.c_char * 64),
                 ("attrs", FuncAttrs), ("dev", DevInfo), ("nlaunch", C.c_int32), ("cupti_ok", C.c_int32),
                 ("launch", LaunchRec * MAX_RECS), ("pair_overlap", C.c_double), ("pair_shorter", C.c_double),
-                ("pair_clock", C.c_int32), ("pad2", C.c_int32), ("dev_peak", C.c_uint64),
+                ("pair_clock", C.c_int32), ("pad2", C.c_int32), ("dev_peak", C.c_uint64), ("dev_held", C.c_uint64),
                 ("digest", C.c_uint64 * MAX_ARGS),
                 ("prefilled", C.c_int64 * MAX_ARGS), ("msg", C.c_char * 4096)]
 
@@ -188,7 +188,7 @@ def layout():
             "oracle.shm_size": ReqOracle.shm_size.offset, "oracle.resident": ReqOracle.resident.offset,
             "problem.shm_size": ReqProblem.shm_size.offset,
             "reply.pair_overlap": Reply.pair_overlap.offset, "reply.digest": Reply.digest.offset,
-            "reply.dev_peak": Reply.dev_peak.offset}
+            "reply.dev_peak": Reply.dev_peak.offset, "reply.dev_held": Reply.dev_held.offset}
 
 
 class Refused(Exception):
@@ -1898,7 +1898,7 @@ def serve(fd):
         if req.cmd == QUIT:
             return 0
         dead = answer(w, req, shm_fd, shared, rep)
-        rep.dev_peak = device_peak(w.torch)
+        rep.dev_peak, rep.dev_held = device_memory(w.torch)
         sys.stdout.flush()
         sys.stderr.flush()
         sock.sendmsg([bytes(rep)])
@@ -1906,15 +1906,16 @@ def serve(fd):
             return 0
 
 
-def device_peak(torch):
-    """The most device memory this worker's caching allocator has reserved, in bytes (0: none yet, or
-    no device); the judge reports it per worker (memory.device_peak of a record)."""
+def device_memory(torch):
+    """The most device memory this worker's caching allocator has reserved, and what it reserves now,
+    in bytes ((0, 0): none yet, or no device); the judge reports them per worker
+    (memory.device_peak, memory.device_held of a record)."""
     try:
         if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
-            return int(torch.cuda.max_memory_reserved())
-    except Exception:  # a dead CUDA context: the reply says why; the peak is not known
+            return int(torch.cuda.max_memory_reserved()), int(torch.cuda.memory_reserved())
+    except Exception:  # a dead CUDA context: the reply says why; the memory is not known
         pass
-    return 0
+    return 0, 0
 
 
 def answer(w, req, shm_fd, shared, rep):
