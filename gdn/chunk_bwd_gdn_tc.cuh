@@ -69,12 +69,11 @@
 /* Byte offsets of the backward's workspace: the forward's layout in the inputs' dtype
  * (tc_gdn_layout: hs, W, U0, u; bf16: hs, W and u as bf16 hi + lo planes, the sizes of fp32's),
  * W overwritten by dW in pass 5 (fp32 [BH][NT][64][K] either way, in W's bytes), then dh ([BH][NT][K][V], H' of every chunk), du
- * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk), hdh ([BH][NT][K/64]:
- * the partials of H . H'), and for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
- * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
+ * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk) and hdh ([BH][NT][K/64]:
+ * the partials of H . H'). Every section a multiple of 16 bytes. */
 struct tc_gdn_bws {
     tc_gdn_ws f;
-    unsigned long long dh, du, dqh, dks, hdh, xq, xk, xv, xdo, xb, total;
+    unsigned long long dh, du, dqh, dks, hdh, total;
 };
 
 __host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH, long long T, int K, int V)
@@ -89,22 +88,20 @@ __host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH,
     l.dqh = l.du + rows * V * 4;
     l.dks = l.dqh + rows * K * 4;
     l.hdh = l.dks + rows * K * 4;
-    l.xq = up(l.hdh + bh * nt * (K / TC_C) * 4);
-    l.xk = l.xq + (bf16 ? rows * K * 4 : 0);
-    l.xv = l.xk + (bf16 ? rows * K * 4 : 0);
-    l.xdo = l.xv + (bf16 ? rows * V * 4 : 0);
-    l.xb = l.xdo + (bf16 ? rows * V * 4 : 0);
-    l.total = up(l.xb + (bf16 ? rows * 4 : 0));
+    l.total = up(l.hdh + bh * nt * (K / TC_C) * 4);
     return l;
 }
 
 // ---- shared pieces ------------------------------------------------------------------------------
 
-/* n elements of x widened to fp32 (exact), grid-stride */
-__global__ void __launch_bounds__(256) tc_gdn_widen(const __nv_bfloat16 *x, float *y, long long n)
+/* An input element in fp32 (from bf16: exact) */
+__device__ __forceinline__ float tc_gdn_get(const float *p)
 {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        y[i] = __bfloat162float(x[i]);
+    return *p;
+}
+__device__ __forceinline__ float tc_gdn_get(const __nv_bfloat16 *p)
+{
+    return __bfloat162float(*p);
 }
 
 /* An output element in the gradients' dtype */
@@ -799,12 +796,13 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
 }
 
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
- * 64 x 64 matrix and tile. dq, dk, dv in TO (float or bf16), dg, db fp32 (either may be NULL).
+ * 64 x 64 matrix and tile. q, k, v, beta, dO and dq, dk, dv in TO (float or bf16: the inputs as
+ * the caller gave them), dg, db fp32 (either may be NULL).
  * Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and the forward's u: fp32 (TO float, u_lo
  * unused) or bf16 hi + lo planes u, u_lo (TO bf16). */
 template <class TO>
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
-    tc_gdn_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
+    tc_gdn_bwy_f32(const TO *q, const TO *k, const TO *v, const TO *beta, const float *g, const TO *dO,
                    const TO *u, const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
                    const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
                    float scale)
@@ -826,7 +824,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     constexpr int CT = TC_C * TC_TP;
     const int lane = tid & 31, gi = lane >> 2, ti = lane & 3, mw = 16 * ((tid >> 5) & 3), nw = 32 * (tid >> 7);
 
-    if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
+    if (tid < TC_C) sB[tid] = tid < L ? tc_gdn_get(beta + (row0 + tid) * H + h) : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
     /* K K^T, Q K^T and dW K^T over all channels, in channel order: fp32 FMA, or (bf16 inputs) on
@@ -844,9 +842,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
                 const long long src = ((row0 + j) * H + h) * K + c0 + c;
                 const float x = j < L ? Wn[j * K + c0 + c] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                bQ[at] = __float2bfloat16_rn(j < L ? q[src] : 0.f); /* exact: widened from bf16 */
-                bK[at] = __float2bfloat16_rn(j < L ? k[src] : 0.f);
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
+                bQ[at] = j < L ? q[src] : zero;
+                bK[at] = j < L ? k[src] : zero;
                 bW[at] = hi;
                 bW[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
             }
@@ -953,8 +951,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 const bool in = j < L;
                 const float x = in ? du[src] : 0.f;
                 const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
-                bO[at] = __float2bfloat16_rn(in ? dO[src] : 0.f); /* exact: widened from bf16 */
-                bV[at] = __float2bfloat16_rn(in ? v[src] : 0.f);
+                bO[at] = in ? dO[src] : zero;
+                bV[at] = in ? v[src] : zero;
                 bU[at] = in ? u[src] : zero;
                 bU[CT + at] = in ? u_lo[src] : zero;
                 bD[at] = hi;
@@ -1001,7 +999,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     if (j >= L) continue;
                     const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti + (e & 1);
                     tc_gdn_put(dv + at, sB[j] * tdu[m][e]);
-                    dbv[e >> 1] = fmaf(tdu[m][e], v[at], dbv[e >> 1]);
+                    dbv[e >> 1] = fmaf(tdu[m][e], tc_gdn_get(v + at), dbv[e >> 1]);
                 }
         } else {
             tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
@@ -1113,9 +1111,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 const long long src = ((row0 + j) * H + h) * K + c0 + c;
                 const bool in = j < L;
                 const float x = in ? Wn[j * K + c0 + c] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                bKt[at] = __float2bfloat16_rn(in ? k[src] : 0.f); /* exact: widened from bf16 */
-                bQt[at] = __float2bfloat16_rn(in ? q[src] : 0.f);
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
+                bKt[at] = in ? k[src] : zero;
+                bQt[at] = in ? q[src] : zero;
                 bWt[at] = hi;
                 bWt[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
             }
@@ -1171,7 +1169,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     const int i = mw + gi + 8 * (e >> 1), r = e >> 1;
                     if (i >= L) continue;
                     const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti + (e & 1);
-                    const float qh = dqh[at], kh = dks[at], qi = q[at], ki = k[at], be = sB[i] * sE[i];
+                    const float qh = dqh[at], kh = dks[at], qi = tc_gdn_get(q + at), ki = tc_gdn_get(k + at);
+                    const float be = sB[i] * sE[i];
                     const float b = bk[m][e];
                     tc_gdn_put(dq + at, qh + xq[m][e]);
                     tc_gdn_put(dk + at, fmaf(be, b, kh + xk[m][e]));
