@@ -1052,26 +1052,87 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     __syncthreads();
     /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
      * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
+    if constexpr (TCB) {
+        /* on tensor cores, warp w the 16 x 32 block (mw, nw) of each: dA and T (zero above its
+         * diagonal) as hi + lo planes, Y leaves the accumulators as Y^T hi + lo planes, T^T is
+         * bTt's (built before the loop over V, still intact: the planes start right after it) */
+        __nv_bfloat16 *aDA = bTt + 2 * CT, *aT = aDA + 2 * CT, *aYt = aT + 2 * CT;
+        static_assert(14 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "bTt .. aYt fit in sP .. sX4");
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
+            const float x[2] = {sDA[i * P + j], j <= i ? sT[i * P + j] : 0.f};
+            __nv_bfloat16 *dst[2] = {aDA, aT};
 #pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
-            float s = 0.f;
-            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
-            sY[m * P + l] = s;
+            for (int p = 0; p < 2; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
+            }
         }
-    __syncthreads();
+        __syncthreads();
+        const int wr = (tid >> 5) & 3; /* this warp's row block: dA is zero right of it, T^T left */
+        float y[4][4], d[4][4];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c;
-            float s = 0.f;
-            if (j < i && i < L)
-                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
-            sA[i * P + j] = -s;
-        }
+            for (int e = 0; e < 4; e++) y[m][e] = d[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks <= wr) { /* warp-uniform */
+                uint32_t fa[4], fl[4];
+                tc_frag_a(fa, aDA, TC_TP, mw, 16 * ks);
+                tc_frag_a(fl, aDA + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma3(y[m], fa, fl, aT, aT + CT, TC_TP, nw + 8 * m, 16 * ks);
+            }
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = j * TC_TP + i;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(y[m][e]);
+                aYt[at] = hi;
+                aYt[CT + at] = __float2bfloat16_rn(y[m][e] - __bfloat162float(hi));
+            }
+        __syncthreads();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks >= wr) { /* warp-uniform */
+                uint32_t fa[4], fl[4];
+                tc_frag_a(fa, bTt, TC_TP, mw, 16 * ks);
+                tc_frag_a(fl, bTt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma3(d[m], fa, fl, aYt, aYt + CT, TC_TP, nw + 8 * m, 16 * ks);
+            }
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                sA[i * P + j] = (j < i && i < L) ? -d[m][e] : 0.f;
+            }
+    } else {
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
+                float s = 0.f;
+                for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
+                sY[m * P + l] = s;
+            }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int i = ty + 16 * r, j = tx + 16 * c;
+                float s = 0.f;
+                if (j < i && i < L)
+                    for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
+                sA[i * P + j] = -s;
+            }
+    }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 4; r++)
