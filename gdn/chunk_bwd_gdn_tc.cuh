@@ -990,16 +990,20 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     tc_mma(da[m], fdl, b0, b1);
                 }
             }
-            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows */
+            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows; a lane's two adjacent
+             * columns (e, e + 1) as one bf16 pair */
 #pragma unroll
             for (int m = 0; m < 4; m++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int j = mw + gi + 8 * (e >> 1);
+                for (int r = 0; r < 2; r++) {
+                    const int j = mw + gi + 8 * r;
                     if (j >= L) continue;
-                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti + (e & 1);
-                    tc_gdn_put(dv + at, sB[j] * tdu[m][e]);
-                    dbv[e >> 1] = fmaf(tdu[m][e], tc_gdn_get(v + at), dbv[e >> 1]);
+                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti;
+                    const float t0 = tdu[m][2 * r], t1 = tdu[m][2 * r + 1];
+                    const __nv_bfloat162 v2 = *reinterpret_cast<const __nv_bfloat162 *>(v + at);
+                    *reinterpret_cast<__nv_bfloat162 *>(dv + at) = __floats2bfloat162_rn(sB[j] * t0, sB[j] * t1);
+                    dbv[r] = fmaf(t0, __bfloat162float(v2.x), dbv[r]);
+                    dbv[r] = fmaf(t1, __bfloat162float(v2.y), dbv[r]);
                 }
         } else {
             tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
@@ -1223,23 +1227,35 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     tc_mma(xk[m], fl, b0, b1);
                 }
             }
+            /* a lane's two adjacent columns (e, e + 1) at once: fp32 pairs of dqh, dks, bf16 pairs of
+             * q, k, dq, dk; the row sums in the order e, e + 1 */
 #pragma unroll
             for (int m = 0; m < 4; m++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int i = mw + gi + 8 * (e >> 1), r = e >> 1;
+                for (int r = 0; r < 2; r++) {
+                    const int i = mw + gi + 8 * r;
                     if (i >= L) continue;
-                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti + (e & 1);
-                    const float qh = dqh[at], kh = dks[at], qi = tc_gdn_get(q + at), ki = tc_gdn_get(k + at);
-                    const float be = sB[i] * sE[i];
-                    const float b = bk[m][e];
-                    tc_gdn_put(dq + at, qh + xq[m][e]);
-                    tc_gdn_put(dk + at, fmaf(be, b, kh + xk[m][e]));
-                    gq[r] = fmaf(qi, qh, gq[r]);
-                    gq[r] = fmaf(-ki, kh, gq[r]);
-                    gq[r] = fmaf(be * ki, b, gq[r]);
-                    gb[r] = fmaf(sE[i] * ki, b, gb[r]);
-                    gk[r] = fmaf(ki, kh, gk[r]);
+                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti;
+                    const float2 qh2 = *reinterpret_cast<const float2 *>(dqh + at);
+                    const float2 kh2 = *reinterpret_cast<const float2 *>(dks + at);
+                    const __nv_bfloat162 q2 = *reinterpret_cast<const __nv_bfloat162 *>(q + at);
+                    const __nv_bfloat162 k2 = *reinterpret_cast<const __nv_bfloat162 *>(k + at);
+                    const float qh[2] = {qh2.x, qh2.y}, kh[2] = {kh2.x, kh2.y};
+                    const float qi[2] = {__bfloat162float(q2.x), __bfloat162float(q2.y)};
+                    const float ki[2] = {__bfloat162float(k2.x), __bfloat162float(k2.y)};
+                    const float be = sB[i] * sE[i], b[2] = {bk[m][2 * r], bk[m][2 * r + 1]};
+                    *reinterpret_cast<__nv_bfloat162 *>(dq + at) =
+                        __floats2bfloat162_rn(qh[0] + xq[m][2 * r], qh[1] + xq[m][2 * r + 1]);
+                    *reinterpret_cast<__nv_bfloat162 *>(dk + at) = __floats2bfloat162_rn(
+                        fmaf(be, b[0], kh[0] + xk[m][2 * r]), fmaf(be, b[1], kh[1] + xk[m][2 * r + 1]));
+#pragma unroll
+                    for (int x = 0; x < 2; x++) {
+                        gq[r] = fmaf(qi[x], qh[x], gq[r]);
+                        gq[r] = fmaf(-ki[x], kh[x], gq[r]);
+                        gq[r] = fmaf(be * ki[x], b[x], gq[r]);
+                        gb[r] = fmaf(sE[i] * ki[x], b[x], gb[r]);
+                        gk[r] = fmaf(ki[x], kh[x], gk[r]);
+                    }
                 }
             __syncthreads(); /* the planes are rewritten next */
         }
