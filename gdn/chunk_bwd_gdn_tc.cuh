@@ -795,6 +795,11 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
     __syncthreads();
 }
 
+/* Elements each thread loads into registers before it stores any into the bf16 planes (pass 6's
+ * tile loads, bf16 inputs): with one CTA an SM, loads one after another left each load's latency
+ * exposed, 16 times per tile */
+#define TC_BWY_LD 4
+
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
  * 64 x 64 matrix and tile. q, k, v, beta, dO and dq, dk, dv in TO (float or bf16: the inputs as
  * the caller gave them), dg, db fp32 (either may be NULL).
@@ -838,15 +843,27 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
 #pragma unroll
             for (int e = 0; e < 4; e++) mk[m][e] = sq[m][e] = dw[m][e] = 0.f;
         for (int c0 = 0; c0 < K; c0 += TC_C) {
-            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
-                const long long src = ((row0 + j) * H + h) * K + c0 + c;
-                const float x = j < L ? Wn[j * K + c0 + c] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
-                bQ[at] = j < L ? q[src] : zero;
-                bK[at] = j < L ? k[src] : zero;
-                bW[at] = hi;
-                bW[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xq[TC_BWY_LD], xk[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                    x[it] = j < L ? Wn[j * K + c0 + c] : 0.f;
+                    xq[it] = j < L ? q[src] : zero;
+                    xk[it] = j < L ? k[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), at = idx / TC_C * TC_TP + idx % TC_C;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    bQ[at] = xq[it];
+                    bK[at] = xk[it];
+                    bW[at] = hi;
+                    bW[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                }
             }
             __syncthreads();
 #pragma unroll
@@ -945,20 +962,35 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     }
     for (int c0 = 0; c0 < V; c0 += TC_C) {
         if constexpr (TCB) {
-            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
-                const long long src = ((row0 + j) * H + h) * V + c0 + c;
-                const bool in = j < L;
-                const float x = in ? du[src] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
-                bO[at] = in ? dO[src] : zero;
-                bV[at] = in ? v[src] : zero;
-                bU[at] = in ? u[src] : zero;
-                bU[CT + at] = in ? u_lo[src] : zero;
-                bD[at] = hi;
-                bD[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
-                bDt[c * TC_TP + j] = hi;
-                bDt[CT + c * TC_TP + j] = bD[CT + at];
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xo[TC_BWY_LD], xv[TC_BWY_LD], xu[TC_BWY_LD], xl[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * V + c0 + c;
+                    const bool in = j < L;
+                    x[it] = in ? du[src] : 0.f;
+                    xo[it] = in ? dO[src] : zero;
+                    xv[it] = in ? v[src] : zero;
+                    xu[it] = in ? u[src] : zero;
+                    xl[it] = in ? u_lo[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    const __nv_bfloat16 lo = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                    bO[at] = xo[it];
+                    bV[at] = xv[it];
+                    bU[at] = xu[it];
+                    bU[CT + at] = xl[it];
+                    bD[at] = hi;
+                    bD[CT + at] = lo;
+                    bDt[c * TC_TP + j] = hi;
+                    bDt[CT + c * TC_TP + j] = lo;
+                }
             }
             __syncthreads();
             float tdu[4][4]; /* T^T du */
@@ -1171,16 +1203,28 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         const int wr = (tid >> 5) & 3; /* this warp's row block: P is zero right of it, P^T, T^T left */
         for (int c0 = 0; c0 < K; c0 += TC_C) {
             /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
-            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-                const int j = idx / TC_C, c = idx % TC_C, at = c * TC_TP + j;
-                const long long src = ((row0 + j) * H + h) * K + c0 + c;
-                const bool in = j < L;
-                const float x = in ? Wn[j * K + c0 + c] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
-                bKt[at] = in ? k[src] : zero;
-                bQt[at] = in ? q[src] : zero;
-                bWt[at] = hi;
-                bWt[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xk[TC_BWY_LD], xq[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                    const bool in = j < L;
+                    x[it] = in ? Wn[j * K + c0 + c] : 0.f;
+                    xk[it] = in ? k[src] : zero;
+                    xq[it] = in ? q[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), at = idx % TC_C * TC_TP + idx / TC_C;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    bKt[at] = xk[it];
+                    bQt[at] = xq[it];
+                    bWt[at] = hi;
+                    bWt[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                }
             }
             __syncthreads();
             float xq[4][4], xk[4][4], bk[4][4];
