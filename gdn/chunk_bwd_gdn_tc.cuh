@@ -1,18 +1,18 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1-5 and pass 6's products over K and V on tensor cores (mma.sync m16n8k16,
- * fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they are): 1 and 2 are the
- * bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo planes (~16 significant
- * bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; the rest of pass 6
- * still runs the exact-fp32 CUDA-core loops on fp32 copies of q, k, v, beta, dO (widened in the
- * workspace). The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
+ * inputs: passes 1-5 and pass 6's products on tensor cores (mma.sync m16n8k16, fp32
+ * accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they are, read as bf16): 1 and 2
+ * are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo planes (~16
+ * significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; what
+ * is left on CUDA cores in pass 6 is the inversion, the element-wise steps and the dg/db
+ * epilogue. The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
  * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
  * TC_HOST_EMU (gdn/tc_emu_check.cc). First run on a GPU (an H100, 2026-12-05): test_gdn_tc
  * passes; see gdn/README.md. That run predates pass 4 on tensor cores for bf16
  * (tc_gdn_bscan_bf16<K>, issue 16): the new pass 4 has ONLY BEEN EMULATED (tc_emu_check), never
- * run on a GPU; it compiles for sm_90a. Pass 6's Y, dTm are not yet on tensor cores: each is a
- * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure it
- * will keep there.
+ * run on a GPU; it compiles for sm_90a. Nor has pass 6 as it is now for bf16 (2026-12-05: bf16
+ * inputs read directly, no widened copies; Y and dTm on mma.sync; paired epilogue accesses;
+ * batched tile loads): emulated only.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -50,10 +50,11 @@
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, P K, T^T dW, P^T Q,
- *      dM K on tensor cores, the 64 x 64 x 64 products Y, dTm not yet; 207,872 B of shared
- *      memory, one CTA an SM). On the tensor-core path a NaN in a step's k, q, dW also reaches
- *      the rows of dq, dk that the causal sums leave it out of (0 * NaN in the products).
+ *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, Y = dA T^T,
+ *      dTm = -T^T Y, P K, T^T dW, P^T Q, dM K on tensor cores; 207,872 B of shared memory, one
+ *      CTA an SM). On the tensor-core path a NaN in a step's inputs or intermediates (k, q,
+ *      dW, dA, ...) can also reach rows of the gradients that the causal sums leave it out of
+ *      (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
  * rows >= L are zeros (beta 0) and never written. NaN: every sum over steps runs over its causal
  * range only (j <= i, i >= j, j < L), so the NaN positions are those of the chunked algorithm
@@ -807,8 +808,8 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
  * unused) or bf16 hi + lo planes u, u_lo (TO bf16). */
 template <class TO>
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
-    tc_gdn_bwy_f32(const TO *q, const TO *k, const TO *v, const TO *beta, const float *g, const TO *dO,
-                   const TO *u, const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
+    tc_gdn_bwy_f32(const TO *q, const TO *k, const TO *v, const TO *beta, const float *g, const TO *dO, const TO *u,
+                   const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
                    const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
                    float scale)
 {
@@ -1114,7 +1115,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
             for (int e = 0; e < 4; e++) y[m][e] = d[m][e] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            if (ks <= wr) { /* warp-uniform */
+            if (ks <= wr) { /* warp-uniform: Y = dA T^T */
                 uint32_t fa[4], fl[4];
                 tc_frag_a(fa, aDA, TC_TP, mw, 16 * ks);
                 tc_frag_a(fl, aDA + CT, TC_TP, mw, 16 * ks);
@@ -1133,7 +1134,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         __syncthreads();
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            if (ks >= wr) { /* warp-uniform */
+            if (ks >= wr) { /* warp-uniform: dTm = -T^T Y */
                 uint32_t fa[4], fl[4];
                 tc_frag_a(fa, bTt, TC_TP, mw, 16 * ks);
                 tc_frag_a(fl, bTt + CT, TC_TP, mw, 16 * ks);

@@ -571,10 +571,9 @@ static int tc_gdn_bwy_launch(const tc_call &c, const void *dO, const tc_gdn_bws 
     GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_f32<TO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
     tc_gdn_bwy_f32<TO><<<dim3((unsigned)c.NT, (unsigned)(c.B * c.H)), 256, sm, c.stream>>>(
         (const TO *)c.q, (const TO *)c.k, (const TO *)c.v, (const TO *)c.beta, c.g, (const TO *)dO,
-        (const TO *)(ws + l.f.u), (const TO *)(ws + l.f.u_lo),
-        (const float *)(ws + l.du), (const float *)(ws + l.f.w), (const float *)(ws + l.dqh),
-        (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (TO *)out->dq, (TO *)out->dk, (TO *)out->dv, out->dg,
-        out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
+        (const TO *)(ws + l.f.u), (const TO *)(ws + l.f.u_lo), (const float *)(ws + l.du), (const float *)(ws + l.f.w),
+        (const float *)(ws + l.dqh), (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (TO *)out->dq,
+        (TO *)out->dk, (TO *)out->dv, out->dg, out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }
