@@ -1,18 +1,18 @@
 /* chunk_bwd_gdn_tc.cuh: the chunk-parallel backward of GDN (gated delta rule, one log gate g and
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
- * inputs: passes 1-5 and pass 6's products over K and V on tensor cores (mma.sync m16n8k16,
- * fp32 accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they are): 1 and 2 are the
- * bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo planes (~16 significant
- * bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; the rest of pass 6
- * still runs the exact-fp32 CUDA-core loops on fp32 copies of q, k, v, beta, dO (widened in the
- * workspace). The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
+ * inputs: passes 1-5 and pass 6's products on tensor cores (mma.sync m16n8k16, fp32
+ * accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they are, read as bf16): 1 and 2
+ * are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo planes (~16
+ * significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; what
+ * is left on CUDA cores in pass 6 is the inversion, the element-wise steps and the dg/db
+ * epilogue. The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
  * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
  * TC_HOST_EMU (gdn/tc_emu_check.cc). First run on a GPU (an H100, 2026-12-05): test_gdn_tc
  * passes; see gdn/README.md. That run predates pass 4 on tensor cores for bf16
  * (tc_gdn_bscan_bf16<K>, issue 16): the new pass 4 has ONLY BEEN EMULATED (tc_emu_check), never
- * run on a GPU; it compiles for sm_90a. Pass 6's Y, dTm are not yet on tensor cores: each is a
- * loop over 64 x 64 tiles of the kind chunk_fwd_gdn_tc.cuh runs on mma.sync, the structure it
- * will keep there.
+ * run on a GPU; it compiles for sm_90a. Nor has pass 6 as it is now for bf16 (2026-12-05: bf16
+ * inputs read directly, no widened copies; Y and dTm on mma.sync; paired epilogue accesses;
+ * batched tile loads): emulated only.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -50,10 +50,11 @@
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
  *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, P K, T^T dW, P^T Q,
- *      dM K on tensor cores, the 64 x 64 x 64 products Y, dTm not yet; 207,872 B of shared
- *      memory, one CTA an SM). On the tensor-core path a NaN in a step's k, q, dW also reaches
- *      the rows of dq, dk that the causal sums leave it out of (0 * NaN in the products).
+ *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, Y = dA T^T,
+ *      dTm = -T^T Y, P K, T^T dW, P^T Q, dM K on tensor cores; 207,872 B of shared memory, one
+ *      CTA an SM). On the tensor-core path a NaN in a step's inputs or intermediates (k, q,
+ *      dW, dA, ...) can also reach rows of the gradients that the causal sums leave it out of
+ *      (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
  * rows >= L are zeros (beta 0) and never written. NaN: every sum over steps runs over its causal
  * range only (j <= i, i >= j, j < L), so the NaN positions are those of the chunked algorithm
@@ -69,12 +70,11 @@
 /* Byte offsets of the backward's workspace: the forward's layout in the inputs' dtype
  * (tc_gdn_layout: hs, W, U0, u; bf16: hs, W and u as bf16 hi + lo planes, the sizes of fp32's),
  * W overwritten by dW in pass 5 (fp32 [BH][NT][64][K] either way, in W's bytes), then dh ([BH][NT][K][V], H' of every chunk), du
- * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk), hdh ([BH][NT][K/64]:
- * the partials of H . H'), and for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
- * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
+ * ([B,T,H,V]), dqh, dks ([B,T,H,K]: pass 5's state terms of dq and dk) and hdh ([BH][NT][K/64]:
+ * the partials of H . H'). Every section a multiple of 16 bytes. */
 struct tc_gdn_bws {
     tc_gdn_ws f;
-    unsigned long long dh, du, dqh, dks, hdh, xq, xk, xv, xdo, xb, total;
+    unsigned long long dh, du, dqh, dks, hdh, total;
 };
 
 __host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH, long long T, int K, int V)
@@ -89,22 +89,20 @@ __host__ __device__ inline tc_gdn_bws tc_gdn_bwd_layout(bool bf16, long long BH,
     l.dqh = l.du + rows * V * 4;
     l.dks = l.dqh + rows * K * 4;
     l.hdh = l.dks + rows * K * 4;
-    l.xq = up(l.hdh + bh * nt * (K / TC_C) * 4);
-    l.xk = l.xq + (bf16 ? rows * K * 4 : 0);
-    l.xv = l.xk + (bf16 ? rows * K * 4 : 0);
-    l.xdo = l.xv + (bf16 ? rows * V * 4 : 0);
-    l.xb = l.xdo + (bf16 ? rows * V * 4 : 0);
-    l.total = up(l.xb + (bf16 ? rows * 4 : 0));
+    l.total = up(l.hdh + bh * nt * (K / TC_C) * 4);
     return l;
 }
 
 // ---- shared pieces ------------------------------------------------------------------------------
 
-/* n elements of x widened to fp32 (exact), grid-stride */
-__global__ void __launch_bounds__(256) tc_gdn_widen(const __nv_bfloat16 *x, float *y, long long n)
+/* An input element in fp32 (from bf16: exact) */
+__device__ __forceinline__ float tc_gdn_get(const float *p)
 {
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        y[i] = __bfloat162float(x[i]);
+    return *p;
+}
+__device__ __forceinline__ float tc_gdn_get(const __nv_bfloat16 *p)
+{
+    return __bfloat162float(*p);
 }
 
 /* An output element in the gradients' dtype */
@@ -798,14 +796,20 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
     __syncthreads();
 }
 
+/* Elements each thread loads into registers before it stores any into the bf16 planes (pass 6's
+ * tile loads, bf16 inputs): with one CTA an SM, loads one after another left each load's latency
+ * exposed, 16 times per tile */
+#define TC_BWY_LD 4
+
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
- * 64 x 64 matrix and tile. dq, dk, dv in TO (float or bf16), dg, db fp32 (either may be NULL).
+ * 64 x 64 matrix and tile. q, k, v, beta, dO and dq, dk, dv in TO (float or bf16: the inputs as
+ * the caller gave them), dg, db fp32 (either may be NULL).
  * Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and the forward's u: fp32 (TO float, u_lo
  * unused) or bf16 hi + lo planes u, u_lo (TO bf16). */
 template <class TO>
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
-    tc_gdn_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
-                   const TO *u, const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
+    tc_gdn_bwy_f32(const TO *q, const TO *k, const TO *v, const TO *beta, const float *g, const TO *dO, const TO *u,
+                   const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
                    const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
                    float scale)
 {
@@ -826,7 +830,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     constexpr int CT = TC_C * TC_TP;
     const int lane = tid & 31, gi = lane >> 2, ti = lane & 3, mw = 16 * ((tid >> 5) & 3), nw = 32 * (tid >> 7);
 
-    if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
+    if (tid < TC_C) sB[tid] = tid < L ? tc_gdn_get(beta + (row0 + tid) * H + h) : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
     /* K K^T, Q K^T and dW K^T over all channels, in channel order: fp32 FMA, or (bf16 inputs) on
@@ -840,15 +844,27 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
 #pragma unroll
             for (int e = 0; e < 4; e++) mk[m][e] = sq[m][e] = dw[m][e] = 0.f;
         for (int c0 = 0; c0 < K; c0 += TC_C) {
-            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
-                const long long src = ((row0 + j) * H + h) * K + c0 + c;
-                const float x = j < L ? Wn[j * K + c0 + c] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                bQ[at] = __float2bfloat16_rn(j < L ? q[src] : 0.f); /* exact: widened from bf16 */
-                bK[at] = __float2bfloat16_rn(j < L ? k[src] : 0.f);
-                bW[at] = hi;
-                bW[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xq[TC_BWY_LD], xk[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                    x[it] = j < L ? Wn[j * K + c0 + c] : 0.f;
+                    xq[it] = j < L ? q[src] : zero;
+                    xk[it] = j < L ? k[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), at = idx / TC_C * TC_TP + idx % TC_C;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    bQ[at] = xq[it];
+                    bK[at] = xk[it];
+                    bW[at] = hi;
+                    bW[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                }
             }
             __syncthreads();
 #pragma unroll
@@ -947,20 +963,35 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     }
     for (int c0 = 0; c0 < V; c0 += TC_C) {
         if constexpr (TCB) {
-            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
-                const long long src = ((row0 + j) * H + h) * V + c0 + c;
-                const bool in = j < L;
-                const float x = in ? du[src] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x), zero = __float2bfloat16_rn(0.f);
-                bO[at] = __float2bfloat16_rn(in ? dO[src] : 0.f); /* exact: widened from bf16 */
-                bV[at] = __float2bfloat16_rn(in ? v[src] : 0.f);
-                bU[at] = in ? u[src] : zero;
-                bU[CT + at] = in ? u_lo[src] : zero;
-                bD[at] = hi;
-                bD[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
-                bDt[c * TC_TP + j] = hi;
-                bDt[CT + c * TC_TP + j] = bD[CT + at];
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xo[TC_BWY_LD], xv[TC_BWY_LD], xu[TC_BWY_LD], xl[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * V + c0 + c;
+                    const bool in = j < L;
+                    x[it] = in ? du[src] : 0.f;
+                    xo[it] = in ? dO[src] : zero;
+                    xv[it] = in ? v[src] : zero;
+                    xu[it] = in ? u[src] : zero;
+                    xl[it] = in ? u_lo[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    const __nv_bfloat16 lo = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                    bO[at] = xo[it];
+                    bV[at] = xv[it];
+                    bU[at] = xu[it];
+                    bU[CT + at] = xl[it];
+                    bD[at] = hi;
+                    bD[CT + at] = lo;
+                    bDt[c * TC_TP + j] = hi;
+                    bDt[CT + c * TC_TP + j] = lo;
+                }
             }
             __syncthreads();
             float tdu[4][4]; /* T^T du */
@@ -992,16 +1023,20 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     tc_mma(da[m], fdl, b0, b1);
                 }
             }
-            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows */
+            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows; a lane's two adjacent
+             * columns (e, e + 1) as one bf16 pair */
 #pragma unroll
             for (int m = 0; m < 4; m++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int j = mw + gi + 8 * (e >> 1);
+                for (int r = 0; r < 2; r++) {
+                    const int j = mw + gi + 8 * r;
                     if (j >= L) continue;
-                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti + (e & 1);
-                    tc_gdn_put(dv + at, sB[j] * tdu[m][e]);
-                    dbv[e >> 1] = fmaf(tdu[m][e], v[at], dbv[e >> 1]);
+                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti;
+                    const float t0 = tdu[m][2 * r], t1 = tdu[m][2 * r + 1];
+                    const __nv_bfloat162 v2 = *reinterpret_cast<const __nv_bfloat162 *>(v + at);
+                    *reinterpret_cast<__nv_bfloat162 *>(dv + at) = __floats2bfloat162_rn(sB[j] * t0, sB[j] * t1);
+                    dbv[r] = fmaf(t0, __bfloat162float(v2.x), dbv[r]);
+                    dbv[r] = fmaf(t1, __bfloat162float(v2.y), dbv[r]);
                 }
         } else {
             tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
@@ -1054,26 +1089,87 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     __syncthreads();
     /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
      * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
+    if constexpr (TCB) {
+        /* on tensor cores, warp w the 16 x 32 block (mw, nw) of each: dA and T (zero above its
+         * diagonal) as hi + lo planes, Y leaves the accumulators as Y^T hi + lo planes, T^T is
+         * bTt's (built before the loop over V, still intact: the planes start right after it) */
+        __nv_bfloat16 *aDA = bTt + 2 * CT, *aT = aDA + 2 * CT, *aYt = aT + 2 * CT;
+        static_assert(14 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "bTt .. aYt fit in sP .. sX4");
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
+            const float x[2] = {sDA[i * P + j], j <= i ? sT[i * P + j] : 0.f};
+            __nv_bfloat16 *dst[2] = {aDA, aT};
 #pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
-            float s = 0.f;
-            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
-            sY[m * P + l] = s;
+            for (int p = 0; p < 2; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
+            }
         }
-    __syncthreads();
+        __syncthreads();
+        const int wr = (tid >> 5) & 3; /* this warp's row block: dA is zero right of it, T^T left */
+        float y[4][4], d[4][4];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c;
-            float s = 0.f;
-            if (j < i && i < L)
-                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
-            sA[i * P + j] = -s;
-        }
+            for (int e = 0; e < 4; e++) y[m][e] = d[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks <= wr) { /* warp-uniform: Y = dA T^T */
+                uint32_t fa[4], fl[4];
+                tc_frag_a(fa, aDA, TC_TP, mw, 16 * ks);
+                tc_frag_a(fl, aDA + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma3(y[m], fa, fl, aT, aT + CT, TC_TP, nw + 8 * m, 16 * ks);
+            }
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = j * TC_TP + i;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(y[m][e]);
+                aYt[at] = hi;
+                aYt[CT + at] = __float2bfloat16_rn(y[m][e] - __bfloat162float(hi));
+            }
+        __syncthreads();
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks >= wr) { /* warp-uniform: dTm = -T^T Y */
+                uint32_t fa[4], fl[4];
+                tc_frag_a(fa, bTt, TC_TP, mw, 16 * ks);
+                tc_frag_a(fl, bTt + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma3(d[m], fa, fl, aYt, aYt + CT, TC_TP, nw + 8 * m, 16 * ks);
+            }
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                sA[i * P + j] = (j < i && i < L) ? -d[m][e] : 0.f;
+            }
+    } else {
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
+                float s = 0.f;
+                for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
+                sY[m * P + l] = s;
+            }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int i = ty + 16 * r, j = tx + 16 * c;
+                float s = 0.f;
+                if (j < i && i < L)
+                    for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
+                sA[i * P + j] = -s;
+            }
+    }
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < 4; r++)
@@ -1108,16 +1204,28 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         const int wr = (tid >> 5) & 3; /* this warp's row block: P is zero right of it, P^T, T^T left */
         for (int c0 = 0; c0 < K; c0 += TC_C) {
             /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
-            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-                const int j = idx / TC_C, c = idx % TC_C, at = c * TC_TP + j;
-                const long long src = ((row0 + j) * H + h) * K + c0 + c;
-                const bool in = j < L;
-                const float x = in ? Wn[j * K + c0 + c] : 0.f;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                bKt[at] = __float2bfloat16_rn(in ? k[src] : 0.f); /* exact: widened from bf16 */
-                bQt[at] = __float2bfloat16_rn(in ? q[src] : 0.f);
-                bWt[at] = hi;
-                bWt[CT + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xk[TC_BWY_LD], xq[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                    const bool in = j < L;
+                    x[it] = in ? Wn[j * K + c0 + c] : 0.f;
+                    xk[it] = in ? k[src] : zero;
+                    xq[it] = in ? q[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), at = idx % TC_C * TC_TP + idx / TC_C;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    bKt[at] = xk[it];
+                    bQt[at] = xq[it];
+                    bWt[at] = hi;
+                    bWt[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                }
             }
             __syncthreads();
             float xq[4][4], xk[4][4], bk[4][4];
@@ -1164,22 +1272,35 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     tc_mma(xk[m], fl, b0, b1);
                 }
             }
+            /* a lane's two adjacent columns (e, e + 1) at once: fp32 pairs of dqh, dks, bf16 pairs of
+             * q, k, dq, dk; the row sums in the order e, e + 1 */
 #pragma unroll
             for (int m = 0; m < 4; m++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int i = mw + gi + 8 * (e >> 1), r = e >> 1;
+                for (int r = 0; r < 2; r++) {
+                    const int i = mw + gi + 8 * r;
                     if (i >= L) continue;
-                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti + (e & 1);
-                    const float qh = dqh[at], kh = dks[at], qi = q[at], ki = k[at], be = sB[i] * sE[i];
-                    const float b = bk[m][e];
-                    tc_gdn_put(dq + at, qh + xq[m][e]);
-                    tc_gdn_put(dk + at, fmaf(be, b, kh + xk[m][e]));
-                    gq[r] = fmaf(qi, qh, gq[r]);
-                    gq[r] = fmaf(-ki, kh, gq[r]);
-                    gq[r] = fmaf(be * ki, b, gq[r]);
-                    gb[r] = fmaf(sE[i] * ki, b, gb[r]);
-                    gk[r] = fmaf(ki, kh, gk[r]);
+                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti;
+                    const float2 qh2 = *reinterpret_cast<const float2 *>(dqh + at);
+                    const float2 kh2 = *reinterpret_cast<const float2 *>(dks + at);
+                    const __nv_bfloat162 q2 = *reinterpret_cast<const __nv_bfloat162 *>(q + at);
+                    const __nv_bfloat162 k2 = *reinterpret_cast<const __nv_bfloat162 *>(k + at);
+                    const float qh[2] = {qh2.x, qh2.y}, kh[2] = {kh2.x, kh2.y};
+                    const float qi[2] = {__bfloat162float(q2.x), __bfloat162float(q2.y)};
+                    const float ki[2] = {__bfloat162float(k2.x), __bfloat162float(k2.y)};
+                    const float be = sB[i] * sE[i], b[2] = {bk[m][2 * r], bk[m][2 * r + 1]};
+                    *reinterpret_cast<__nv_bfloat162 *>(dq + at) =
+                        __floats2bfloat162_rn(qh[0] + xq[m][2 * r], qh[1] + xq[m][2 * r + 1]);
+                    *reinterpret_cast<__nv_bfloat162 *>(dk + at) = __floats2bfloat162_rn(
+                        fmaf(be, b[0], kh[0] + xk[m][2 * r]), fmaf(be, b[1], kh[1] + xk[m][2 * r + 1]));
+#pragma unroll
+                    for (int x = 0; x < 2; x++) {
+                        gq[r] = fmaf(qi[x], qh[x], gq[r]);
+                        gq[r] = fmaf(-ki[x], kh[x], gq[r]);
+                        gq[r] = fmaf(be * ki[x], b[x], gq[r]);
+                        gb[r] = fmaf(sE[i] * ki[x], b[x], gb[r]);
+                        gk[r] = fmaf(ki[x], kh[x], gk[r]);
+                    }
                 }
             __syncthreads(); /* the planes are rewritten next */
         }

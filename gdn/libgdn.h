@@ -89,8 +89,8 @@ int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims 
  * (parallel over (b, h, 64 x 64 tiles), sequential over chunks), then dq, dk, dv of every chunk
  * in parallel and dg as a reverse cumsum of q . dq - k . dk (SSD) or of q * dq - k * dk per
  * channel (GLA); bf16 on tensor cores, fp32 in exact fp32 on CUDA cores. GDN (first version):
- * the WY form's passes in exact fp32 on CUDA cores for both dtypes (bf16 inputs widened; one
- * pass on tensor cores), db too. Deterministic. Supported: what gdn_cuda_fwd_tc supports, for
+ * the WY form's passes in exact fp32 on CUDA cores for fp32 inputs, on tensor cores (bf16 inputs
+ * read as they are, fp32 intermediates as bf16 hi + lo) for bf16 inputs, db too. Deterministic. Supported: what gdn_cuda_fwd_tc supports, for
  * GDN_LINEAR, GDN_GLA and GDN_GDN (bf16, fp32) and GDN_SSD (bf16; others: GDN_EUNSUPPORTED).
  * Opt-in, as the forward. */
 

@@ -561,20 +561,19 @@ static int tc_run_bwd_gla(const tc_call &c, const void *dO, const float *dST, co
     return 0;
 }
 
-/* GDN's six passes (chunk_bwd_gdn_tc.cuh) on the caller's stream, in fp32 on CUDA cores; bf16
- * inputs are first widened into the workspace, and dq, dk, dv leave in bf16. */
+/* GDN's pass 6 (chunk_bwd_gdn_tc.cuh) on the caller's stream: q, k, v, beta, dO read as the
+ * caller gave them (TO: fp32 or bf16), and dq, dk, dv leave in TO. */
 template <class TO>
-static int tc_gdn_bwy_launch(const tc_call &c, const float *const x[6], const tc_gdn_bws &l,
-                             const struct gdn_dev_grad *out)
+static int tc_gdn_bwy_launch(const tc_call &c, const void *dO, const tc_gdn_bws &l, const struct gdn_dev_grad *out)
 {
     unsigned char *ws = (unsigned char *)c.ws;
     const unsigned sm = tc_gdn_bwy_f32_smem();
     GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_f32<TO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
     tc_gdn_bwy_f32<TO><<<dim3((unsigned)c.NT, (unsigned)(c.B * c.H)), 256, sm, c.stream>>>(
-        x[0], x[1], x[2], x[3], c.g, x[4], (const TO *)(ws + l.f.u), (const TO *)(ws + l.f.u_lo),
-        (const float *)(ws + l.du), (const float *)(ws + l.f.w), (const float *)(ws + l.dqh),
-        (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (TO *)out->dq, (TO *)out->dk, (TO *)out->dv, out->dg,
-        out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
+        (const TO *)c.q, (const TO *)c.k, (const TO *)c.v, (const TO *)c.beta, c.g, (const TO *)dO,
+        (const TO *)(ws + l.f.u), (const TO *)(ws + l.f.u_lo), (const float *)(ws + l.du), (const float *)(ws + l.f.w),
+        (const float *)(ws + l.dqh), (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (TO *)out->dq,
+        (TO *)out->dk, (TO *)out->dv, out->dg, out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }
@@ -585,22 +584,9 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     const int BH = c.B * c.H;
     const tc_gdn_bws l = tc_gdn_bwd_layout(bf16, BH, c.T, K, c.V);
     unsigned char *ws = (unsigned char *)c.ws;
-    const long long rows = (long long)BH * c.T;
-    /* q, k, v, beta, dO in fp32: the inputs, or their widened copies */
-    const float *x[6] = {(const float *)c.q,    (const float *)c.k, (const float *)c.v,
-                         (const float *)c.beta, (const float *)dO,  nullptr};
-    if (bf16 && rows > 0) {
-        const void *src[5] = {c.q, c.k, c.v, c.beta, dO};
-        const unsigned long long at[5] = {l.xq, l.xk, l.xv, l.xb, l.xdo};
-        const long long nel[5] = {rows * K, rows * K, rows * c.V, rows, rows * c.V};
-        for (int i = 0; i < 5; i++) {
-            const long long blocks = (nel[i] + 255) / 256 < 4096 ? (nel[i] + 255) / 256 : 4096;
-            tc_gdn_widen<<<(unsigned)blocks, 256, 0, c.stream>>>((const __nv_bfloat16 *)src[i], (float *)(ws + at[i]),
-                                                                 nel[i]);
-            GDN_CUDA_TRY(cudaGetLastError());
-            x[i] = (const float *)(ws + at[i]);
-        }
-    }
+    /* q, k, v, beta, dO as fp32 (read by the fp32 passes only; bf16's read the inputs as bf16) */
+    const float *x[5] = {(const float *)c.q, (const float *)c.k, (const float *)c.v, (const float *)c.beta,
+                         (const float *)dO};
     /* passes 1, 2: the forward's prep and state kernels in the inputs' dtype (bf16: W, H and u
      * leave as bf16 hi + lo planes, which passes 4-6 read) */
     typedef __nv_bfloat16 bf;
@@ -674,7 +660,7 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     }
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "5 H products");
-    const int rc = bf16 ? tc_gdn_bwy_launch<__nv_bfloat16>(c, x, l, out) : tc_gdn_bwy_launch<float>(c, x, l, out);
+    const int rc = bf16 ? tc_gdn_bwy_launch<__nv_bfloat16>(c, dO, l, out) : tc_gdn_bwy_launch<float>(c, dO, l, out);
     TC_BWD_PASS(c.stream, "6 WY, dq dk dv dg db");
     return rc;
 }

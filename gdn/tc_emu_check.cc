@@ -739,18 +739,8 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
     const int NT = (c.T + TC_C - 1) / TC_C, BH = c.B * c.H;
     const tc_gdn_bws l = tc_gdn_bwd_layout(c.bf16, BH, c.T, K, c.V);
     unsigned char *ws = (unsigned char *)wsp;
-    const long long rows = (long long)BH * c.T;
     const float *fq = (const float *)q, *fk = (const float *)k, *fv = (const float *)v, *fb = (const float *)beta,
                 *fo = (const float *)dO;
-    if (c.bf16) {
-        auto widen = [&](const void *x, unsigned long long at, long long nel) {
-            tc_emu_launch(dim3(4), dim3(256), 0,
-                          [&] { tc_gdn_widen((const __nv_bfloat16 *)x, (float *)(ws + at), nel); });
-            return (const float *)(ws + at);
-        };
-        fq = widen(q, l.xq, rows * K), fk = widen(k, l.xk, rows * K), fv = widen(v, l.xv, rows * c.V);
-        fo = widen(dO, l.xdo, rows * c.V), fb = widen(beta, l.xb, rows);
-    }
     float *W = (float *)(ws + l.f.w), *U0 = (float *)(ws + l.f.u0), *hs = (float *)(ws + l.f.hs);
     float *u = (float *)(ws + l.f.u), *dh = (float *)(ws + l.dh), *du = (float *)(ws + l.du);
     float *dqh = (float *)(ws + l.dqh), *dks = (float *)(ws + l.dks), *hdh = (float *)(ws + l.hdh);
@@ -796,7 +786,8 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
                       [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
     if (c.bf16)
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<__nv_bfloat16>(fq, fk, fv, fb, g, fo, ub, ulb, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
+            tc_gdn_bwy_f32<__nv_bfloat16>((const bf *)q, (const bf *)k, (const bf *)v, (const bf *)beta, g,
+                                          (const bf *)dO, ub, ulb, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
                                           (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv, dg, db, c.T, c.H, K, c.V, NT,
                                           scale);
         });

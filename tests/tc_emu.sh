@@ -12,7 +12,8 @@
 # missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
 # backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped,
 # for GDN's backward dv without T's diagonal and a missing __syncthreads in its reverse scan, and in its bf16
-# tensor-core reverse scan a missing __syncthreads and the decayed keys one step off -- each of which
+# tensor-core reverse scan a missing __syncthreads and the decayed keys one step off, and in its pass 6
+# Y = dA T^T without each warp's diagonal block of dA -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -141,6 +142,8 @@ plant gdn_bscan_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* the update 
 # step off went unnoticed: over a full chunk gamma ~ e^-22 multiplies H', and the quick cases' last
 # short chunk has dST = 0 or L = 1)
 plant gdn_bscan_decay chunk_bwd_gdn_tc.cuh 's/const float wj = j < L ? expf(glast - sG\[j\]) : 0.f;/const float wj = j < L ? expf(glast - sG[j > 0 ? j - 1 : 0]) : 0.f;/'
+# GDN's backward pass 6 (bf16): Y = dA T^T on tensor cores leaves out each warp's diagonal block of dA
+plant gdn_bwy_y chunk_bwd_gdn_tc.cuh 's|if (ks <= wr) { /\* warp-uniform: Y = dA T^T \*/|if (ks < wr) { /* warp-uniform: Y = dA T^T */|'
 wait
 for n in $planted; do
     cat "$t/$n.out"
