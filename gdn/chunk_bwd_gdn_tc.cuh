@@ -796,6 +796,37 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
     __syncthreads();
 }
 
+/* Pass 6's products on tensor cores (bf16 inputs): into the warp's four m16n8 tiles acc[m] (rows r0
+ * .. r0 + 15, columns n0 + 8m ..), the k block ks of A, as its hi + lo planes, times B: B's hi + lo
+ * planes (tc_bwy_mma3: tc_mma3's hi hi, lo hi, hi lo) or B in bf16 as it is (tc_bwy_mma2: A's hi
+ * then its lo). */
+__device__ __forceinline__ void tc_bwy_mma3(float acc[4][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
+                                            int n0, int ks)
+{
+    constexpr int CT = TC_C * TC_TP;
+    uint32_t fa[4], fl[4];
+    tc_frag_a(fa, A, TC_TP, r0, 16 * ks);
+    tc_frag_a(fl, A + CT, TC_TP, r0, 16 * ks);
+#pragma unroll
+    for (int m = 0; m < 4; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
+}
+
+__device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
+                                            int n0, int ks)
+{
+    constexpr int CT = TC_C * TC_TP;
+    uint32_t fa[4], fl[4];
+    tc_frag_a(fa, A, TC_TP, r0, 16 * ks);
+    tc_frag_a(fl, A + CT, TC_TP, r0, 16 * ks);
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        uint32_t b0, b1;
+        tc_frag_b(&b0, &b1, B, TC_TP, n0 + 8 * m, 16 * ks);
+        tc_mma(acc[m], fa, b0, b1);
+        tc_mma(acc[m], fl, b0, b1);
+    }
+}
+
 /* Elements each thread loads into registers before it stores any into the bf16 planes (pass 6's
  * tile loads, bf16 inputs): with one CTA an SM, loads one after another left each load's latency
  * exposed, 16 times per tile */
@@ -1001,16 +1032,10 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
-                uint32_t fo[4], fd[4], fdl[4];
-                if (ks >= ((tid >> 5) & 3)) { /* warp-uniform: T^T is zero left of the diagonal block */
-                    tc_frag_a(fd, bTt, TC_TP, mw, 16 * ks);
-                    tc_frag_a(fdl, bTt + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                    for (int m = 0; m < 4; m++) tc_mma3(tdu[m], fd, fdl, bDt, bDt + CT, TC_TP, nw + 8 * m, 16 * ks);
-                }
+                /* warp-uniform: T^T is zero left of the diagonal block */
+                if (ks >= ((tid >> 5) & 3)) tc_bwy_mma3(tdu, bTt, bDt, mw, nw, ks);
+                uint32_t fo[4];
                 tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
-                tc_frag_a(fd, bD, TC_TP, mw, 16 * ks);
-                tc_frag_a(fdl, bD + CT, TC_TP, mw, 16 * ks);
 #pragma unroll
                 for (int m = 0; m < 4; m++) {
                     uint32_t b0, b1;
@@ -1018,10 +1043,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     tc_mma(dp[m], fo, b0, b1);
                     tc_frag_b(&b0, &b1, bU + CT, TC_TP, nw + 8 * m, 16 * ks);
                     tc_mma(dp[m], fo, b0, b1);
-                    tc_frag_b(&b0, &b1, bV, TC_TP, nw + 8 * m, 16 * ks);
-                    tc_mma(da[m], fd, b0, b1);
-                    tc_mma(da[m], fdl, b0, b1);
                 }
+                tc_bwy_mma2(da, bD, bV, mw, nw, ks);
             }
             /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows; a lane's two adjacent
              * columns (e, e + 1) as one bf16 pair */
@@ -1115,13 +1138,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
             for (int e = 0; e < 4; e++) y[m][e] = d[m][e] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            if (ks <= wr) { /* warp-uniform: Y = dA T^T */
-                uint32_t fa[4], fl[4];
-                tc_frag_a(fa, aDA, TC_TP, mw, 16 * ks);
-                tc_frag_a(fl, aDA + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                for (int m = 0; m < 4; m++) tc_mma3(y[m], fa, fl, aT, aT + CT, TC_TP, nw + 8 * m, 16 * ks);
-            }
+            if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks); /* warp-uniform: Y = dA T^T */
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
@@ -1134,13 +1151,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         __syncthreads();
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            if (ks >= wr) { /* warp-uniform: dTm = -T^T Y */
-                uint32_t fa[4], fl[4];
-                tc_frag_a(fa, bTt, TC_TP, mw, 16 * ks);
-                tc_frag_a(fl, bTt + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                for (int m = 0; m < 4; m++) tc_mma3(d[m], fa, fl, aYt, aYt + CT, TC_TP, nw + 8 * m, 16 * ks);
-            }
+            if (ks >= wr) tc_bwy_mma3(d, bTt, aYt, mw, nw, ks); /* warp-uniform: dTm = -T^T Y */
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
@@ -1235,42 +1246,12 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 for (int e = 0; e < 4; e++) xq[m][e] = xk[m][e] = bk[m][e] = 0.f;
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
-                uint32_t fa[4], fl[4];
-                if (ks <= wr) { /* warp-uniform */
-                    tc_frag_a(fa, aP, TC_TP, mw, 16 * ks);
-                    tc_frag_a(fl, aP + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                    for (int m = 0; m < 4; m++) {
-                        uint32_t b0, b1;
-                        tc_frag_b(&b0, &b1, bKt, TC_TP, nw + 8 * m, 16 * ks);
-                        tc_mma(xq[m], fa, b0, b1);
-                        tc_mma(xq[m], fl, b0, b1);
-                    }
-                }
+                if (ks <= wr) tc_bwy_mma2(xq, aP, bKt, mw, nw, ks); /* warp-uniform */
                 if (ks >= wr) {
-                    tc_frag_a(fa, aTt, TC_TP, mw, 16 * ks);
-                    tc_frag_a(fl, aTt + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                    for (int m = 0; m < 4; m++) tc_mma3(bk[m], fa, fl, bWt, bWt + CT, TC_TP, nw + 8 * m, 16 * ks);
-                    tc_frag_a(fa, aPt, TC_TP, mw, 16 * ks);
-                    tc_frag_a(fl, aPt + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                    for (int m = 0; m < 4; m++) {
-                        uint32_t b0, b1;
-                        tc_frag_b(&b0, &b1, bQt, TC_TP, nw + 8 * m, 16 * ks);
-                        tc_mma(xk[m], fa, b0, b1);
-                        tc_mma(xk[m], fl, b0, b1);
-                    }
+                    tc_bwy_mma3(bk, aTt, bWt, mw, nw, ks);
+                    tc_bwy_mma2(xk, aPt, bQt, mw, nw, ks);
                 }
-                tc_frag_a(fa, aY, TC_TP, mw, 16 * ks);
-                tc_frag_a(fl, aY + CT, TC_TP, mw, 16 * ks);
-#pragma unroll
-                for (int m = 0; m < 4; m++) {
-                    uint32_t b0, b1;
-                    tc_frag_b(&b0, &b1, bKt, TC_TP, nw + 8 * m, 16 * ks);
-                    tc_mma(xk[m], fa, b0, b1);
-                    tc_mma(xk[m], fl, b0, b1);
-                }
+                tc_bwy_mma2(xk, aY, bKt, mw, nw, ks);
             }
             /* a lane's two adjacent columns (e, e + 1) at once: fp32 pairs of dqh, dks, bf16 pairs of
              * q, k, dq, dk; the row sums in the order e, e + 1 */

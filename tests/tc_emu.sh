@@ -143,7 +143,7 @@ plant gdn_bscan_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* the update 
 # short chunk has dST = 0 or L = 1)
 plant gdn_bscan_decay chunk_bwd_gdn_tc.cuh 's/const float wj = j < L ? expf(glast - sG\[j\]) : 0.f;/const float wj = j < L ? expf(glast - sG[j > 0 ? j - 1 : 0]) : 0.f;/'
 # GDN's backward pass 6 (bf16): Y = dA T^T on tensor cores leaves out each warp's diagonal block of dA
-plant gdn_bwy_y chunk_bwd_gdn_tc.cuh 's|if (ks <= wr) { /\* warp-uniform: Y = dA T^T \*/|if (ks < wr) { /* warp-uniform: Y = dA T^T */|'
+plant gdn_bwy_y chunk_bwd_gdn_tc.cuh 's|if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks);|if (ks < wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks);|'
 wait
 for n in $planted; do
     cat "$t/$n.out"
