@@ -87,15 +87,18 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
                             json_pack("{s:f,s:I,s:I,s:I}", "tensor_bytes", s->host_bytes, "host_base",
                                       (json_int_t)s->host_base, "host_peak", (json_int_t)s->host_peak, "host_reserved",
                                       (json_int_t)s->host_reserve));
-    if (s->dev_peak_oracle || s->dev_peak_kernel || s->dev_peak_standard) { /* bytes, per worker role */
-        json_t *m = json_object_get(doc, "memory");
+    bool known = false; /* device bytes, per worker role, where any is known */
+    for (int r = 0; r < KG_DEV_ROLES; r++) known |= s->dev_peak[r] > 0;
+    if (known) {
+        static const char *const role[KG_DEV_ROLES] = {"oracle", "kernel", "standard"}; /* enum kg_dev_role */
+        json_t *m = json_object_get(doc, "memory"), *peak = json_object(), *held = json_object();
         if (!m) json_object_set_new(doc, "memory", m = json_object());
-        json_object_set_new(m, "device_peak",
-                            json_pack("{s:I,s:I,s:I}", "oracle", (json_int_t)s->dev_peak_oracle, "kernel",
-                                      (json_int_t)s->dev_peak_kernel, "standard", (json_int_t)s->dev_peak_standard));
-        json_object_set_new(m, "device_held",
-                            json_pack("{s:I,s:I,s:I}", "oracle", (json_int_t)s->dev_held_oracle, "kernel",
-                                      (json_int_t)s->dev_held_kernel, "standard", (json_int_t)s->dev_held_standard));
+        for (int r = 0; r < KG_DEV_ROLES; r++) {
+            json_object_set_new(peak, role[r], json_integer((json_int_t)s->dev_peak[r]));
+            json_object_set_new(held, role[r], json_integer((json_int_t)s->dev_held[r]));
+        }
+        json_object_set_new(m, "device_peak", peak);
+        json_object_set_new(m, "device_held", held);
     }
     const struct kg_memo_stats *ms = &s->memo_stats;
     json_object_set_new(doc, "memo",

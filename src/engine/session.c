@@ -201,14 +201,9 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
 
 void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, const struct kg_reply *rp)
 {
-    uint64_t *most = cl == &s->oracle ? &s->dev_peak_oracle
-                     : cl->standard   ? &s->dev_peak_standard
-                                      : &s->dev_peak_kernel;
-    uint64_t *held = cl == &s->oracle ? &s->dev_held_oracle
-                     : cl->standard   ? &s->dev_held_standard
-                                      : &s->dev_held_kernel;
-    if (rp->dev_peak > *most) *most = rp->dev_peak;
-    if (rp->dev_held > *held) *held = rp->dev_held;
+    const int r = cl == &s->oracle ? KG_DEV_ORACLE : cl->standard ? KG_DEV_STANDARD : KG_DEV_KERNEL;
+    if (rp->dev_peak > s->dev_peak[r]) s->dev_peak[r] = rp->dev_peak;
+    if (rp->dev_held > s->dev_held[r]) s->dev_held[r] = rp->dev_held;
 }
 
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id)

@@ -31,6 +31,10 @@ struct kg_client {
     bool standard; /* the standard test's worker (its device memory is counted apart) */
 };
 
+/* Whose device memory a session counts apart: the oracle's worker, the candidate's (any of its
+ * fresh workers), the standard test's (the record's memory.device_peak, in this order). */
+enum kg_dev_role { KG_DEV_ORACLE, KG_DEV_KERNEL, KG_DEV_STANDARD, KG_DEV_ROLES };
+
 /* One recorded run of the determinism gate. */
 struct kg_record {
     struct kg_tensor out[KG_OP_MAX_IO];
@@ -126,11 +130,9 @@ struct kg_session {
     uint64_t host_reserve; /* what the ledger holds for this check now (0: no ledger) */
     uint64_t host_base;    /* ... before its first gate drew anything (base/memwatch.h) */
     uint64_t host_peak;    /* the most host memory the check was measured to hold */
-    /* the most device memory a worker of each role held, as its replies said (kg_reply.dev_peak;
-     * 0: not known): the oracle's, the candidate's (any of its fresh workers), the standard
-     * test's; and the most each held between requests (kg_reply.dev_held) */
-    uint64_t dev_peak_oracle, dev_peak_kernel, dev_peak_standard;
-    uint64_t dev_held_oracle, dev_held_kernel, dev_held_standard;
+    /* the most device memory a worker of each role (enum kg_dev_role) held, as its replies said
+     * (kg_reply.dev_peak; 0: not known), and the most each held between requests (dev_held) */
+    uint64_t dev_peak[KG_DEV_ROLES], dev_held[KG_DEV_ROLES];
     int nruns;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */
@@ -189,7 +191,7 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o);
 struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, struct kg_reply *rp);
 int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp);
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
-/* Keeps the most device memory that a worker of cl's role said it held (rp->dev_peak). */
+/* Keeps the most device memory that a worker of cl's role said it held (rp->dev_peak, dev_held). */
 void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, const struct kg_reply *rp);
 /* The same with the shared memory fd (a run's own segment; kg_session_call: the session's). */
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp);
