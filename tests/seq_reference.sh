@@ -4,7 +4,8 @@
 # element must get exactly the sums of one loop per matrix, bit for bit (the working-precision
 # reference a verdict is calibrated on), and the mode must still replace the op. The loop run in
 # numpy on the host (few outputs: seq_mm_host) and the torch loop must agree to the bit, on a
-# long k, large means, signed zeros, infinities, NaN and subnormals, and transposed operands.
+# long k, large means, signed zeros, infinities, NaN and subnormals, and transposed operands; on a
+# GPU so must the k-loop run as one Triton kernel (seq_mm_device), the torch loop there, and the host's.
 set -u
 . "$top_srcdir/tests/torch_python.sh"
 need_torch_python
@@ -69,6 +70,51 @@ for name, (sa, sb) in {"long k": ((2, 20000), (20000, 3)), "batch": ((4, 3, 300)
         ok = same(tr.seq_mm(torch, np, a, b), loop)
         print("%s, %s: numpy's loop on the host bit for bit the torch loop:" % (name, kind), ok)
         fails += not ok
+# on a GPU: the k-loop as one Triton kernel (seq_mm_device) against the torch loop on the same
+# device and the numpy loop on the host, bit for bit; a batch through the grid's third dimension,
+# an expanded (stride 0) batch as conv2d passes its weights, tiles cut by M and N
+if torch.cuda.is_available():
+    cases = {"long k": ((2, 20000), (20000, 3)), "batch": ((4, 3, 300), (4, 300, 5)),
+             "tiles cut": ((37, 513), (513, 70)), "boundary batch of a gemm": ((31, 2048), (2048, 300))}
+    for name, (sa, sb) in cases.items():
+        for kind in ("normal", "large mean", "specials", "strided", "expanded"):
+            if kind == "expanded" and len(sa) < 3:
+                continue
+            a, b = torch.randn(sa), torch.randn(sb)
+            if kind == "strided":
+                a = torch.randn(sa[:-2] + (sa[-1], sa[-2])).transpose(-1, -2)
+                b = torch.randn(sb[:-2] + (sb[-1], sb[-2])).transpose(-1, -2)
+            if kind == "expanded":
+                a = torch.randn(sa[1:]).expand(sa)
+            if kind == "large mean":
+                a += 1e3
+            if kind == "specials":
+                a.view(-1)[::17] = 0.0
+                b.view(-1)[::13] = -0.0
+                a.view(-1)[::29] = 1e-40
+                b.view(-1)[::31] = -3e-39
+                a.view(-1)[5] = float("inf")
+                b.view(-1)[3] = float("nan")
+            a, b = a.cuda(), b.cuda()
+            tr.SEQ_DEVICE, tr.SEQ_HOST_OUTPUTS = False, 0
+            loop = tr.seq_mm(torch, np, a, b)
+            host_loop = tr.seq_mm(torch, np, a.cpu(), b.cpu())
+            tr.SEQ_DEVICE, tr.SEQ_HOST_OUTPUTS = True, host
+            acc = torch.zeros(loop.shape, dtype=torch.float32, device="cuda")
+            dev = tr.seq_mm_device(torch, a, b, acc)
+            ok = dev is not None and same(dev.cpu(), loop.cpu()) and same(dev.cpu(), host_loop)
+            print("%s, %s: the GPU kernel bit for bit the torch loop on the GPU and the host's:" % (name, kind),
+                  "unavailable" if dev is None else ok)
+            fails += not ok
+    a, b = torch.randn(5, 7, 33, device="cuda"), torch.randn(5, 33, 11, device="cuda")
+    want = torch.stack([one(a[i].cpu(), b[i].cpu()) for i in range(5)])
+    with tr.seq_mode(torch) as mode:
+        got = torch.bmm(a, b)
+    ok = same(got.cpu(), want) and mode.replaced and tr.seq_kernel not in (None, False)
+    print("bmm of 5 on the GPU: through the kernel, bit for bit the per-matrix loops:", ok)
+    fails += not ok
+else:
+    print("no CUDA device: the GPU kernel of the sequential reference is not checked here")
 print("%d failed" % fails)
 sys.exit(1 if fails else 0)
 PY

@@ -869,12 +869,17 @@ def seq_mm(torch, np, a, b):
     as a loop per matrix, in K launches instead of batch x K (at KernelBench's sizes, 131072
     launches for a bmm of 128 matrices, seconds on a GPU). Where there are few outputs
     (SEQ_HOST_OUTPUTS), so that the K launches cost it all (on a GPU a matmul of 256 outputs with
-    K = 524288 took about 20 s), the loop runs in numpy on the host (seq_mm_host)."""
+    K = 524288 took about 20 s), the loop runs in numpy on the host (seq_mm_host); on a GPU with
+    Triton it is one kernel (seq_mm_device)."""
     M, K = a.shape[-2], a.shape[-1]
     N = b.shape[-1]
     if M * N * K > SEQ_LIMIT:
         return None
     acc = torch.zeros(a.shape[:-1] + (N,), dtype=a.dtype, device=a.device)
+    if a.is_cuda and K and acc.numel():
+        r = seq_mm_device(torch, a, b, acc)
+        if r is not None:
+            return r
     if np is not None and K and acc.numel() <= SEQ_HOST_OUTPUTS:
         return seq_mm_host(torch, np, a, b, acc)
     # each product into one buffer, then added: the same two roundings as acc += a * b, without
@@ -882,9 +887,14 @@ def seq_mm(torch, np, a, b):
     # rows made contiguous once (a Linear's x @ W.T reads W's rows as b's columns, one cache line
     # an element): a 64 x 4096 x 4096 product on the CPU took 17.9 s, and 0.5 s this way, bit
     # for bit the same
+    return seq_mm_loop(torch, a, b, acc)
+
+
+def seq_mm_loop(torch, a, b, acc):
+    """seq_mm's k-loop by torch ops, on a's device, into acc (zeros): 2K launches on a GPU."""
     tmp = torch.empty_like(acc)
     at, bc = a.transpose(-1, -2).contiguous(), b.contiguous()
-    for k in range(K):
+    for k in range(a.shape[-1]):
         torch.mul(at[..., k, :, None], bc[..., None, k, :], out=tmp)
         acc.add_(tmp)
     return acc
@@ -906,6 +916,98 @@ def seq_mm_host(torch, np, a, b, acc):
             np.multiply(ah[..., :, k, None], bh[..., None, k, :], out=tmp)
             run += tmp
     return torch.from_numpy(run).to(acc.device)
+
+
+# seq_mm on a GPU: the k-loop inside one Triton kernel (seq_mm_device); KGATE_SEQ_DEVICE=0: the torch loop
+SEQ_DEVICE = os.environ.get("KGATE_SEQ_DEVICE") != "0"
+seq_kernel = None  # the Triton kernel once made; False: Triton is missing or failed here
+
+
+def seq_mm_device(torch, a, b, acc):
+    """seq_mm's k-loop on the GPU as one Triton kernel (seq_mm_kernel) instead of 2K launches:
+    each output element is still summed from +0 in k order, an IEEE single multiply and then an
+    add (no fused multiply-add: enable_fp_fusion off), so the same bits as the torch loop
+    (seq_kernel_made checks that on the device first; tests/seq_reference.sh on a GPU too). In
+    the shapes gate's cases of a KernelBench gemm (a boundary batch with K = 2048 and 4096) each
+    sequential product cost thousands of launches, most of the oracle's time. acc, or None: no
+    such kernel here (the torch loop then)."""
+    global seq_kernel
+    if not SEQ_DEVICE or seq_kernel is False or acc.numel() // (a.shape[-2] * b.shape[-1]) > 65535:
+        return None  # (65535: the grid's third dimension, the batch)
+    try:
+        if seq_kernel is None:
+            seq_kernel = seq_kernel_made(torch, a.device)
+        if seq_kernel is False:
+            return None
+        seq_launch(seq_kernel, a, b, acc)
+        return acc
+    except Exception as e:  # no Triton, or it cannot compile here: the torch loop, from now on
+        seq_kernel = False
+        print("kgate torch runner: the sequential reference's device kernel is unavailable (%s: %s); "
+              "the torch loop instead" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""),
+              file=sys.stderr)
+        return None
+
+
+def seq_kernel_made(torch, device):
+    """seq_mm_kernel compiled by Triton, once it has summed a small product holding every special
+    value (signed zeros, subnormals, an infinity, a NaN) to the torch loop's bits on this device;
+    False where it did not (said on the worker's log). Its inputs come from a generator of its own:
+    the global ones stay where the reference left them."""
+    import triton
+    import triton.language
+    globals()["tl"] = triton.language  # seq_mm_kernel's body names it
+    # one compilation for every shape and stride (Triton would compile again for each new
+    # combination of sizes equal to 1 or divisible by 16: the shapes gate's sweep)
+    kern = triton.jit(seq_mm_kernel, do_not_specialize=["M", "N", "K", "sab", "sam", "sak", "sbb", "sbk", "sbn"])
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(2, 37, 67, generator=g), torch.randn(2, 67, 45, generator=g)
+    a.view(-1)[::17], b.view(-1)[::13], a.view(-1)[::29], b.view(-1)[::31] = 0.0, -0.0, 1e-40, -3e-39
+    a.view(-1)[5], b.view(-1)[3] = math.inf, math.nan
+    a, b = a.to(device), b.to(device)
+    want = seq_mm_loop(torch, a, b, torch.zeros(2, 37, 45, device=device))
+    got = torch.zeros(2, 37, 45, device=device)
+    seq_launch(kern, a, b, got)
+    if not torch.equal(got.view(torch.int32), want.view(torch.int32)):
+        print("kgate torch runner: the sequential reference's device kernel differs from the torch loop "
+              "here (a fused multiply-add?); the torch loop instead", file=sys.stderr)
+        return False
+    return kern
+
+
+def seq_launch(kern, a, b, acc):
+    """acc ([..., M, N], contiguous) = a @ b by the Triton kernel kern, one program per 32 x 32 tile
+    of each matrix of the batch."""
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    a3, b3 = a.reshape(-1, M, K), b.reshape(-1, K, N)  # views where they can be
+    out = acc.view(-1, M, N)
+    grid = ((M + SEQ_TILE - 1) // SEQ_TILE, (N + SEQ_TILE - 1) // SEQ_TILE, out.shape[0])
+    kern[grid](a3, b3, out, M, N, K, a3.stride(0), a3.stride(1), a3.stride(2), b3.stride(0), b3.stride(1),
+               b3.stride(2), enable_fp_fusion=False)
+
+
+SEQ_TILE = 32  # seq_mm_kernel: the outputs one program sums (SEQ_TILE x SEQ_TILE)
+
+
+def seq_mm_kernel(A, B, C, M, N, K, sab, sam, sak, sbb, sbk, sbn):
+    """Triton's language (triton.jit applies in seq_mm_device, which also binds tl): program (i, j,
+    z) sums outputs [32i, 32i + 32) x [32j, 32j + 32) of matrix z over k = 0 .. K - 1 in order.
+    The tile is the literal 32 (SEQ_TILE), not a constexpr parameter, whose annotation would need
+    Triton when this file is imported."""
+    z = tl.program_id(2).to(tl.int64)
+    rm = tl.program_id(0).to(tl.int64) * 32 + tl.arange(0, 32)
+    rn = tl.program_id(1).to(tl.int64) * 32 + tl.arange(0, 32)
+    am, bn = rm < M, rn < N
+    pa = A + z * sab + rm * sam
+    pb = B + z * sbb + rn * sbn
+    acc = tl.zeros((32, 32), dtype=tl.float32)
+    for _ in range(0, K):  # the pointers step, in 64 bits, rather than k * stride in 32
+        x = tl.load(pa, mask=am, other=0.0)
+        y = tl.load(pb, mask=bn, other=0.0)
+        acc = acc + x[:, None] * y[None, :]
+        pa += sak
+        pb += sbk
+    tl.store(C + z * M * N + rm[:, None] * N + rn[None, :], acc, mask=am[:, None] & bn[None, :])
 
 
 def seq_conv2d(torch, np, x, args):
