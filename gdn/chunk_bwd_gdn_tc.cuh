@@ -642,6 +642,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdh_f32_smem())
     }
 }
 
+/* Threads of tc_gdn_bdh_bf16 */
+#define TC_GDN_BDH_THREADS 256
+
 /* Dynamic shared memory of tc_gdn_bdh_bf16: H, H', du, u as bf16 hi + lo planes and dO, [64][72]
  * each; G [64], the reduction [128]. */
 __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
@@ -650,45 +653,49 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
 }
 
 /* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
- * NT, B*H), 128 threads; warp w owns rows (steps) 16w .. 16w+15 of the three 64 x 64 products,
- * acc[m] the m16n8 tile of key channels 8m .. 8m+7. Per 64-column V tile: H, H' (rows: key
- * channels, the B operands as stored), du and u (rows: steps, A operands) as bf16 hi + lo
- * (tc_mma3: hi hi, lo hi, hi lo): H and u as the bf16 forward kernels left them (hs: H^T planes
- * [BH][NT][2][V][K]; u, u_lo), H' and du split here; dO exact in bf16 (two mma: against H's hi
- * and lo). The partial of H . H' in fp32 from H = hi + lo and H' (a fixed element per thread). */
-__global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
+ * NT, B*H), 256 threads; warp w owns rows (steps) 16 (w % 4) .. 16 (w % 4) + 15 and key channels
+ * 32 (w / 4) .. 32 (w / 4) + 31 of the three 64 x 64 products, aq[m], aw[m], ak[m] the m16n8 tile
+ * of key channels 32 (w / 4) + 8m .. + 7 (the two warps of a row block load the same A fragments;
+ * each accumulator sees the same mma in the same order as with one warp per row block). Per
+ * 64-column V tile: H, H' (rows: key channels, the B operands as stored), du and u (rows: steps,
+ * A operands) as bf16 hi + lo (tc_mma3: hi hi, lo hi, hi lo): H and u as the bf16 forward kernels
+ * left them (hs: H^T planes [BH][NT][2][V][K]; u, u_lo), H' and du split here; dO exact in bf16
+ * (two mma: against H's hi and lo). The partial of H . H' in fp32 from H = hi + lo and H', by
+ * threads 0 .. 127: thread t the elements (rows t / 64 + 2j, j = 0 .. 31, column t % 64) of every
+ * V tile in turn, the 128 partials summed in thread order. */
+__global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
     tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
                     const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo, const float *du, float *wsW, float *dqh,
                     float *dks, float *hdh, int T, int H, int K, int V, int NT, float scale)
 {
-    constexpr int CT = TC_C * TC_TP;
+    constexpr int CT = TC_C * TC_TP, NTH = TC_GDN_BDH_THREADS;
     TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem), *sD = sH + 2 * CT, *sW = sD + 2 * CT;
     __nv_bfloat16 *sU = sW + 2 * CT, *sO = sU + 2 * CT;
     float *sG = reinterpret_cast<float *>(sO + CT), *sR = sG + TC_C;
     const int kt = (int)blockIdx.x, n = (int)blockIdx.y, bh = (int)blockIdx.z, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int r0 = 16 * (w & 3), n0 = 32 * (w >> 2);
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)b * T + t0;
     const __nv_bfloat16 *Hn = hs + ((long long)bh * NT + n) * 2 * V * K + kt * TC_C;
     const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
-    float aq[8][4], aw[8][4], ak[8][4], hd = 0.f;
+    float aq[4][4], aw[4][4], ak[4][4], hd = 0.f;
 #pragma unroll
-    for (int m = 0; m < 8; m++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
     const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
     for (int v0 = 0; v0 < V; v0 += TC_C) {
         /* H^T's planes, transposed into [key channel][value column] (a warp reads along K) */
-        for (int idx = tid; idx < 2 * TC_C * TC_C; idx += 128) {
+        for (int idx = tid; idx < 2 * TC_C * TC_C; idx += NTH) {
             const int pl = idx / (TC_C * TC_C), c = (idx / TC_C) % TC_C, r = idx % TC_C;
             sH[pl * CT + r * TC_TP + c] = Hn[((long long)pl * V + v0 + c) * K + r];
         }
         __syncthreads(); /* the partial of H . H' reads H from sH */
-        for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+        for (int idx = tid; idx < TC_C * TC_C; idx += NTH) {
             const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
             const float y = Dn[(long long)r * V + v0 + c];
-            hd = fmaf(__bfloat162float(sH[at]) + __bfloat162float(sH[CT + at]), y, hd);
             const long long src = ((row0 + r) * H + h) * V + v0 + c;
             const float z = r < L ? du[src] : 0.f;
             const float vals[2] = {y, z};
@@ -703,24 +710,29 @@ __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
             sU[CT + at] = r < L ? u_lo[src] : zero;
             sO[at] = r < L ? dO[src] : zero;
         }
+        if (tid < 128)
+            for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
+                const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
+                hd = fmaf(__bfloat162float(sH[at]) + __bfloat162float(sH[CT + at]), Dn[(long long)r * V + v0 + c], hd);
+            }
         __syncthreads();
-#pragma unroll
+#pragma unroll 1 /* unrolled, ptxas spilled 28 bytes at the 128 registers of 2 CTAs an SM */
         for (int ks = 0; ks < 4; ks++) {
             uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
-            tc_frag_a(fo, sO, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(fw, sW, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(fwl, sW + CT, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(fu, sU, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(ful, sU + CT, TC_TP, 16 * w, 16 * ks);
+            tc_frag_a(fo, sO, TC_TP, r0, 16 * ks);
+            tc_frag_a(fw, sW, TC_TP, r0, 16 * ks);
+            tc_frag_a(fwl, sW + CT, TC_TP, r0, 16 * ks);
+            tc_frag_a(fu, sU, TC_TP, r0, 16 * ks);
+            tc_frag_a(ful, sU + CT, TC_TP, r0, 16 * ks);
 #pragma unroll
-            for (int m = 0; m < 8; m++) {
+            for (int m = 0; m < 4; m++) {
                 uint32_t b0, b1;
-                tc_frag_b(&b0, &b1, sH, TC_TP, 8 * m, 16 * ks);
+                tc_frag_b(&b0, &b1, sH, TC_TP, n0 + 8 * m, 16 * ks);
                 tc_mma(aq[m], fo, b0, b1);
-                tc_frag_b(&b0, &b1, sH + CT, TC_TP, 8 * m, 16 * ks);
+                tc_frag_b(&b0, &b1, sH + CT, TC_TP, n0 + 8 * m, 16 * ks);
                 tc_mma(aq[m], fo, b0, b1);
-                tc_mma3(aw[m], fw, fwl, sH, sH + CT, TC_TP, 8 * m, 16 * ks);
-                tc_mma3(ak[m], fu, ful, sD, sD + CT, TC_TP, 8 * m, 16 * ks);
+                tc_mma3(aw[m], fw, fwl, sH, sH + CT, TC_TP, n0 + 8 * m, 16 * ks);
+                tc_mma3(ak[m], fu, ful, sD, sD + CT, TC_TP, n0 + 8 * m, 16 * ks);
             }
         }
         __syncthreads(); /* the tiles are rewritten next */
@@ -729,13 +741,13 @@ __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
     const float glast = sG[L - 1];
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int i = 16 * w + gi + 8 * half;
+        const int i = r0 + gi + 8 * half;
         const float fq = scale * expf(sG[i]), fk = expf(glast - sG[i]);
 #pragma unroll
-        for (int m = 0; m < 8; m++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const int cc = kt * TC_C + 8 * m + 2 * ti + e;
+                const int cc = kt * TC_C + n0 + 8 * m + 2 * ti + e;
                 wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[m][2 * half + e];
                 if (i < L) {
                     dqh[((row0 + i) * H + h) * K + cc] = fq * aq[m][2 * half + e];
@@ -743,7 +755,7 @@ __global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
                 }
             }
     }
-    sR[tid] = hd;
+    if (tid < 128) sR[tid] = hd;
     __syncthreads();
     if (tid == 0) {
         float s = 0.f;

@@ -778,7 +778,7 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
     if (NT == 0) return;
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     if (c.bf16)
-        tc_emu_launch(grid_h, dim3(128), tc_gdn_bdh_bf16_smem(), [&] {
+        tc_emu_launch(grid_h, dim3(TC_GDN_BDH_THREADS), tc_gdn_bdh_bf16_smem(), [&] {
             tc_gdn_bdh_bf16(g, (const bf *)dO, hsb, dh, ub, ulb, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale);
         });
     else
