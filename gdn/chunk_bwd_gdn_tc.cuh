@@ -677,7 +677,8 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
  * and one transposed 64-column tile at a time. The partial of H . H' in fp32 from H = hi + lo and
  * H', by threads 0 .. 127: thread t the elements (rows t / 64 + 2j, j = 0 .. 31, column t % 64)
  * of every 64 columns in turn (in the stage that holds its column), the 128 partials summed in
- * thread order. */
+ * thread order. The chunk's gates come with stage 0's copies; their cumsum (tc_gate_cumsum's order)
+ * and the paired fp32 stores of dW, dqh, dks end it. */
 __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
     tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
                     const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo, const float *du, float *wsW, float *dqh,
@@ -737,6 +738,12 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
     for (int m = 0; m < 4; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
+    if (tid < TC_C) { /* the chunk's gates, with stage 0's copies */
+        if (tid < L)
+            tc_cp4(sG + tid, g + (row0 + tid) * H + h);
+        else
+            sG[tid] = 0.f;
+    }
     load(0);
     for (int s = 0; s < NS; s++) {
         if (s + 1 < NS)
@@ -789,23 +796,36 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
         }
         __syncthreads(); /* stage s + 2 refills this buffer */
     }
-    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    if (tid == 0) { /* tc_gate_cumsum's sums, in its order: 16 loads ahead of the dependent adds */
+        float sum = 0.f;
+        for (int i0 = 0; i0 < TC_C; i0 += 16) {
+            float x[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++) x[i] = sG[i0 + i];
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                if (i0 + i < L) sum += x[i];
+                sG[i0 + i] = sum;
+            }
+        }
+    }
+    __syncthreads();
     const float glast = sG[L - 1];
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int i = r0 + gi + 8 * half;
         const float fq = scale * expf(sG[i]), fk = expf(glast - sG[i]);
 #pragma unroll
-        for (int m = 0; m < 4; m++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int cc = kt * TC_C + n0 + 8 * m + 2 * ti + e;
-                wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[m][2 * half + e];
-                if (i < L) {
-                    dqh[((row0 + i) * H + h) * K + cc] = fq * aq[m][2 * half + e];
-                    dks[((row0 + i) * H + h) * K + cc] = fk * ak[m][2 * half + e];
-                }
+        for (int m = 0; m < 4; m++) {
+            const int cc = kt * TC_C + n0 + 8 * m + 2 * ti;
+            const float *q = aq[m] + 2 * half, *x = aw[m] + 2 * half, *k = ak[m] + 2 * half;
+            *reinterpret_cast<float2 *>(wsW + (((long long)bh * NT + n) * TC_C + i) * K + cc) =
+                make_float2(-x[0], -x[1]);
+            if (i < L) {
+                *reinterpret_cast<float2 *>(dqh + ((row0 + i) * H + h) * K + cc) = make_float2(fq * q[0], fq * q[1]);
+                *reinterpret_cast<float2 *>(dks + ((row0 + i) * H + h) * K + cc) = make_float2(fk * k[0], fk * k[1]);
             }
+        }
     }
     if (tid < 128) sR[tid] = hd;
     __syncthreads();
