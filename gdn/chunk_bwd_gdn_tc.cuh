@@ -12,7 +12,8 @@
  * (tc_gdn_bscan_bf16<K>, issue 16): the new pass 4 has ONLY BEEN EMULATED (tc_emu_check), never
  * run on a GPU; it compiles for sm_90a. Nor has pass 6 as it is now for bf16 (2026-12-05: bf16
  * inputs read directly, no widened copies; Y and dTm on mma.sync; paired epilogue accesses;
- * batched tile loads): emulated only.
+ * batched tile loads), nor pass 5 for bf16 as it is now (256 threads, its tiles by cp.async in
+ * two-buffered stages, H^T read as stored): emulated only.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
