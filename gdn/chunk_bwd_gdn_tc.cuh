@@ -649,8 +649,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdh_f32_smem())
 /* tc_gdn_bdh_bf16's stages: 32 value columns each, two in shared memory (one landing while the
  * other multiplies). A stage: H^T's planes [2][32][72] bf16 (rows: value columns, as stored),
  * H' [64][40] fp32 (rows: key channels), du [64][40] fp32, u's planes [2][64][40] bf16 and dO
- * [64][40] bf16 (rows: steps); 40 = 8 mod 32 words (fp32 pairs) and 20 words (bf16 pairs) make
- * the fragment loads conflict-free. */
+ * [64][40] bf16 (rows: steps). Conflict-free fragment loads: rows of 40 fp32 (8 mod 32 words) for
+ * the fp32 pairs, of 20 words for the bf16 pairs, and ldmatrix's 8 rows of 16 bytes in 32 banks
+ * at 36 words (H^T). */
 #define TC_GDN_BDH_VS 32
 #define TC_GDN_BDH_LD 40
 __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_stage()
@@ -671,8 +672,9 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
  * V runs in stages of 32 columns, every tile of a stage copied raw by cp.async (all of a thread's
  * copies in flight at once), stage s + 1 landing while stage s multiplies. H^T's planes (hs:
  * [BH][NT][2][V][K], as tc_gdn_state_bf16 left them) are read as stored, B[k][n] row-major
- * (tc_frag_b_kn); H' (fp32, B) and du (fp32, A) are split into bf16 hi + lo in registers as their
- * fragments load (tc_split); u as the forward's planes (u, u_lo); dO exact in bf16. Products:
+ * (ldmatrix.trans: tc_frag_b_kn2_ldsm, H's hi and lo fragments in one); H' (fp32, B) and du
+ * (fp32, A) are split into bf16 hi + lo in registers as their fragments load (tc_split); u as the
+ * forward's planes (u, u_lo) and dO exact in bf16 (tc_frag_a; by ldmatrix ptxas spilled). Products:
  * aq = dO (H hi) + dO (H lo), aw and ak as tc_mma3 (hi hi, lo hi, hi lo): with each k block in
  * increasing order, every accumulator sees the mma it saw with one 128-thread warp per row block
  * and one transposed 64-column tile at a time. The partial of H . H' in fp32 from H = hi + lo and
@@ -778,21 +780,20 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
             }
 #pragma unroll
             for (int m = 0; m < 4; m++) {
-                uint32_t b0, b1, l0, l1;
-                tc_frag_b_kn(&b0, &b1, sHT, TC_TP, n0 + 8 * m, 16 * ks);
-                tc_frag_b_kn(&l0, &l1, sHT + HP, TC_TP, n0 + 8 * m, 16 * ks);
-                tc_mma(aq[m], fo, b0, b1);
-                tc_mma(aq[m], fo, l0, l1);
-                tc_mma(aw[m], fw, b0, b1);
-                tc_mma(aw[m], fwl, b0, b1);
-                tc_mma(aw[m], fw, l0, l1);
+                uint32_t f[4]; /* b0, b1 of H's hi then lo; then of H' hi, lo */
+                tc_frag_b_kn2_ldsm(f, sHT, HP, TC_TP, n0 + 8 * m, 16 * ks);
+                tc_mma(aq[m], fo, f[0], f[1]);
+                tc_mma(aq[m], fo, f[2], f[3]);
+                tc_mma(aw[m], fw, f[0], f[1]);
+                tc_mma(aw[m], fwl, f[0], f[1]);
+                tc_mma(aw[m], fw, f[2], f[3]);
                 const float *pd = sD + (n0 + 8 * m + gi) * LD + 16 * ks + 2 * ti;
                 const float2 y0 = *reinterpret_cast<const float2 *>(pd), y1 = *reinterpret_cast<const float2 *>(pd + 8);
-                tc_split(y0.x, y0.y, &b0, &l0);
-                tc_split(y1.x, y1.y, &b1, &l1);
-                tc_mma(ak[m], fu, b0, b1);
-                tc_mma(ak[m], ful, b0, b1);
-                tc_mma(ak[m], fu, l0, l1);
+                tc_split(y0.x, y0.y, &f[0], &f[2]);
+                tc_split(y1.x, y1.y, &f[1], &f[3]);
+                tc_mma(ak[m], fu, f[0], f[1]);
+                tc_mma(ak[m], ful, f[0], f[1]);
+                tc_mma(ak[m], fu, f[2], f[3]);
             }
         }
         __syncthreads(); /* stage s + 2 refills this buffer */

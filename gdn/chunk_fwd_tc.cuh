@@ -236,6 +236,29 @@ __device__ __forceinline__ void tc_frag_a(uint32_t a[4], const __nv_bfloat16 *s,
     a[3] = tc_ld32(s + (m0 + g + 8) * ld + k0 + 2 * t + 8);
 }
 
+/* ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: four 8 x 8 bf16 matrices, lane 8j + i giving the
+ * address of row i of matrix j (16-byte aligned); r[j] of lane (g, t) = matrix j's elements
+ * [2t][g], [2t + 1][g] (pairs down a column: the B fragment of a tile stored B[k][n]). */
+__device__ __forceinline__ void tc_ldsm_x4_trans(uint32_t r[4], const __nv_bfloat16 *row)
+{
+#ifdef TC_HOST_EMU
+    tc_emu_ldmatrix_x4(r, row, true);
+#else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(row)));
+#endif
+}
+
+/* tc_frag_b_kn of two planes by one ldmatrix.x4.trans: b[0], b[1] from sB, b[2], b[3] from sB + pl
+ * (matrices: rows k0.. and k0 + 8.. of each plane, columns n0..) */
+__device__ __forceinline__ void tc_frag_b_kn2_ldsm(uint32_t b[4], const __nv_bfloat16 *sB, int pl, int ld, int n0,
+                                                   int k0)
+{
+    const int lane = (int)threadIdx.x & 31;
+    tc_ldsm_x4_trans(b, sB + (lane / 16) * pl + (k0 + lane % 8 + 8 * (lane / 8 % 2)) * ld + n0);
+}
+
 /* The bf16 pair (*p0, *p1) as one register, *p0 in the low half */
 __device__ __forceinline__ uint32_t tc_pack16(const __nv_bfloat16 *p0, const __nv_bfloat16 *p1)
 {
@@ -245,7 +268,7 @@ __device__ __forceinline__ uint32_t tc_pack16(const __nv_bfloat16 *p0, const __n
 
 /* The B fragment of rows (reduction index) k0 .. k0+15, columns n0 .. n0+7 of a B stored
  * row-major, B[k][n] = s[k * ld + n] (no transposed copy needed): each register from two 16-bit
- * loads. With ld = TC_TP (36 words) a load's 32 lanes read 16 words in 16 banks, two lanes a
+ * loads (tc_frag_b_kn2_ldsm does it by ldmatrix; this is its reference in tc_emu_check). With ld = TC_TP (36 words) a load's 32 lanes read 16 words in 16 banks, two lanes a
  * word: conflict-free. */
 __device__ __forceinline__ void tc_frag_b_kn(uint32_t *b0, uint32_t *b1, const __nv_bfloat16 *s, int ld, int n0, int k0)
 {
