@@ -1,8 +1,8 @@
 /* tc_emu.h: a host emulation of what the chunk-parallel kernels (gdn/chunk_fwd_tc.cuh) use from
  * CUDA -- thread and block indices, static and dynamic shared memory, __syncthreads, bf16 and its
- * conversions, and the warp-collective mma.sync.m16n8k16 bf16 -- so that the kernels run as plain
- * C++17 on a machine without a GPU (gdn/tc_emu_check.cc). Included by chunk_fwd_tc.cuh only when
- * TC_HOST_EMU is defined; never part of a GPU build.
+ * conversions, and the warp-collective mma.sync.m16n8k16 bf16 and ldmatrix.x4 -- so that the
+ * kernels run as plain C++17 on a machine without a GPU (gdn/tc_emu_check.cc). Included by
+ * chunk_fwd_tc.cuh only when TC_HOST_EMU is defined; never part of a GPU build.
  *
  * Model. A CTA is blockDim.x cooperative fibers (ucontext) on one OS thread, run one at a time
  * in a fixed order (ascending thread index, or descending with tc_emu_reverse): a fiber runs until
@@ -12,8 +12,8 @@
  * the check program must have no thread_local of its own) and dynamic, is filled with 0xff bytes
  * (NaN in fp32 and bf16) before every CTA. A __syncthreads that is not reached by every thread
  * of the CTA at the same source line is an error (on the GPU it hangs or is undefined), and so is
- * a warp-collective operation (mma.sync; for the next kernels also __shfl*_sync and __syncwarp,
- * full mask only) that the 32 lanes of a warp do not all reach as their same n-th one. CTAs run
+ * a warp-collective operation (mma.sync, ldmatrix; for the next kernels also __shfl*_sync and
+ * __syncwarp, full mask only) that the 32 lanes of a warp do not all reach as their same n-th one. CTAs run
  * one after another, so nothing here models concurrency between CTAs, timing, registers or
  * shared-memory capacity beyond the 227 KB dynamic limit.
  *
