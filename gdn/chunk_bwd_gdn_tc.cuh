@@ -659,10 +659,10 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_stage()
     return (unsigned)(2 * TC_GDN_BDH_VS * TC_TP * 2 + 2 * TC_C * TC_GDN_BDH_LD * 4 + 3 * TC_C * TC_GDN_BDH_LD * 2);
 }
 
-/* Dynamic shared memory of tc_gdn_bdh_bf16: two stages, G [64], the reduction [128]. */
+/* Dynamic shared memory of tc_gdn_bdh_bf16: two stages, G [64], the reduction [256]. */
 __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
 {
-    return 2 * tc_gdn_bdh_bf16_stage() + 4 * (TC_C + 128);
+    return 2 * tc_gdn_bdh_bf16_stage() + 4 * (TC_C + TC_GDN_BDH_THREADS);
 }
 
 /* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
@@ -678,9 +678,9 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
  * aq = dO (H hi) + dO (H lo), aw and ak as tc_mma3 (hi hi, lo hi, hi lo): with each k block in
  * increasing order, every accumulator sees the mma it saw with one 128-thread warp per row block
  * and one transposed 64-column tile at a time. The partial of H . H' in fp32 from H = hi + lo and
- * H', by threads 0 .. 127: thread t the elements (rows t / 64 + 2j, j = 0 .. 31, column t % 64)
- * of every 64 columns in turn (in the stage that holds its column), the 128 partials summed in
- * thread order. The chunk's gates come with stage 0's copies; their cumsum (tc_gate_cumsum's order)
+ * H' (fp32) as the B fragments hold them: warp w adds those of tile m = w % 4 (its three row-block
+ * partners the other three), each lane its four elements in fragment order, stage by stage and
+ * k block by k block; the 256 partials summed in thread order. The chunk's gates come with stage 0's copies; their cumsum (tc_gate_cumsum's order)
  * and the paired fp32 stores of dW, dqh, dks end it. */
 __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
     tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
@@ -758,14 +758,6 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
         __nv_bfloat16 *sHT, *sU, *sO;
         float *sD, *sDU;
         tiles(s, sHT, sD, sDU, sU, sO);
-        if (tid < 128 && (tid % TC_C) / VS == s % 2) { /* this thread's column of H . H' is in stage s */
-            const int c = tid % VS;
-            for (int j = 0; j < TC_C / 2; j++) {
-                const int r = tid / TC_C + 2 * j;
-                const float x = __bfloat162float(sHT[c * TC_TP + r]) + __bfloat162float(sHT[HP + c * TC_TP + r]);
-                hd = fmaf(x, sD[r * LD + c], hd);
-            }
-        }
 #pragma unroll 1
         for (int ks = 0; ks < VS / 16; ks++) {
             uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
@@ -789,6 +781,12 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
                 tc_mma(aw[m], fw, f[2], f[3]);
                 const float *pd = sD + (n0 + 8 * m + gi) * LD + 16 * ks + 2 * ti;
                 const float2 y0 = *reinterpret_cast<const float2 *>(pd), y1 = *reinterpret_cast<const float2 *>(pd + 8);
+                if (m == (w & 3)) { /* H . H' over the fragments' elements, of one warp of the four that load them */
+                    hd = fmaf(tc_half(f[0], 0) + tc_half(f[2], 0), y0.x, hd);
+                    hd = fmaf(tc_half(f[0], 1) + tc_half(f[2], 1), y0.y, hd);
+                    hd = fmaf(tc_half(f[1], 0) + tc_half(f[3], 0), y1.x, hd);
+                    hd = fmaf(tc_half(f[1], 1) + tc_half(f[3], 1), y1.y, hd);
+                }
                 tc_split(y0.x, y0.y, &f[0], &f[2]);
                 tc_split(y1.x, y1.y, &f[1], &f[3]);
                 tc_mma(ak[m], fu, f[0], f[1]);
@@ -829,11 +827,11 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
             }
         }
     }
-    if (tid < 128) sR[tid] = hd;
+    sR[tid] = hd;
     __syncthreads();
     if (tid == 0) {
         float s = 0.f;
-        for (int i = 0; i < 128; i++) s += sR[i];
+        for (int i = 0; i < NTH; i++) s += sR[i];
         hdh[((long long)bh * NT + n) * (K / TC_C) + kt] = s;
     }
 }

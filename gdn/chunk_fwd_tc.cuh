@@ -259,6 +259,15 @@ __device__ __forceinline__ void tc_frag_b_kn2_ldsm(uint32_t b[4], const __nv_bfl
     tc_ldsm_x4_trans(b, sB + (lane / 16) * pl + (k0 + lane % 8 + 8 * (lane / 8 % 2)) * ld + n0);
 }
 
+/* The low (hi = 0) or high half of a bf16 pair register, in fp32 (exact) */
+__device__ __forceinline__ float tc_half(uint32_t r, int hi)
+{
+    const uint32_t u = hi ? r & 0xffff0000u : r << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
 /* The bf16 pair (*p0, *p1) as one register, *p0 in the low half */
 __device__ __forceinline__ uint32_t tc_pack16(const __nv_bfloat16 *p0, const __nv_bfloat16 *p1)
 {
