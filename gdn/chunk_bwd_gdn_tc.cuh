@@ -758,7 +758,7 @@ __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
         __nv_bfloat16 *sHT, *sU, *sO;
         float *sD, *sDU;
         tiles(s, sHT, sD, sDU, sU, sO);
-#pragma unroll 1
+#pragma unroll
         for (int ks = 0; ks < VS / 16; ks++) {
             uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
             tc_frag_a(fo, sO, LD, r0, 16 * ks);
