@@ -674,14 +674,15 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
  * [BH][NT][2][V][K], as tc_gdn_state_bf16 left them) are read as stored, B[k][n] row-major
  * (ldmatrix.trans: tc_frag_b_kn2_ldsm, H's hi and lo fragments in one); H' (fp32, B) and du
  * (fp32, A) are split into bf16 hi + lo in registers as their fragments load (tc_split); u as the
- * forward's planes (u, u_lo) and dO exact in bf16 (tc_frag_a; by ldmatrix ptxas spilled). Products:
- * aq = dO (H hi) + dO (H lo), aw and ak as tc_mma3 (hi hi, lo hi, hi lo): with each k block in
- * increasing order, every accumulator sees the mma it saw with one 128-thread warp per row block
- * and one transposed 64-column tile at a time. The partial of H . H' in fp32 from H = hi + lo and
- * H' (fp32) as the B fragments hold them: warp w adds those of tile m = w % 4 (its three row-block
- * partners the other three), each lane its four elements in fragment order, stage by stage and
- * k block by k block; the 256 partials summed in thread order. The chunk's gates come with stage 0's copies; their cumsum (tc_gate_cumsum's order)
- * and the paired fp32 stores of dW, dqh, dks end it. */
+ * forward's planes (u, u_lo) and dO exact in bf16 (tc_frag_a). Products: aq = dO (H hi) +
+ * dO (H lo), aw and ak as tc_mma3 (hi hi, lo hi, hi lo): with each k block in increasing order,
+ * every accumulator sees the same mma in the same order as when 128 threads (a warp a row block,
+ * all 64 key channels) multiplied one transposed 64-column tile at a time. The partial of H . H'
+ * in fp32 from H = hi + lo and H' (fp32) as the B fragments hold them: warp w adds those of tile
+ * m = w % 4 (the other three warps of its key-channel half the other tiles), each lane its four
+ * elements in fragment order, stage by stage and k block by k block; the 256 partials summed in
+ * thread order. The chunk's gates come with stage 0's copies; their cumsum (tc_gate_cumsum's
+ * order) and the paired fp32 stores of dW, dqh, dks end it. */
 __global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
     tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
                     const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo, const float *du, float *wsW, float *dqh,

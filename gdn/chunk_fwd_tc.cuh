@@ -277,8 +277,9 @@ __device__ __forceinline__ uint32_t tc_pack16(const __nv_bfloat16 *p0, const __n
 
 /* The B fragment of rows (reduction index) k0 .. k0+15, columns n0 .. n0+7 of a B stored
  * row-major, B[k][n] = s[k * ld + n] (no transposed copy needed): each register from two 16-bit
- * loads (tc_frag_b_kn2_ldsm does it by ldmatrix; this is its reference in tc_emu_check). With ld = TC_TP (36 words) a load's 32 lanes read 16 words in 16 banks, two lanes a
- * word: conflict-free. */
+ * loads. With ld = TC_TP (36 words) a load's 32 lanes read 16 words in 16 banks, two lanes a
+ * word: conflict-free. tc_frag_b_kn2_ldsm does it by ldmatrix; this is its reference in
+ * tc_emu_check. */
 __device__ __forceinline__ void tc_frag_b_kn(uint32_t *b0, uint32_t *b1, const __nv_bfloat16 *s, int ld, int n0, int k0)
 {
     const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;

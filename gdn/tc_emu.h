@@ -13,9 +13,9 @@
  * (NaN in fp32 and bf16) before every CTA. A __syncthreads that is not reached by every thread
  * of the CTA at the same source line is an error (on the GPU it hangs or is undefined), and so is
  * a warp-collective operation (mma.sync, ldmatrix; for the next kernels also __shfl*_sync and
- * __syncwarp, full mask only) that the 32 lanes of a warp do not all reach as their same n-th one. CTAs run
- * one after another, so nothing here models concurrency between CTAs, timing, registers or
- * shared-memory capacity beyond the 227 KB dynamic limit.
+ * __syncwarp, full mask only) that the 32 lanes of a warp do not all reach as their same n-th
+ * one. CTAs run one after another, so nothing here models concurrency between CTAs, timing,
+ * registers or shared-memory capacity beyond the 227 KB dynamic limit.
  *
  * mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (tc_emu_mma_bf16): each lane writes its a
  * and b fragments into a per-warp exchange buffer (two, alternating, so one barrier per mma),
