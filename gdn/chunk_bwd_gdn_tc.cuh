@@ -12,7 +12,8 @@
  * (tc_gdn_bscan_bf16<K>, issue 16): the new pass 4 has ONLY BEEN EMULATED (tc_emu_check), never
  * run on a GPU; it compiles for sm_90a. Nor has pass 6 as it is now for bf16 (2026-12-05: bf16
  * inputs read directly, no widened copies; Y and dTm on mma.sync; paired epilogue accesses;
- * batched tile loads): emulated only.
+ * batched tile loads), nor pass 5 for bf16 as it is now (256 threads, its tiles by cp.async in
+ * two-buffered stages, H^T read as stored): emulated only.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -642,112 +643,196 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdh_f32_smem())
     }
 }
 
-/* Dynamic shared memory of tc_gdn_bdh_bf16: H, H', du, u as bf16 hi + lo planes and dO, [64][72]
- * each; G [64], the reduction [128]. */
+/* Threads of tc_gdn_bdh_bf16 */
+#define TC_GDN_BDH_THREADS 256
+
+/* tc_gdn_bdh_bf16's stages: 32 value columns each, two in shared memory (one landing while the
+ * other multiplies). A stage: H^T's planes [2][32][72] bf16 (rows: value columns, as stored),
+ * H' [64][40] fp32 (rows: key channels), du [64][40] fp32, u's planes [2][64][40] bf16 and dO
+ * [64][40] bf16 (rows: steps). Conflict-free fragment loads: rows of 40 fp32 (8 mod 32 words) for
+ * the fp32 pairs, of 20 words for the bf16 pairs, and ldmatrix's 8 rows of 16 bytes in 32 banks
+ * at 36 words (H^T). */
+#define TC_GDN_BDH_VS 32
+#define TC_GDN_BDH_LD 40
+__host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_stage()
+{
+    return (unsigned)(2 * TC_GDN_BDH_VS * TC_TP * 2 + 2 * TC_C * TC_GDN_BDH_LD * 4 + 3 * TC_C * TC_GDN_BDH_LD * 2);
+}
+
+/* Dynamic shared memory of tc_gdn_bdh_bf16: two stages, G [64], the reduction [256]. */
 __host__ __device__ constexpr unsigned tc_gdn_bdh_bf16_smem()
 {
-    return (unsigned)(9 * TC_C * TC_TP * 2 + 4 * (TC_C + 128));
+    return 2 * tc_gdn_bdh_bf16_stage() + 4 * (TC_C + TC_GDN_BDH_THREADS);
 }
 
 /* Pass 5 on tensor cores (bf16 inputs): tc_gdn_bdh_f32's outputs, the same workspace. grid (K/64,
- * NT, B*H), 128 threads; warp w owns rows (steps) 16w .. 16w+15 of the three 64 x 64 products,
- * acc[m] the m16n8 tile of key channels 8m .. 8m+7. Per 64-column V tile: H, H' (rows: key
- * channels, the B operands as stored), du and u (rows: steps, A operands) as bf16 hi + lo
- * (tc_mma3: hi hi, lo hi, hi lo): H and u as the bf16 forward kernels left them (hs: H^T planes
- * [BH][NT][2][V][K]; u, u_lo), H' and du split here; dO exact in bf16 (two mma: against H's hi
- * and lo). The partial of H . H' in fp32 from H = hi + lo and H' (a fixed element per thread). */
-__global__ void TC_BOUNDS(128, tc_gdn_bdh_bf16_smem())
+ * NT, B*H), 256 threads; warp w owns rows (steps) 16 (w % 4) .. 16 (w % 4) + 15 and key channels
+ * 32 (w / 4) .. 32 (w / 4) + 31 of the three 64 x 64 products, aq[m], aw[m], ak[m] the m16n8 tile
+ * of key channels 32 (w / 4) + 8m .. + 7 (the two warps of a row block load the same A fragments).
+ * V runs in stages of 32 columns, every tile of a stage copied raw by cp.async (all of a thread's
+ * copies in flight at once), stage s + 1 landing while stage s multiplies. H^T's planes (hs:
+ * [BH][NT][2][V][K], as tc_gdn_state_bf16 left them) are read as stored, B[k][n] row-major
+ * (ldmatrix.trans: tc_frag_b_kn2_ldsm, H's hi and lo fragments in one); H' (fp32, B) and du
+ * (fp32, A) are split into bf16 hi + lo in registers as their fragments load (tc_split); u as the
+ * forward's planes (u, u_lo) and dO exact in bf16 (tc_frag_a). Products: aq = dO (H hi) +
+ * dO (H lo), aw and ak as tc_mma3 (hi hi, lo hi, hi lo): with each k block in increasing order,
+ * every accumulator sees the same mma in the same order as when 128 threads (a warp a row block,
+ * all 64 key channels) multiplied one transposed 64-column tile at a time. The partial of H . H'
+ * in fp32 from H = hi + lo and H' (fp32) as the B fragments hold them: warp w adds those of tile
+ * m = w % 4 (the other three warps of its key-channel half the other tiles), each lane its four
+ * elements in fragment order, stage by stage and k block by k block; the 256 partials summed in
+ * thread order. The chunk's gates come with stage 0's copies; their cumsum (tc_gate_cumsum's
+ * order) and the paired fp32 stores of dW, dqh, dks end it. */
+__global__ void TC_BOUNDS(TC_GDN_BDH_THREADS, tc_gdn_bdh_bf16_smem())
     tc_gdn_bdh_bf16(const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *hs, const float *dh,
                     const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo, const float *du, float *wsW, float *dqh,
                     float *dks, float *hdh, int T, int H, int K, int V, int NT, float scale)
 {
-    constexpr int CT = TC_C * TC_TP;
+    constexpr int NTH = TC_GDN_BDH_THREADS, VS = TC_GDN_BDH_VS, LD = TC_GDN_BDH_LD;
+    constexpr int HP = VS * TC_TP, FP = TC_C * LD; /* H^T plane, 64-row tile (elements) */
     TC_DYNAMIC_SMEM(tc_smem);
-    __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem), *sD = sH + 2 * CT, *sW = sD + 2 * CT;
-    __nv_bfloat16 *sU = sW + 2 * CT, *sO = sU + 2 * CT;
-    float *sG = reinterpret_cast<float *>(sO + CT), *sR = sG + TC_C;
+    float *sG = reinterpret_cast<float *>(tc_smem + 2 * tc_gdn_bdh_bf16_stage()), *sR = sG + TC_C;
     const int kt = (int)blockIdx.x, n = (int)blockIdx.y, bh = (int)blockIdx.z, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
-    const int t0 = n * TC_C, L = min(TC_C, T - t0);
-    const long long row0 = (long long)b * T + t0;
+    const int r0 = 16 * (w & 3), n0 = 32 * (w >> 2);
+    const int t0 = n * TC_C, L = min(TC_C, T - t0), NS = V / VS;
+    const long long row0 = (long long)b * T + t0, at0 = (row0 * H + h) * V;
     const __nv_bfloat16 *Hn = hs + ((long long)bh * NT + n) * 2 * V * K + kt * TC_C;
     const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
-    float aq[8][4], aw[8][4], ak[8][4], hd = 0.f;
+    /* the tiles of stage s in buffer s % 2 */
+    auto tiles = [&](int s, __nv_bfloat16 *&sHT, float *&sD, float *&sDU, __nv_bfloat16 *&sU, __nv_bfloat16 *&sO) {
+        unsigned char *st = tc_smem + (s & 1) * tc_gdn_bdh_bf16_stage();
+        sHT = reinterpret_cast<__nv_bfloat16 *>(st), sD = reinterpret_cast<float *>(sHT + 2 * HP), sDU = sD + FP;
+        sU = reinterpret_cast<__nv_bfloat16 *>(sDU + FP), sO = sU + 2 * FP;
+    };
+    /* stage s's copies (16 bytes each); rows of du, u, dO past L as zeros */
+    auto load = [&](int s) {
+        __nv_bfloat16 *sHT, *sU, *sO;
+        float *sD, *sDU;
+        tiles(s, sHT, sD, sDU, sU, sO);
+        const int vb = s * VS;
+#pragma unroll 1
+        for (int idx = tid; idx < 2 * VS * 8; idx += NTH) { /* plane, value column, 8 key channels */
+            const int pl = idx / (VS * 8), v = idx / 8 % VS, q = idx % 8;
+            tc_cp16(sHT + pl * HP + v * TC_TP + 8 * q, Hn + ((long long)pl * V + vb + v) * K + 8 * q);
+        }
+#pragma unroll 1
+        for (int idx = tid; idx < TC_C * 8; idx += NTH) { /* row, 4 columns */
+            const int r = idx / 8, q = idx % 8;
+            tc_cp16(sD + r * LD + 4 * q, Dn + (long long)r * V + vb + 4 * q);
+            if (r < L)
+                tc_cp16(sDU + r * LD + 4 * q, du + at0 + (long long)r * H * V + vb + 4 * q);
+            else
+                *reinterpret_cast<uint4 *>(sDU + r * LD + 4 * q) = make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll 1
+        for (int idx = tid; idx < 3 * TC_C * 4; idx += NTH) { /* u, u_lo, dO: row, 8 columns */
+            const int p = idx / (TC_C * 4), r = idx / 4 % TC_C, q = idx % 4;
+            const __nv_bfloat16 *src = p == 0 ? u : p == 1 ? u_lo : dO;
+            __nv_bfloat16 *dst = sU + p * FP + r * LD + 8 * q;
+            if (r < L)
+                tc_cp16(dst, src + at0 + (long long)r * H * V + vb + 8 * q);
+            else
+                *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+        }
+        tc_cp_commit();
+    };
+    float aq[4][4], aw[4][4], ak[4][4], hd = 0.f;
 #pragma unroll
-    for (int m = 0; m < 8; m++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
         for (int e = 0; e < 4; e++) aq[m][e] = aw[m][e] = ak[m][e] = 0.f;
-    const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
-    for (int v0 = 0; v0 < V; v0 += TC_C) {
-        /* H^T's planes, transposed into [key channel][value column] (a warp reads along K) */
-        for (int idx = tid; idx < 2 * TC_C * TC_C; idx += 128) {
-            const int pl = idx / (TC_C * TC_C), c = (idx / TC_C) % TC_C, r = idx % TC_C;
-            sH[pl * CT + r * TC_TP + c] = Hn[((long long)pl * V + v0 + c) * K + r];
-        }
-        __syncthreads(); /* the partial of H . H' reads H from sH */
-        for (int idx = tid; idx < TC_C * TC_C; idx += 128) {
-            const int r = idx / TC_C, c = idx % TC_C, at = r * TC_TP + c;
-            const float y = Dn[(long long)r * V + v0 + c];
-            hd = fmaf(__bfloat162float(sH[at]) + __bfloat162float(sH[CT + at]), y, hd);
-            const long long src = ((row0 + r) * H + h) * V + v0 + c;
-            const float z = r < L ? du[src] : 0.f;
-            const float vals[2] = {y, z};
-            __nv_bfloat16 *dst[2] = {sD, sW};
-#pragma unroll
-            for (int p = 0; p < 2; p++) {
-                const __nv_bfloat16 hi = __float2bfloat16_rn(vals[p]);
-                dst[p][at] = hi;
-                dst[p][CT + at] = __float2bfloat16_rn(vals[p] - __bfloat162float(hi));
-            }
-            sU[at] = r < L ? u[src] : zero;
-            sU[CT + at] = r < L ? u_lo[src] : zero;
-            sO[at] = r < L ? dO[src] : zero;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int ks = 0; ks < 4; ks++) {
-            uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
-            tc_frag_a(fo, sO, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(fw, sW, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(fwl, sW + CT, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(fu, sU, TC_TP, 16 * w, 16 * ks);
-            tc_frag_a(ful, sU + CT, TC_TP, 16 * w, 16 * ks);
-#pragma unroll
-            for (int m = 0; m < 8; m++) {
-                uint32_t b0, b1;
-                tc_frag_b(&b0, &b1, sH, TC_TP, 8 * m, 16 * ks);
-                tc_mma(aq[m], fo, b0, b1);
-                tc_frag_b(&b0, &b1, sH + CT, TC_TP, 8 * m, 16 * ks);
-                tc_mma(aq[m], fo, b0, b1);
-                tc_mma3(aw[m], fw, fwl, sH, sH + CT, TC_TP, 8 * m, 16 * ks);
-                tc_mma3(ak[m], fu, ful, sD, sD + CT, TC_TP, 8 * m, 16 * ks);
-            }
-        }
-        __syncthreads(); /* the tiles are rewritten next */
+    if (tid < TC_C) { /* the chunk's gates, with stage 0's copies */
+        if (tid < L)
+            tc_cp4(sG + tid, g + (row0 + tid) * H + h);
+        else
+            sG[tid] = 0.f;
     }
-    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises */
+    load(0);
+    for (int s = 0; s < NS; s++) {
+        if (s + 1 < NS)
+            load(s + 1);
+        else
+            tc_cp_commit(); /* an empty group: stage s is the latest but one either way */
+        tc_cp_wait_prior<1>();
+        __syncthreads(); /* stage s landed, every thread's copies */
+        __nv_bfloat16 *sHT, *sU, *sO;
+        float *sD, *sDU;
+        tiles(s, sHT, sD, sDU, sU, sO);
+#pragma unroll
+        for (int ks = 0; ks < VS / 16; ks++) {
+            uint32_t fo[4], fw[4], fwl[4], fu[4], ful[4];
+            tc_frag_a(fo, sO, LD, r0, 16 * ks);
+            tc_frag_a(fu, sU, LD, r0, 16 * ks);
+            tc_frag_a(ful, sU + FP, LD, r0, 16 * ks);
+#pragma unroll
+            for (int q = 0; q < 4; q++) { /* du's A fragment, split as it loads */
+                const float2 x = *reinterpret_cast<const float2 *>(sDU + (r0 + gi + 8 * (q & 1)) * LD + 16 * ks +
+                                                                   2 * ti + 8 * (q >> 1));
+                tc_split(x.x, x.y, &fw[q], &fwl[q]);
+            }
+#pragma unroll
+            for (int m = 0; m < 4; m++) {
+                uint32_t f[4]; /* b0, b1 of H's hi then lo; then of H' hi, lo */
+                tc_frag_b_kn2_ldsm(f, sHT, HP, TC_TP, n0 + 8 * m, 16 * ks);
+                tc_mma(aq[m], fo, f[0], f[1]);
+                tc_mma(aq[m], fo, f[2], f[3]);
+                tc_mma(aw[m], fw, f[0], f[1]);
+                tc_mma(aw[m], fwl, f[0], f[1]);
+                tc_mma(aw[m], fw, f[2], f[3]);
+                const float *pd = sD + (n0 + 8 * m + gi) * LD + 16 * ks + 2 * ti;
+                const float2 y0 = *reinterpret_cast<const float2 *>(pd), y1 = *reinterpret_cast<const float2 *>(pd + 8);
+                if (m == (w & 3)) { /* H . H' over the fragments' elements, of one warp of the four that load them */
+                    hd = fmaf(tc_half(f[0], 0) + tc_half(f[2], 0), y0.x, hd);
+                    hd = fmaf(tc_half(f[0], 1) + tc_half(f[2], 1), y0.y, hd);
+                    hd = fmaf(tc_half(f[1], 0) + tc_half(f[3], 0), y1.x, hd);
+                    hd = fmaf(tc_half(f[1], 1) + tc_half(f[3], 1), y1.y, hd);
+                }
+                tc_split(y0.x, y0.y, &f[0], &f[2]);
+                tc_split(y1.x, y1.y, &f[1], &f[3]);
+                tc_mma(ak[m], fu, f[0], f[1]);
+                tc_mma(ak[m], ful, f[0], f[1]);
+                tc_mma(ak[m], fu, f[2], f[3]);
+            }
+        }
+        __syncthreads(); /* stage s + 2 refills this buffer */
+    }
+    if (tid == 0) { /* tc_gate_cumsum's sums, in its order: 16 loads ahead of the dependent adds */
+        float sum = 0.f;
+        for (int i0 = 0; i0 < TC_C; i0 += 16) {
+            float x[16];
+#pragma unroll
+            for (int i = 0; i < 16; i++) x[i] = sG[i0 + i];
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                if (i0 + i < L) sum += x[i];
+                sG[i0 + i] = sum;
+            }
+        }
+    }
+    __syncthreads();
     const float glast = sG[L - 1];
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int i = 16 * w + gi + 8 * half;
+        const int i = r0 + gi + 8 * half;
         const float fq = scale * expf(sG[i]), fk = expf(glast - sG[i]);
 #pragma unroll
-        for (int m = 0; m < 8; m++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int cc = kt * TC_C + 8 * m + 2 * ti + e;
-                wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[m][2 * half + e];
-                if (i < L) {
-                    dqh[((row0 + i) * H + h) * K + cc] = fq * aq[m][2 * half + e];
-                    dks[((row0 + i) * H + h) * K + cc] = fk * ak[m][2 * half + e];
-                }
+        for (int m = 0; m < 4; m++) {
+            const int cc = kt * TC_C + n0 + 8 * m + 2 * ti;
+            const float *q = aq[m] + 2 * half, *x = aw[m] + 2 * half, *k = ak[m] + 2 * half;
+            *reinterpret_cast<float2 *>(wsW + (((long long)bh * NT + n) * TC_C + i) * K + cc) =
+                make_float2(-x[0], -x[1]);
+            if (i < L) {
+                *reinterpret_cast<float2 *>(dqh + ((row0 + i) * H + h) * K + cc) = make_float2(fq * q[0], fq * q[1]);
+                *reinterpret_cast<float2 *>(dks + ((row0 + i) * H + h) * K + cc) = make_float2(fk * k[0], fk * k[1]);
             }
+        }
     }
     sR[tid] = hd;
     __syncthreads();
     if (tid == 0) {
         float s = 0.f;
-        for (int i = 0; i < 128; i++) s += sR[i];
+        for (int i = 0; i < NTH; i++) s += sR[i];
         hdh[((long long)bh * NT + n) * (K / TC_C) + kt] = s;
     }
 }

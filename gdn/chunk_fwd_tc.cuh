@@ -129,6 +129,23 @@ __device__ __forceinline__ void tc_cp_wait()
 #endif
 }
 
+/* Pipelined copies: tc_cp_commit closes this thread's copies issued since the last commit into a
+ * group (none makes an empty group); tc_cp_wait_prior<N> waits until at most the N most recent
+ * groups are still in flight. */
+__device__ __forceinline__ void tc_cp_commit()
+{
+#ifndef TC_HOST_EMU
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N> __device__ __forceinline__ void tc_cp_wait_prior()
+{
+#ifndef TC_HOST_EMU
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 /* The chunk's inclusive per-channel gate cumsums of channels c0 .. c0 + nc - 1 into
  * sG[i * ldg + cc] (i < 64; rows >= L repeat G_{L-1}). The 64 x nc gates are copied first, by all
  * threads at once (tc_cp4: consecutive threads on consecutive channels, coalesced; one thread
@@ -217,6 +234,58 @@ __device__ __forceinline__ void tc_frag_a(uint32_t a[4], const __nv_bfloat16 *s,
     a[1] = tc_ld32(s + (m0 + g + 8) * ld + k0 + 2 * t);
     a[2] = tc_ld32(s + (m0 + g) * ld + k0 + 2 * t + 8);
     a[3] = tc_ld32(s + (m0 + g + 8) * ld + k0 + 2 * t + 8);
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: four 8 x 8 bf16 matrices, lane 8j + i giving the
+ * address of row i of matrix j (16-byte aligned); r[j] of lane (g, t) = matrix j's elements
+ * [2t][g], [2t + 1][g] (pairs down a column: the B fragment of a tile stored B[k][n]). */
+__device__ __forceinline__ void tc_ldsm_x4_trans(uint32_t r[4], const __nv_bfloat16 *row)
+{
+#ifdef TC_HOST_EMU
+    tc_emu_ldmatrix_x4(r, row, true);
+#else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(row)));
+#endif
+}
+
+/* tc_frag_b_kn of two planes by one ldmatrix.x4.trans: b[0], b[1] from sB, b[2], b[3] from sB + pl
+ * (matrices: rows k0.. and k0 + 8.. of each plane, columns n0..) */
+__device__ __forceinline__ void tc_frag_b_kn2_ldsm(uint32_t b[4], const __nv_bfloat16 *sB, int pl, int ld, int n0,
+                                                   int k0)
+{
+    const int lane = (int)threadIdx.x & 31;
+    tc_ldsm_x4_trans(b, sB + (lane / 16) * pl + (k0 + lane % 8 + 8 * (lane / 8 % 2)) * ld + n0);
+}
+
+/* The low (hi = 0) or high half of a bf16 pair register, in fp32 (exact) */
+__device__ __forceinline__ float tc_half(uint32_t r, int hi)
+{
+    const uint32_t u = hi ? r & 0xffff0000u : r << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* The bf16 pair (*p0, *p1) as one register, *p0 in the low half */
+__device__ __forceinline__ uint32_t tc_pack16(const __nv_bfloat16 *p0, const __nv_bfloat16 *p1)
+{
+    return (uint32_t) * reinterpret_cast<const unsigned short *>(p0) |
+           (uint32_t) * reinterpret_cast<const unsigned short *>(p1) << 16;
+}
+
+/* The B fragment of rows (reduction index) k0 .. k0+15, columns n0 .. n0+7 of a B stored
+ * row-major, B[k][n] = s[k * ld + n] (no transposed copy needed): each register from two 16-bit
+ * loads. With ld = TC_TP (36 words) a load's 32 lanes read 16 words in 16 banks, two lanes a
+ * word: conflict-free. tc_frag_b_kn2_ldsm does it by ldmatrix; this is its reference in
+ * tc_emu_check. */
+__device__ __forceinline__ void tc_frag_b_kn(uint32_t *b0, uint32_t *b1, const __nv_bfloat16 *s, int ld, int n0, int k0)
+{
+    const int lane = (int)threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const __nv_bfloat16 *p = s + (k0 + 2 * t) * ld + n0 + g;
+    *b0 = tc_pack16(p, p + ld);
+    *b1 = tc_pack16(p + 8 * ld, p + 9 * ld);
 }
 
 /* The B fragment of B = X^T, rows (reduction index) k0 .. k0+15, columns n0 .. n0+7, where X is

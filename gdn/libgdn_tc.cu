@@ -650,8 +650,8 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     if (bf16) {
         const unsigned sh = tc_gdn_bdh_bf16_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
-        tc_gdn_bdh_bf16<<<grid_h, 128, sh, c.stream>>>(c.g, (const bf *)dO, hsb, dh, ub, ulb, du, W, dqh, dks, hdh, c.T,
-                                                       c.H, K, c.V, c.NT, c.scale);
+        tc_gdn_bdh_bf16<<<grid_h, TC_GDN_BDH_THREADS, sh, c.stream>>>(c.g, (const bf *)dO, hsb, dh, ub, ulb, du, W, dqh,
+                                                                      dks, hdh, c.T, c.H, K, c.V, c.NT, c.scale);
     } else {
         const unsigned sh = tc_gdn_bdh_f32_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bdh_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));

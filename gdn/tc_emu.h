@@ -1,8 +1,8 @@
 /* tc_emu.h: a host emulation of what the chunk-parallel kernels (gdn/chunk_fwd_tc.cuh) use from
  * CUDA -- thread and block indices, static and dynamic shared memory, __syncthreads, bf16 and its
- * conversions, and the warp-collective mma.sync.m16n8k16 bf16 -- so that the kernels run as plain
- * C++17 on a machine without a GPU (gdn/tc_emu_check.cc). Included by chunk_fwd_tc.cuh only when
- * TC_HOST_EMU is defined; never part of a GPU build.
+ * conversions, and the warp-collective mma.sync.m16n8k16 bf16 and ldmatrix.x4 -- so that the
+ * kernels run as plain C++17 on a machine without a GPU (gdn/tc_emu_check.cc). Included by
+ * chunk_fwd_tc.cuh only when TC_HOST_EMU is defined; never part of a GPU build.
  *
  * Model. A CTA is blockDim.x cooperative fibers (ucontext) on one OS thread, run one at a time
  * in a fixed order (ascending thread index, or descending with tc_emu_reverse): a fiber runs until
@@ -12,10 +12,10 @@
  * the check program must have no thread_local of its own) and dynamic, is filled with 0xff bytes
  * (NaN in fp32 and bf16) before every CTA. A __syncthreads that is not reached by every thread
  * of the CTA at the same source line is an error (on the GPU it hangs or is undefined), and so is
- * a warp-collective operation (mma.sync; for the next kernels also __shfl*_sync and __syncwarp,
- * full mask only) that the 32 lanes of a warp do not all reach as their same n-th one. CTAs run
- * one after another, so nothing here models concurrency between CTAs, timing, registers or
- * shared-memory capacity beyond the 227 KB dynamic limit.
+ * a warp-collective operation (mma.sync, ldmatrix; for the next kernels also __shfl*_sync and
+ * __syncwarp, full mask only) that the 32 lanes of a warp do not all reach as their same n-th
+ * one. CTAs run one after another, so nothing here models concurrency between CTAs, timing,
+ * registers or shared-memory capacity beyond the 227 KB dynamic limit.
  *
  * mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 (tc_emu_mma_bf16): each lane writes its a
  * and b fragments into a per-warp exchange buffer (two, alternating, so one barrier per mma),
@@ -164,7 +164,7 @@ struct tc_emu_xchg {
     int op[32];
 };
 
-enum { TC_EMU_OP_MMA = 1, TC_EMU_OP_SHFL, TC_EMU_OP_SYNCWARP };
+enum { TC_EMU_OP_MMA = 1, TC_EMU_OP_SHFL, TC_EMU_OP_SYNCWARP, TC_EMU_OP_LDSM };
 
 struct tc_emu_fiber {
     ucontext_t ctx;
@@ -392,6 +392,30 @@ inline void tc_emu_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32
             acc = acc + tc_emu_half(ar, k & 1) * tc_emu_half(br, k & 1);
         }
         d[e] = acc;
+    }
+}
+
+// ---- ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 --------------------------------------------
+
+/* r[j] of lane (g, t) = matrix j's elements [g][2t], [g][2t + 1] (trans: [2t][g], [2t + 1][g]),
+ * the lower-indexed in the low half, where lane 8j + i gives the address of row i of matrix j
+ * (eight b16, 16-byte aligned), as the PTX ISA lays out ldmatrix. Each lane reads its own row
+ * when it reaches the instruction (into the exchange) and takes its elements from the rows of
+ * the others. */
+inline void tc_emu_ldmatrix_x4(uint32_t r[4], const void *row, bool trans)
+{
+    if ((uintptr_t)row % 16 != 0) tc_emu_fail("ldmatrix: a row address not 16-byte aligned");
+    uint32_t a[4], b[2] = {0, 0};
+    memcpy(a, row, 16);
+    const tc_emu_xchg &X = tc_emu_warp_xchg(TC_EMU_OP_LDSM, 0xffffffffu, a, b);
+    const unsigned lane = tc_emu.cur % 32, g = lane / 4, t = lane % 4;
+    for (unsigned j = 0; j < 4; j++) {
+        r[j] = 0;
+        for (unsigned h = 0; h < 2; h++) {
+            const unsigned i = trans ? 2 * t + h : g, c = trans ? g : 2 * t + h; /* row, column */
+            const uint32_t x = (X.a[8 * j + i][c / 2] >> (16 * (c % 2))) & 0xffffu;
+            r[j] |= x << (16 * h);
+        }
     }
 }
 

@@ -254,6 +254,24 @@ static void check_mma(void)
     g_fail += bad != 0;
 }
 
+/* The emulated ldmatrix.x4.trans against the fragment loader it stands for: tc_frag_b_kn2_ldsm
+ * against tc_frag_b_kn of two planes, on a 32 x 40 tile of distinct bf16 values. */
+static void check_ldmatrix(void)
+{
+    alignas(16) static __nv_bfloat16 S[32 * 40];
+    for (int i = 0; i < 32 * 40; i++) S[i].x = (uint16_t)(i + 1);
+    int bad = 0;
+    tc_emu_launch(dim3(1), dim3(32), 0, [&] {
+        uint32_t b[4], r[4];
+        tc_frag_b_kn(&r[0], &r[1], S, 40, 8, 0);
+        tc_frag_b_kn(&r[2], &r[3], S + 16 * 40, 40, 8, 0);
+        tc_frag_b_kn2_ldsm(b, S, 16 * 40, 40, 8, 0);
+        for (int j = 0; j < 4; j++) bad += b[j] != r[j];
+    });
+    printf("emulation: ldmatrix.x4.trans gives tc_frag_b_kn's fragments: %s\n", bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+}
+
 /* The shuffles and __syncwarp of tc_emu.h (for the kernels to come) against their CUDA
  * definitions: two warps, each lane's value 100 w + lane. */
 static void check_shfl(void)
@@ -778,7 +796,7 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
     if (NT == 0) return;
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     if (c.bf16)
-        tc_emu_launch(grid_h, dim3(128), tc_gdn_bdh_bf16_smem(), [&] {
+        tc_emu_launch(grid_h, dim3(TC_GDN_BDH_THREADS), tc_gdn_bdh_bf16_smem(), [&] {
             tc_gdn_bdh_bf16(g, (const bf *)dO, hsb, dh, ub, ulb, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale);
         });
     else
@@ -981,6 +999,7 @@ int main(int argc, char **argv)
         g_gdn_only = g_gdn_only || !strcmp(argv[i], "gdn");
     check_bf16();
     check_mma();
+    check_ldmatrix();
     check_poison();
     check_shfl();
     check_invert();
