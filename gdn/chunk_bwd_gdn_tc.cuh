@@ -7,13 +7,9 @@
  * is left on CUDA cores in pass 6 is the inversion, the element-wise steps and the dg/db
  * epilogue. The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
  * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
- * TC_HOST_EMU (gdn/tc_emu_check.cc). First run on a GPU (an H100, 2026-12-05): test_gdn_tc
- * passes; see gdn/README.md. That run predates pass 4 on tensor cores for bf16
- * (tc_gdn_bscan_bf16<K>, issue 16): the new pass 4 has ONLY BEEN EMULATED (tc_emu_check), never
- * run on a GPU; it compiles for sm_90a. Nor has pass 6 as it is now for bf16 (2026-12-05: bf16
- * inputs read directly, no widened copies; Y and dTm on mma.sync; paired epilogue accesses;
- * batched tile loads), nor pass 5 for bf16 as it is now (256 threads, its tiles by cp.async in
- * two-buffered stages, H^T read as stored): emulated only.
+ * TC_HOST_EMU (gdn/tc_emu_check.cc). Every pass as it is now has run on a GPU (an H100,
+ * 2026-12-05: test_gdn_tc's 184 configurations pass, pass 5's 256-thread cp.async version the
+ * last of them); see gdn/README.md for the times and the cards.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
