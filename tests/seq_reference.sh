@@ -35,6 +35,28 @@ def same_or_nan(x, y):
     return x.shape == y.shape and bool(((x.view(torch.int32) == y.view(torch.int32)) | both).all())
 
 
+def operands(sa, sb, kind):
+    """a [..., M, K] and b [..., K, N] of one kind: normal, large mean, specials (signed zeros,
+    subnormals, an infinity, a NaN), strided (x @ W.T: both transposed views, as a Linear passes
+    them) or expanded (a's batch of stride 0, as conv2d passes its weights)."""
+    a, b = torch.randn(sa), torch.randn(sb)
+    if kind == "strided":
+        a = torch.randn(sa[:-2] + (sa[-1], sa[-2])).transpose(-1, -2)
+        b = torch.randn(sb[:-2] + (sb[-1], sb[-2])).transpose(-1, -2)
+    if kind == "expanded":
+        a = torch.randn(sa[1:]).expand(sa)
+    if kind == "large mean":
+        a += 1e3
+    if kind == "specials":
+        a.view(-1)[::17] = 0.0
+        b.view(-1)[::13] = -0.0
+        a.view(-1)[::29] = 1e-40
+        b.view(-1)[::31] = -3e-39
+        a.view(-1)[5] = float("inf")
+        b.view(-1)[3] = float("nan")
+    return a, b
+
+
 fails = 0
 torch.manual_seed(0)
 a, b = torch.randn(5, 7, 33), torch.randn(5, 33, 11)
@@ -58,18 +80,7 @@ fails += not ok
 host = tr.SEQ_HOST_OUTPUTS
 for name, (sa, sb) in {"long k": ((2, 20000), (20000, 3)), "batch": ((4, 3, 300), (4, 300, 5))}.items():
     for kind in ("normal", "large mean", "specials", "strided"):
-        a, b = torch.randn(sa), torch.randn(sb)
-        if kind == "strided":  # x @ W.T: both operands transposed views, as a Linear passes them
-            a = torch.randn(sa[:-2] + (sa[-1], sa[-2])).transpose(-1, -2)
-            b = torch.randn(sb[:-2] + (sb[-1], sb[-2])).transpose(-1, -2)
-        if kind == "large mean":
-            a += 1e3
-        if kind == "specials":
-            a.view(-1)[::17] = 0.0
-            b.view(-1)[::13] = -0.0
-            a.view(-1)[::29] = 1e-40
-            a.view(-1)[5] = float("inf")
-            b.view(-1)[3] = float("nan")
+        a, b = operands(sa, sb, kind)
         tr.SEQ_HOST_OUTPUTS = 0  # the torch loop
         loop = tr.seq_mm(torch, np, a, b)
         tr.SEQ_HOST_OUTPUTS = host
@@ -86,21 +97,7 @@ if torch.cuda.is_available():
         for kind in ("normal", "large mean", "specials", "strided", "expanded"):
             if kind == "expanded" and len(sa) < 3:
                 continue
-            a, b = torch.randn(sa), torch.randn(sb)
-            if kind == "strided":
-                a = torch.randn(sa[:-2] + (sa[-1], sa[-2])).transpose(-1, -2)
-                b = torch.randn(sb[:-2] + (sb[-1], sb[-2])).transpose(-1, -2)
-            if kind == "expanded":
-                a = torch.randn(sa[1:]).expand(sa)
-            if kind == "large mean":
-                a += 1e3
-            if kind == "specials":
-                a.view(-1)[::17] = 0.0
-                b.view(-1)[::13] = -0.0
-                a.view(-1)[::29] = 1e-40
-                b.view(-1)[::31] = -3e-39
-                a.view(-1)[5] = float("inf")
-                b.view(-1)[3] = float("nan")
+            a, b = operands(sa, sb, kind)
             a, b = a.cuda(), b.cuda()
             tr.SEQ_DEVICE, tr.SEQ_HOST_OUTPUTS = False, 0
             loop = tr.seq_mm(torch, np, a, b)
