@@ -618,8 +618,12 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
     struct kg_client *cl = candidate ? kg_session_client(s, k->dtype, rp) : &s->oracle;
     if (!cl) return kg_errf(e, "the candidate's worker did not start: %s", rp->msg);
     if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
-    int rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
+    int rc;
+    for (int tries = 0;; tries++) { /* the device full under an audit: once more after a wait */
+        rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
                                   s->o.interrupted_ud);
+        if (rc || !kg_session_wait_device(s, rq, rp, tries)) break;
+    }
     if (rc || rp->status != KG_WS_OK) {
         /* a CUDA error can leave the process's context unusable (sticky errors): the next
          * request, e.g. limits' run just below 2^31, gets a fresh worker */

@@ -77,11 +77,11 @@ json_t *kg_report_json(const struct kg_session *s, const struct kg_verdict *v, i
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)s->c->hash);
     json_object_set_new(doc, "file_hash", json_string(hash));
     json_object_set_new(doc, "timing",
-                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f}", "compile", s->t_compile, "inputs",
-                                  s->t_inputs, "oracle", s->t_oracle, "runs", s->t_run, "compare",
+                        json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:i}", "compile", s->t_compile,
+                                  "inputs", s->t_inputs, "oracle", s->t_oracle, "runs", s->t_run, "compare",
                                   kg_compare_seconds() - s->compare0 + s->t_compare, "standard", s->t_standard, "decoy",
-                                  s->t_decoy, "total", s->t_total, "kernel_runs", s->nruns, "memory_wait",
-                                  s->t_memwait));
+                                  s->t_decoy, "total", s->t_total, "kernel_runs", s->nruns, "memory_wait", s->t_memwait,
+                                  "device_wait", s->t_devwait, "device_waits", s->dev_waits));
     if (s->host_peak) /* bytes: the most the check's processes held (base/memwatch.h), what the ledger reserved */
         json_object_set_new(doc, "memory",
                             json_pack("{s:f,s:I,s:I,s:I}", "tensor_bytes", s->host_bytes, "host_base",

@@ -5,10 +5,12 @@
 #include "engine/session.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/backend.h"
@@ -184,16 +186,58 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
     return &s->cand[i];
 }
 
+bool kg_reply_device_full(const struct kg_reply *rp)
+{
+    return rp->status == KG_WS_EXCEPTION &&
+           (strstr(rp->msg, "OutOfMemoryError") || strstr(rp->msg, "CUDA out of memory"));
+}
+
+bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries)
+{
+    /* RESIDENT's calibration takes the evaluations it calibrates out of the worker as it starts,
+     * and LOAD is the client's own business: only requests that can be sent again as they were */
+    if (kg_checks_at_once() < 2 || !kg_reply_device_full(rp)) return false;
+    const char *env = getenv("KGATE_DEVICE_WAIT");
+    const double most = env && *env ? strtod(env, NULL) : KG_DEVICE_WAIT_MAX;
+    if (rq->cmd == KG_CMD_RESIDENT || rq->cmd == KG_CMD_LOAD || s->t_devwait >= most) {
+        /* the device stayed full: the gate errs (run.c), and kgate audit runs the check again
+         * later (met_full_memory), rather than a kernel refusing the case because of another
+         * check's memory */
+        snprintf(s->judge_broken, sizeof s->judge_broken,
+                 "the device ran out of memory (shared by %u checks; %.1f s waited for room): %.200s; this "
+                 "says nothing about the kernel",
+                 kg_checks_at_once(), s->t_devwait, rp->msg);
+        return false;
+    }
+    /* 1, 2, 4, 8, 8... s, each up to a quarter longer at random, so that two checks that met
+     * each other's peak do not try again in step */
+    double d = tries < 3 ? (double)(1 << tries) : 8.0;
+    const double now = kg_now();
+    d *= 1.0 + 0.25 * (now * 1e3 - floor(now * 1e3));
+    if (d > most - s->t_devwait) d = most - s->t_devwait;
+    if (s->trace) fprintf(stderr, "kgate: trace: the device was full (%.120s); again in %.1f s\n", rp->msg, d);
+    struct timespec ts = {.tv_sec = (time_t)d, .tv_nsec = (long)((d - floor(d)) * 1e9)};
+    while (nanosleep(&ts, &ts) && errno == EINTR && !(s->o.interrupted && s->o.interrupted(s->o.interrupted_ud))) {
+    }
+    s->t_devwait += d;
+    s->dev_waits++;
+    return true;
+}
+
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp)
 {
     if (kg_client_start(s, cl, rp)) return -1;
     /* --timeout limits the kernel under test; the oracle worker runs only trusted code (the
      * reference, the inputs), which on a loaded GPU host can take longer than a short limit */
     double timeout = rq->cmd == KG_CMD_ORACLE || cl == &s->oracle ? 600 : s->o.timeout;
-    double t0 = kg_now();
-    int rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
-    if (s->trace) trace_call(s, cl, rq, t0, rp);
-    kg_session_note_dev_peak(s, cl, rp);
+    int rc;
+    for (int tries = 0;; tries++) {
+        double t0 = kg_now();
+        rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
+        if (s->trace) trace_call(s, cl, rq, t0, rp);
+        kg_session_note_dev_peak(s, cl, rp);
+        if (rc || !kg_session_wait_device(s, rq, rp, tries)) break;
+    }
     if (rp->status == KG_WS_HOST_OOM) /* the host's trouble: the gate decides nothing (run.c) */
         kg_session_note_host_oom(s, cl == &s->oracle ? "oracle's" : "kernel's", NULL);
     return rc;

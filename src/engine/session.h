@@ -121,6 +121,8 @@ struct kg_session {
     double t_compare; /* comparisons made in the oracle worker (kg_judge of a resident case) */
     double compare0;  /* kg_compare_seconds() when the session opened */
     double t_memwait; /* waiting for room in the host's memory under kgate audit (run.c) */
+    double t_devwait; /* waiting for room in the device's (kg_session_wait_device) */
+    int dev_waits;    /* ... how many times */
     /* the standard test and the decoy check: their own seconds, less what they added to compile,
      * inputs, oracle and runs (so that the parts stay disjoint); both also in t_total */
     double t_standard, t_decoy;
@@ -195,6 +197,24 @@ int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *r
 void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, const struct kg_reply *rp);
 /* The same with the shared memory fd (a run's own segment; kg_session_call: the session's). */
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp);
+/* Whether a worker's reply says the device had no room for the request (torch's CUDA out of
+ * memory, which leaves the worker and its context usable). */
+bool kg_reply_device_full(const struct kg_reply *rp);
+/* Under kgate audit the checks share the device, and one that meets it full has met another
+ * check's big case (a limits case past 2^31 elements held 50 GiB for a 0.13 GB gemm) more often
+ * than its own: before, the whole check was run again at the audit's end, alone (on an H100, two
+ * such re-runs were the last 90 s of a 357 s audit). So where kg_checks_at_once() > 1 and rp says
+ * the device was full, this waits 1, 2, 4, 8, 8... s (KG_DEVICE_WAIT_MAX in all per check, in
+ * t_devwait, the record's timing.device_wait) and says to send rq again as it was: a run's inputs
+ * are still in its segment (the worker writes back only after the call returns), an oracle
+ * evaluation or a sample is made anew. Not RESIDENT (calibration consumes what it calibrates) or
+ * LOAD. Where it says not to (those, or the wait spent: a kernel that needs more than the device
+ * has meets it full every time) it sets s->judge_broken, so that the gate errs instead of the
+ * kernel failing it for raising (the audit then runs the check again later, as before); alone
+ * on the device (kg_checks_at_once() == 1), a full device is the kernel's own doing and nothing
+ * changes. */
+#define KG_DEVICE_WAIT_MAX 45.0
+bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries);
 /* s->judge_broken for a worker the host's out-of-memory killer took (KG_WS_HOST_OOM): whose
  * worker ("kernel's", "oracle's"), and at which case when known (NULL: not). */
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id);

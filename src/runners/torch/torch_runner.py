@@ -31,6 +31,7 @@ with the helpers they use; the state they share is set in Worker.__init__ (servi
 import contextlib
 import copy
 import ctypes as C
+import gc
 import hashlib
 import importlib.util
 import io
@@ -2022,7 +2023,7 @@ def device_memory(torch):
 
 def answer(w, req, shm_fd, shared, rep):
     """Serve one request into rep, closing its memfd; whether the CUDA context died doing it."""
-    dead = False
+    dead = full = False
     try:
         shm = shared.view(shm_fd, shm_size(req)) if shm_fd >= 0 else None
         rep.status = dispatch(w, req, shm, rep)
@@ -2036,9 +2037,19 @@ def answer(w, req, shm_fd, shared, rep):
         rep.status = CUDAERR if cuda_dead else EXCEPTION
         rep.msg = msg.encode()[:4095]
         dead = cuda_dead
+        full = type(e).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(e)
     finally:
         if shm_fd >= 0:
             os.close(shm_fd)
+    if full and not dead:
+        # the judge may send this request again after a wait (kg_session_wait_device): what the
+        # failed call allocated goes back to the device now, not when the caching allocator
+        # next needs it (the exception and its frames, which held it, are gone by here)
+        gc.collect()
+        try:
+            w.torch.cuda.empty_cache()
+        except Exception:
+            pass
     return dead
 
 
