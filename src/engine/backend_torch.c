@@ -568,10 +568,26 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     struct kg_reply rp;
     memset(&rp, 0, sizeof rp);
     int rc = -1;
+    bool full = false;
     if (t->std_sent) {
         double t0 = kg_now();
-        rc = kg_worker_await(&t->std.w, &rp, t->std_limit, t->std_deadline, NULL);
-        kg_session_note_dev_peak(s, &t->std, &rp);
+        for (int tries = 0;; tries++) {
+            rc = kg_worker_await(&t->std.w, &rp, t->std_limit, t->std_deadline, NULL);
+            kg_session_note_dev_peak(s, &t->std, &rp);
+            /* a trial that met a full device under kgate audit: the five trials again after a
+             * wait, in the same worker (kg_session_wait_full); when the wait is spent, no answer */
+            full = !rc && (kg_reply_device_full(&rp) ||
+                           (rp.status == KG_WS_OK && rp.code != 1 &&
+                            (strstr(rp.msg, "OutOfMemoryError") || strstr(rp.msg, "CUDA out of memory"))));
+            if (!full) break;
+            s->judge_broken[0] = 0;
+            if (!kg_session_wait_full(s, KG_CMD_STANDARD, rp.msg, tries)) break;
+            full = false;
+            struct kg_req *rq = problem_req(KG_CMD_STANDARD, NULL);
+            rq->u.problem.tol = tol;
+            t->std_deadline = kg_now() + t->std_limit;
+            if ((rc = kg_worker_send(&t->std.w, rq, -1, &rp, t->std_limit)) != 0) break;
+        }
         kg_worker_stop(&t->std.w);
         if (s->trace) /* KGATE_TRACE: when it was sent, until its answer was taken, of which waited */
             fprintf(stderr, "kgate: trace: %9.3f s %8.3f s  std    standard  (waited %.3f s)  status %d\n",
@@ -585,6 +601,11 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
     t->std_status = 0;
     if (unstarted) {
         snprintf(why, n, "%s", rp.msg);
+        return -1;
+    }
+    if (full && s->judge_broken[0]) { /* the device stayed full: kgate audit runs the check again */
+        snprintf(why, n, "%s", s->judge_broken);
+        s->judge_broken[0] = 0;
         return -1;
     }
     if (!rc && rp.status == KG_WS_OK) {

@@ -192,21 +192,21 @@ bool kg_reply_device_full(const struct kg_reply *rp)
            (strstr(rp->msg, "OutOfMemoryError") || strstr(rp->msg, "CUDA out of memory"));
 }
 
-bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries)
+bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg, int tries)
 {
-    /* RESIDENT's calibration takes the evaluations it calibrates out of the worker as it starts,
-     * and LOAD is the client's own business: only requests that can be sent again as they were */
-    if (kg_checks_at_once() < 2 || !kg_reply_device_full(rp)) return false;
+    if (kg_checks_at_once() < 2) return false;
     const char *env = getenv("KGATE_DEVICE_WAIT");
     const double most = env && *env ? strtod(env, NULL) : KG_DEVICE_WAIT_MAX;
-    if (rq->cmd == KG_CMD_RESIDENT || rq->cmd == KG_CMD_LOAD || s->t_devwait >= most) {
+    /* RESIDENT's calibration takes the evaluations it calibrates out of the worker as it starts,
+     * and LOAD is the client's own business: only requests that can be sent again as they were */
+    if (cmd == KG_CMD_RESIDENT || cmd == KG_CMD_LOAD || s->t_devwait >= most) {
         /* the device stayed full: the gate errs (run.c), and kgate audit runs the check again
          * later (met_full_memory), rather than a kernel refusing the case because of another
          * check's memory */
         snprintf(s->judge_broken, sizeof s->judge_broken,
                  "the device ran out of memory (shared by %u checks; %.1f s waited for room): %.200s; this "
                  "says nothing about the kernel",
-                 kg_checks_at_once(), s->t_devwait, rp->msg);
+                 kg_checks_at_once(), s->t_devwait, msg);
         return false;
     }
     /* 1, 2, 4, 8, 8... s, each up to a quarter longer at random, so that two checks that met
@@ -215,13 +215,18 @@ bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const
     const double now = kg_now();
     d *= 1.0 + 0.25 * (now * 1e3 - floor(now * 1e3));
     if (d > most - s->t_devwait) d = most - s->t_devwait;
-    if (s->trace) fprintf(stderr, "kgate: trace: the device was full (%.120s); again in %.1f s\n", rp->msg, d);
+    if (s->trace) fprintf(stderr, "kgate: trace: the device was full (%.120s); again in %.1f s\n", msg, d);
     struct timespec ts = {.tv_sec = (time_t)d, .tv_nsec = (long)((d - floor(d)) * 1e9)};
     while (nanosleep(&ts, &ts) && errno == EINTR && !(s->o.interrupted && s->o.interrupted(s->o.interrupted_ud))) {
     }
     s->t_devwait += d;
     s->dev_waits++;
     return true;
+}
+
+bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries)
+{
+    return kg_reply_device_full(rp) && kg_session_wait_full(s, (enum kg_cmd)rq->cmd, rp->msg, tries);
 }
 
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp)

@@ -215,6 +215,9 @@ bool kg_reply_device_full(const struct kg_reply *rp);
  * changes. */
 #define KG_DEVICE_WAIT_MAX 45.0
 bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries);
+/* Its core, for a reply of cmd that said msg and that the caller found to mean a full device
+ * (the standard test's trials answer a candidate's out of memory as KernelBench's failure). */
+bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg, int tries);
 /* s->judge_broken for a worker the host's out-of-memory killer took (KG_WS_HOST_OOM): whose
  * worker ("kernel's", "oracle's"), and at which case when known (NULL: not). */
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id);
