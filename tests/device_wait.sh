@@ -10,6 +10,7 @@
 #     >= 1, timing.device_wait >= 1 s);
 #   - with KGATE_CHECKS_AT_ONCE unset nothing waits and the kernel's exception stands (the first
 #     gate fails: it raised; KernelBench's test fails: ModelNew raised), as before;
+#   - kgate audit's summary counts the waits its checks made;
 #   - one that is out of memory on every call waits KGATE_DEVICE_WAIT (6 s here) in all and then its
 #     gate errs, saying the device ran out of memory (what kgate audit runs again later), rather
 #     than failing the kernel for another check's memory; the standard test has no answer
@@ -119,6 +120,14 @@ else
     echo "FAIL: no report for the always-full candidate: $(tail -3 "$t/always.err")"
     fails=$((fails + 1))
 fi
+
+# kgate audit (--jobs 2: KGATE_CHECKS_AT_ONCE=2 for its checks): the pair passes, the record
+# keeps its waits and the summary counts them
+"$KGATE" audit --store "$t/a.jsonl" --jobs 2 --compile-jobs 0 --python "$py" --pair "$t/p.py:$t/once.py" \
+    > /dev/null 2> "$t/a.err"
+check test $? -eq 0
+check test "$(field "$t/a.jsonl" "d['verdict'], d['timing']['device_waits'] >= 1")" = "pass True"
+grep "met a full device" "$t/a.err" || { echo "FAIL: the audit's summary does not count the waits: $(tail -5 "$t/a.err")"; fails=$((fails + 1)); }
 
 [ $fails -eq 0 ] || exit 1
 echo "PASS: a full device is waited for under an audit, and only there"

@@ -292,13 +292,15 @@ struct audit_run {
     double dcheck_bytes, dratio_sum;
     int dratio_n;
     char dcheck_id[128];
-    double learned[9];  /* what the ledger learned for learned_kinds (read before it goes) */
-    int mem_waits;      /* check starts that waited for room (counted once per wait) */
-    int standard_after; /* checks started with their standard test after the gates (standard_after) */
-    int host_waits;     /* ... of them, for the host's memory */
-    bool mem_held;      /* the last pass held a start back */
-    int failed;         /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
-    struct kg_err fail; /* ... naming the store and the record */
+    double learned[9];                   /* what the ledger learned for learned_kinds (read before it goes) */
+    int mem_waits;                       /* check starts that waited for room (counted once per wait) */
+    int dev_full_waits, dev_full_checks; /* worker calls sent again after a full device, and the */
+    double dev_full_s;                   /* checks that did, and the seconds waited (records' timing) */
+    int standard_after;                  /* checks started with their standard test after the gates (standard_after) */
+    int host_waits;                      /* ... of them, for the host's memory */
+    bool mem_held;                       /* the last pass held a start back */
+    int failed;                          /* KG_EXIT_INTERNAL once a record could not be written: the audit stops */
+    struct kg_err fail;                  /* ... naming the store and the record */
 };
 
 static void run_free(struct audit_run *a)
@@ -1030,6 +1032,13 @@ static bool store_record(struct audit_run *a, const struct job *j, int status, b
         a->gpu_seconds[j->slot] += kg_now() - j->start;
     }
     json_t *rec = finish(j, &a->r.v[a->todo[j->row]], status, timed_out, a->o->limit);
+    json_t *tm = json_object_get(rec, "timing"); /* waits inside the check for a full device */
+    const int dw = (int)json_integer_value(json_object_get(tm, "device_waits"));
+    if (dw > 0) {
+        a->dev_full_waits += dw;
+        a->dev_full_s += json_number_value(json_object_get(tm, "device_wait"));
+        a->dev_full_checks++;
+    }
     /* SIGKILL that was not ours (no limit passed): the kernel's out-of-memory killer, which picks
      * the largest process when the checks together fill the host */
     bool killed = !timed_out && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !json_object_get(rec, "gates") &&
@@ -1285,6 +1294,12 @@ static void summary(const struct audit_run *a)
     if (a->host_waits)
         fprintf(stderr, "kgate audit: %d time%s a check waited for host memory to start\n", a->host_waits,
                 a->host_waits == 1 ? "" : "s");
+    if (a->dev_full_waits)
+        fprintf(stderr,
+                "kgate audit: %d time%s a worker call met a full device and was sent again after a wait (%.1f s "
+                "in %d check%s; KGATE_DEVICE_WAIT)\n",
+                a->dev_full_waits, a->dev_full_waits == 1 ? "" : "s", a->dev_full_s, a->dev_full_checks,
+                a->dev_full_checks == 1 ? "" : "s");
     if (a->o->gpus > 0) {
         fprintf(stderr, "kgate audit: checks per GPU:");
         for (int g = 0; g < a->o->gpus; g++)
