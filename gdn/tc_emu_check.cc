@@ -803,16 +803,14 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
         tc_emu_launch(grid_h, dim3(256), tc_gdn_bdh_f32_smem(),
                       [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
     if (c.bf16)
-        tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<__nv_bfloat16>((const bf *)q, (const bf *)k, (const bf *)v, (const bf *)beta, g,
-                                          (const bf *)dO, ub, ulb, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
-                                          (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv, dg, db, c.T, c.H, K, c.V, NT,
-                                          scale);
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_bf16_smem(), [&] {
+            tc_gdn_bwy_bf16((const bf *)q, (const bf *)k, (const bf *)v, (const bf *)beta, g, (const bf *)dO, ub, ulb,
+                            du, W, dqh, dks, hdh, (bf *)dq, (bf *)dk, (bf *)dv, dg, db, c.T, c.H, K, c.V, NT, scale);
         });
     else
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<float>(fq, fk, fv, fb, g, fo, u, nullptr, du, W, dqh, dks, hdh, (float *)dq, (float *)dk,
-                                  (float *)dv, dg, db, c.T, c.H, K, c.V, NT, scale);
+            tc_gdn_bwy_f32(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (float *)dq, (float *)dk, (float *)dv, dg,
+                           db, c.T, c.H, K, c.V, NT, scale);
         });
 }
 
