@@ -46,10 +46,10 @@
  *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
- *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, Y = dA T^T,
- *      dTm = -T^T Y, P K, T^T dW, P^T Q, dM K on tensor cores; 207,872 B of shared memory, one
- *      CTA an SM). On the tensor-core path a NaN in a step's inputs or intermediates (k, q,
+ *   6. tc_gdn_bwy_f32 (bf16: tc_gdn_bwy_bf16), one CTA per (chunk, b, h): T again, dP, dA, dTm,
+ *      then dq, dk, dv, db and dg of the chunk (fp32: 207,872 B of shared memory, one CTA an SM;
+ *      bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, Y = dA T^T, dTm = -T^T Y, P K, T^T dW,
+ *      P^T Q, dM K on tensor cores, 109,824 B, two CTAs an SM). On the tensor-core path a NaN in a step's inputs or intermediates (k, q,
  *      dW, dA, ...) can also reach rows of the gradients that the causal sums leave it out of
  *      (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
@@ -843,11 +843,20 @@ __host__ __device__ constexpr unsigned tc_gdn_bwy_f32_smem()
     return (unsigned)(4 * (12 * TC_C * TC_F32P + 768 + 3 * TC_C + TC_C * 17));
 }
 
-/* Dynamic shared memory of tc_gdn_bwy_bf16: tc_gdn_bwy_f32's (its planes in the fp32 matrices' memory) */
+/* The work area of tc_gdn_bwy_bf16, in bf16 planes [64][72]: each phase's tiles and planes in turn
+ * (A and T in fp32 with the inversion's scratch, the V tiles, the 64 x 64 factors, the row sums) */
+#define TC_BWY_WORK 8
+
+/* Dynamic shared memory of tc_gdn_bwy_bf16: S and M (then the dg/db terms) in one fp32 [64][65],
+ * T's hi + lo planes, the work area, G, beta, e and db's dv part [64]: 109,824 B, two CTAs an SM. */
 __host__ __device__ constexpr unsigned tc_gdn_bwy_bf16_smem()
 {
-    return tc_gdn_bwy_f32_smem();
+    return (unsigned)(4 * TC_C * TC_F32P + (2 + TC_BWY_WORK) * TC_C * TC_TP * 2 + 4 * 4 * TC_C);
 }
+static_assert(tc_ctas_per_sm(tc_gdn_bwy_bf16_smem(), 256) == 2, "pass 6 (bf16): two CTAs an SM");
+static_assert(TC_BWY_WORK * TC_C * TC_TP * 2 >= 4 * (2 * TC_C * TC_F32P + 768) &&
+                  TC_BWY_WORK * TC_C * TC_TP * 2 >= 4 * (TC_C * 17 + 4 * TC_C),
+              "the work area holds A, T and the inversion's scratch, and the row sums");
 
 /* Sums the 16 per-thread partials of each row (thread (tx, ty) holds x[r] for row ty + 16r) in tx
  * order into out[row] (64 rows); sR [64][17] scratch. Starts and ends synchronised. */
@@ -883,11 +892,12 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
     __syncthreads();
 }
 
-/* Pass 6's products on tensor cores (bf16 inputs): into the warp's four m16n8 tiles acc[m] (rows r0
- * .. r0 + 15, columns n0 + 8m ..), the k block ks of A, as its hi + lo planes, times B: B's hi + lo
+/* Pass 6's products on tensor cores (bf16 inputs): into the warp's NM m16n8 tiles acc[m] (rows r0
+ * .. r0 + 15, columns n0 + 8m .., m < NM), the k block ks of A, as its hi + lo planes, times B: B's hi + lo
  * planes (tc_bwy_mma3: tc_mma3's hi hi, lo hi, hi lo) or B in bf16 as it is (tc_bwy_mma2: A's hi
  * then its lo). */
-__device__ __forceinline__ void tc_bwy_mma3(float acc[4][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma3(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
                                             int n0, int ks)
 {
     constexpr int CT = TC_C * TC_TP;
@@ -895,10 +905,11 @@ __device__ __forceinline__ void tc_bwy_mma3(float acc[4][4], const __nv_bfloat16
     tc_frag_a(fa, A, TC_TP, r0, 16 * ks);
     tc_frag_a(fl, A + CT, TC_TP, r0, 16 * ks);
 #pragma unroll
-    for (int m = 0; m < 4; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
+    for (int m = 0; m < NM; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
 }
 
-__device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma2(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
                                             int n0, int ks)
 {
     constexpr int CT = TC_C * TC_TP;
@@ -906,7 +917,45 @@ __device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16
     tc_frag_a(fa, A, TC_TP, r0, 16 * ks);
     tc_frag_a(fl, A + CT, TC_TP, r0, 16 * ks);
 #pragma unroll
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < NM; m++) {
+        uint32_t b0, b1;
+        tc_frag_b(&b0, &b1, B, TC_TP, n0 + 8 * m, 16 * ks);
+        tc_mma(acc[m], fa, b0, b1);
+        tc_mma(acc[m], fl, b0, b1);
+    }
+}
+
+/* The A fragment of X^T, rows m0 .. m0+15, columns k0 .. k0+15, where X is a row-major bf16 tile
+ * (stride ld): A[i][k] = s[k * ld + i], by one ldmatrix.x4.trans (matrices: rows k0.. and k0 + 8..
+ * of X, columns m0.. and m0 + 8.., in tc_frag_a's register order) */
+__device__ __forceinline__ void tc_frag_at_ldsm(uint32_t a[4], const __nv_bfloat16 *s, int ld, int m0, int k0)
+{
+    const int lane = (int)threadIdx.x & 31;
+    tc_ldsm_x4_trans(a, s + (k0 + lane % 8 + 8 * (lane / 16)) * ld + m0 + 8 * (lane / 8 % 2));
+}
+
+/* tc_bwy_mma3 and tc_bwy_mma2 with A^T for A: its fragments from A's planes by ldmatrix.trans */
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma3t(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B,
+                                             int r0, int n0, int ks)
+{
+    constexpr int CT = TC_C * TC_TP;
+    uint32_t fa[4], fl[4];
+    tc_frag_at_ldsm(fa, A, TC_TP, r0, 16 * ks);
+    tc_frag_at_ldsm(fl, A + CT, TC_TP, r0, 16 * ks);
+#pragma unroll
+    for (int m = 0; m < NM; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
+}
+
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma2t(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B,
+                                             int r0, int n0, int ks)
+{
+    uint32_t fa[4], fl[4];
+    tc_frag_at_ldsm(fa, A, TC_TP, r0, 16 * ks);
+    tc_frag_at_ldsm(fl, A + TC_C * TC_TP, TC_TP, r0, 16 * ks);
+#pragma unroll
+    for (int m = 0; m < NM; m++) {
         uint32_t b0, b1;
         tc_frag_b(&b0, &b1, B, TC_TP, n0 + 8 * m, 16 * ks);
         tc_mma(acc[m], fa, b0, b1);
@@ -916,8 +965,9 @@ __device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16
 
 /* Elements each thread loads into registers before it stores any into the bf16 planes (pass 6's
  * tile loads, bf16 inputs): with one CTA an SM, loads one after another left each load's latency
- * exposed, 16 times per tile */
-#define TC_BWY_LD 4
+ * exposed, 16 times per tile (4 then); at two CTAs an SM, 2 (2 to 5 inputs each: 4 to 10 loads in
+ * flight a thread) is what fits 128 registers without a spill (ptxas, nvcc 13: 4 spilled 8 bytes) */
+#define TC_BWY_LD 2
 
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
  * 64 x 64 matrix and tile. fp32 inputs: q, k, v, beta, dO and dq, dk, dv fp32 as the caller gave
@@ -1145,11 +1195,15 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     }
 }
 
-/* Pass 6 for bf16 inputs: tc_gdn_bwy_f32's outputs, its products on tensor cores. grid (NT, B*H),
- * 256 threads; warp w's 16 x 32 block of each 64 x 64 product, rows mw .., columns nw .., acc[m]
- * the m16n8 tile of columns nw + 8m (lane: gi, ti). q, k, v, beta, dO and dq, dk, dv in bf16 (the
- * inputs as the caller gave them), dg, db fp32 (either may be NULL); u as the forward's bf16
- * hi + lo planes u, u_lo. */
+/* Pass 6 for bf16 inputs: tc_gdn_bwy_f32's outputs, its products on tensor cores, two CTAs an SM
+ * (tc_gdn_bwy_bf16_smem). grid (NT, B*H), 256 threads; warp w's 16 x 32 block of each 64 x 64
+ * product, rows mw .., columns nw .., acc[m] the m16n8 tile of columns nw + 8m (lane: gi, ti):
+ * the same (i, j) in every product, so the fp32 matrix sSM is only ever read and written at the
+ * elements of the thread that holds them, up to the dg/db epilogue. q, k, v, beta, dO and dq, dk,
+ * dv in bf16 (the inputs as the caller gave them), dg, db fp32 (either may be NULL); u as the
+ * forward's bf16 hi + lo planes u, u_lo. Of the 64 x 64 matrices only T keeps planes from the
+ * inversion to the end (T^T's fragments by ldmatrix.trans); S and M wait in sSM's two triangles
+ * for dP and dTm, which turn them into the epilogue's terms; dW K^T starts dA's accumulators. */
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
     tc_gdn_bwy_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const __nv_bfloat16 *beta,
                     const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo,
@@ -1157,108 +1211,116 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
                     __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat16 *dv, float *dg, float *db, int T, int H, int K,
                     int V, int NT, float scale)
 {
-    constexpr int P = TC_F32P, CC = TC_C * TC_F32P;
+    constexpr int P = TC_F32P, CC = TC_C * TC_F32P, CT = TC_C * TC_TP;
     TC_DYNAMIC_SMEM(tc_smem);
-    float *sA = reinterpret_cast<float *>(tc_smem), *sT = sA + CC, *sM = sT + CC, *sS = sM + CC, *sP = sS + CC;
-    float *sDA = sP + CC, *sY = sDA + CC, *sX0 = sY + CC, *sX1 = sX0 + CC, *sX2 = sX1 + CC, *sX3 = sX2 + CC;
-    float *sX4 = sX3 + CC, *sInv = sX4 + CC, *sG = sInv + 768, *sB = sG + TC_C, *sE = sB + TC_C, *sR = sE + TC_C;
+    float *sSM = reinterpret_cast<float *>(tc_smem);
+    __nv_bfloat16 *aT = reinterpret_cast<__nv_bfloat16 *>(sSM + CC), *wk = aT + 2 * CT; /* T's planes, the work area */
+    float *sG = reinterpret_cast<float *>(wk + TC_BWY_WORK * CT), *sB = sG + TC_C, *sE = sB + TC_C, *rdv = sE + TC_C;
     const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int tid = (int)threadIdx.x, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int wr = (tid >> 5) & 3, mw = 16 * wr, nw = 32 * (tid >> 7); /* wr: this warp's row block */
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)b * T + t0;
     const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
-    /* bf16 inputs (TCB): warp w's 16 x 32 block of each 64 x 64 product on tensor cores, rows mw
-     * .., columns nw .., acc[m] the m16n8 tile of columns nw + 8m (lane: gi, ti) */
-    constexpr int CT = TC_C * TC_TP;
-    const int lane = tid & 31, gi = lane >> 2, ti = lane & 3, mw = 16 * ((tid >> 5) & 3), nw = 32 * (tid >> 7);
 
-    if (tid < TC_C) sB[tid] = tid < L ? tc_gdn_get(beta + (row0 + tid) * H + h) : 0.f;
+    if (tid < TC_C) sB[tid] = tid < L ? __bfloat162float(beta[(row0 + tid) * H + h]) : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
-    /* K K^T, Q K^T and dW K^T over all channels, in channel order: fp32 FMA, or (bf16 inputs) on
-     * tensor cores, warp w the 16 x 32 block (mw, nw) of each, q and k exact in bf16, dW as hi + lo */
-    float dw[4][4];
-    __nv_bfloat16 *bQ = reinterpret_cast<__nv_bfloat16 *>(sX0), *bK = bQ + CT, *bW = bK + CT; /* bW: hi, lo */
-    float mk[4][4], sq[4][4];
+    /* K K^T, Q K^T and dW K^T over all channels, in channel order, on tensor cores: q and k exact
+     * in bf16, dW as hi + lo, in the work area */
+    float dw[4][4], da[4][4];
+    {
+        __nv_bfloat16 *bQ = wk, *bK = bQ + CT, *bW = bK + CT; /* bW: hi, lo */
+        float mk[4][4], sq[4][4];
 #pragma unroll
-    for (int m = 0; m < 4; m++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) mk[m][e] = sq[m][e] = dw[m][e] = 0.f;
-    for (int c0 = 0; c0 < K; c0 += TC_C) {
-        for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
-            float x[TC_BWY_LD];
-            __nv_bfloat16 xq[TC_BWY_LD], xk[TC_BWY_LD];
-            const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+            for (int e = 0; e < 4; e++) mk[m][e] = sq[m][e] = dw[m][e] = 0.f;
+        for (int c0 = 0; c0 < K; c0 += TC_C) {
+            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+                float x[TC_BWY_LD];
+                __nv_bfloat16 xq[TC_BWY_LD], xk[TC_BWY_LD];
+                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
 #pragma unroll
-            for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
-                const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
-                const long long src = ((row0 + j) * H + h) * K + c0 + c;
-                x[it] = j < L ? Wn[j * K + c0 + c] : 0.f;
-                xq[it] = j < L ? q[src] : zero;
-                xk[it] = j < L ? k[src] : zero;
+                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                    const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                    x[it] = j < L ? Wn[j * K + c0 + c] : 0.f;
+                    xq[it] = j < L ? q[src] : zero;
+                    xk[it] = j < L ? k[src] : zero;
+                }
+#pragma unroll
+                for (int it = 0; it < TC_BWY_LD; it++) {
+                    const int idx = tid + 256 * (i0 + it), at = idx / TC_C * TC_TP + idx % TC_C;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                    bQ[at] = xq[it];
+                    bK[at] = xk[it];
+                    bW[at] = hi;
+                    bW[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+                }
             }
+            __syncthreads();
 #pragma unroll
-            for (int it = 0; it < TC_BWY_LD; it++) {
-                const int idx = tid + 256 * (i0 + it), at = idx / TC_C * TC_TP + idx % TC_C;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
-                bQ[at] = xq[it];
-                bK[at] = xk[it];
-                bW[at] = hi;
-                bW[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
+            for (int ks = 0; ks < 4; ks++) {
+                /* K's four B fragments, then one A fragment at a time (12 registers, not 18) */
+                uint32_t bk[4][2], fa[4];
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_frag_b(&bk[m][0], &bk[m][1], bK, TC_TP, nw + 8 * m, 16 * ks);
+                tc_frag_a(fa, bK, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(mk[m], fa, bk[m][0], bk[m][1]);
+                tc_frag_a(fa, bQ, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(sq[m], fa, bk[m][0], bk[m][1]);
+                tc_frag_a(fa, bW, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(dw[m], fa, bk[m][0], bk[m][1]);
+                tc_frag_a(fa, bW + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(dw[m], fa, bk[m][0], bk[m][1]);
             }
+            __syncthreads(); /* the tiles are rewritten next */
         }
-        __syncthreads();
+        /* A (fp32, for the inversion) in the work area; S_ij (j <= i) at sSM[i][j], M_ij (j < i) at
+         * sSM[j][i]; dA's accumulators start as dW K^T Diag(e) */
+        float *sA = reinterpret_cast<float *>(wk);
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++) {
-            uint32_t fq[4], fk[4], fw[4], fwl[4];
-            tc_frag_a(fq, bQ, TC_TP, mw, 16 * ks);
-            tc_frag_a(fk, bK, TC_TP, mw, 16 * ks);
-            tc_frag_a(fw, bW, TC_TP, mw, 16 * ks);
-            tc_frag_a(fwl, bW + CT, TC_TP, mw, 16 * ks);
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-            for (int m = 0; m < 4; m++) {
-                uint32_t b0, b1;
-                tc_frag_b(&b0, &b1, bK, TC_TP, nw + 8 * m, 16 * ks);
-                tc_mma(mk[m], fk, b0, b1);
-                tc_mma(sq[m], fq, b0, b1);
-                tc_mma(dw[m], fw, b0, b1);
-                tc_mma(dw[m], fwl, b0, b1);
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                const float E = expf(sG[i] - sG[j]);
+                const float x = (j < i && i < L) ? mk[m][e] * E : 0.f;
+                sA[i * P + j] = x * sB[i];
+                if (j <= i) sSM[i * P + j] = i < L ? sq[m][e] : 0.f;
+                if (j < i) sSM[j * P + i] = x;
+                da[m][e] = dw[m][e] * sE[j];
             }
-        }
-        __syncthreads(); /* the tiles are rewritten next */
     }
-#pragma unroll
-    for (int m = 0; m < 4; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = i * P + j;
-            const float E = expf(sG[i] - sG[j]);
-            const float x = (j < i && i < L) ? mk[m][e] * E : 0.f;
-            sM[at] = x;
-            sA[at] = x * sB[i];
-            sS[at] = (j <= i && i < L) ? sq[m][e] : 0.f;
-        }
     __syncthreads();
-    tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
-
-    /* over V: dP = scale E (dO u^T), du v^T; dv_j = beta_j (T^T du)_j and its part of db */
-    float dp[4][4], da[4][4], dbv[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
-    /* bf16 inputs: dO and v exact in bf16, u as the forward's hi + lo, du and du^T split, T^T as
-     * hi + lo (built once): in sP .. sX4 (free here) */
-    __nv_bfloat16 *bO = reinterpret_cast<__nv_bfloat16 *>(sP), *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
-    __nv_bfloat16 *bTt = bD + 2 * CT, *bDt = bTt + 2 * CT;
-    static_assert(10 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "the planes fit in sP .. sX4");
-    for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-        const int i = idx / TC_C, j = idx % TC_C;
-        const float x = sT[j * P + i];
-        const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-        bTt[i * TC_TP + j] = hi;
-        bTt[CT + i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+    {
+        float *sA = reinterpret_cast<float *>(wk), *sT = sA + CC, *sInv = sT + CC;
+        tc_gdn_invert(sA, sT, sInv); /* synchronises */
+        /* T (zero above its diagonal) as hi + lo planes: T^T's fragments come from them by ldmatrix.trans */
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C;
+            const float x = sT[i * P + j];
+            const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+            aT[i * TC_TP + j] = hi;
+            aT[CT + i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+        }
     }
+    __syncthreads(); /* sT read: the V tiles take its memory */
+
+    /* over V: dP = scale E (dO u^T), dA += du v^T; dv_j = beta_j (T^T du)_j and its part of db. dO
+     * and v exact in bf16, u as the forward's hi + lo, du split into hi + lo (its rows: du as A, and
+     * du as T^T du's B by ldmatrix.trans) */
+    float dp[4][4], dbv[2] = {0.f, 0.f};
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) dp[m][e] = 0.f;
+    __nv_bfloat16 *bO = wk, *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
     for (int c0 = 0; c0 < V; c0 += TC_C) {
         for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
             float x[TC_BWY_LD];
@@ -1277,17 +1339,14 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
             }
 #pragma unroll
             for (int it = 0; it < TC_BWY_LD; it++) {
-                const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                const int idx = tid + 256 * (i0 + it), at = idx / TC_C * TC_TP + idx % TC_C;
                 const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
-                const __nv_bfloat16 lo = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
                 bO[at] = xo[it];
                 bV[at] = xv[it];
                 bU[at] = xu[it];
                 bU[CT + at] = xl[it];
                 bD[at] = hi;
-                bD[CT + at] = lo;
-                bDt[c * TC_TP + j] = hi;
-                bDt[CT + c * TC_TP + j] = lo;
+                bD[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
             }
         }
         __syncthreads();
@@ -1298,8 +1357,19 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
             for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < 4; ks++) {
-            /* warp-uniform: T^T is zero left of the diagonal block */
-            if (ks >= ((tid >> 5) & 3)) tc_bwy_mma3(tdu, bTt, bDt, mw, nw, ks);
+            if (ks >= wr) { /* warp-uniform: T^T is zero left of the diagonal block */
+                uint32_t fa[4], fl[4];
+                tc_frag_at_ldsm(fa, aT, TC_TP, mw, 16 * ks);
+                tc_frag_at_ldsm(fl, aT + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) { /* tc_mma3's order: hi hi, lo hi, hi lo */
+                    uint32_t bd[4];
+                    tc_frag_b_kn2_ldsm(bd, bD, CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(tdu[m], fa, bd[0], bd[1]);
+                    tc_mma(tdu[m], fl, bd[0], bd[1]);
+                    tc_mma(tdu[m], fa, bd[2], bd[3]);
+                }
+            }
             uint32_t fo[4];
             tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
 #pragma unroll
@@ -1329,96 +1399,91 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
             }
         __syncthreads(); /* the tiles are rewritten next */
     }
+    tc_gdn_rowsum_mma(dbv, reinterpret_cast<float *>(wk), rdv); /* db's dv part, out of the registers */
+    /* dP and dA (on and below the diagonal) leave the accumulators as hi + lo planes, dP also in
+     * fp32 (sPf, after the planes of dP, dA and Y^T) for the dg epilogue's terms */
+    __nv_bfloat16 *aP = wk, *aDA = aP + 2 * CT, *aYt = aDA + 2 * CT;
+    float *sPf = reinterpret_cast<float *>(aYt + 2 * CT);
+    static_assert((TC_BWY_WORK - 6) * TC_C * TC_TP * 2 >= 4 * CC, "dP in fp32 fits after the planes");
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
-            /* element e = c of tile m = r (TCB), or row ty + 16r, column tx + 16c */
-            const int i = mw + gi + 8 * (c >> 1);
-            const int j = nw + 8 * r + 2 * ti + (c & 1), at = i * P + j;
+        for (int e = 0; e < 4; e++) {
+            const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = i * TC_TP + j;
             const bool on = j <= i && i < L;
-            sP[at] = on ? scale * dp[r][c] * expf(sG[i] - sG[j]) : 0.f;
-            sDA[at] = on ? sB[j] * fmaf(dw[r][c], sE[j], da[r][c]) : 0.f;
+            const float x[2] = {on ? scale * dp[m][e] * expf(sG[i] - sG[j]) : 0.f, on ? sB[j] * da[m][e] : 0.f};
+            __nv_bfloat16 *dst[2] = {aP, aDA};
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
+                dst[p][at] = hi;
+                dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
+            }
+            if (j <= i) sPf[i * P + j] = x[0];
         }
     __syncthreads();
-    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
-     * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
-    /* on tensor cores, warp w the 16 x 32 block (mw, nw) of each: dA and T (zero above its
-     * diagonal) as hi + lo planes, Y leaves the accumulators as Y^T hi + lo planes, T^T is
-     * bTt's (built before the loop over V, still intact: the planes start right after it) */
-    __nv_bfloat16 *aDA = bTt + 2 * CT, *aT = aDA + 2 * CT, *aYt = aT + 2 * CT;
-    static_assert(14 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "bTt .. aYt fit in sP .. sX4");
-    for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-        const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
-        const float x[2] = {sDA[i * P + j], j <= i ? sT[i * P + j] : 0.f};
-        __nv_bfloat16 *dst[2] = {aDA, aT};
+    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), leaving the accumulators as Y^T hi + lo
+     * planes; then dTm = -T^T Y strictly below the diagonal, warps skipping the 16-row blocks
+     * where dA (right of the diagonal) or T^T (left of it) is zero */
+    {
+        float y[4][4];
 #pragma unroll
-        for (int p = 0; p < 2; p++) {
-            const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
-            dst[p][at] = hi;
-            dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
-        }
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) y[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks); /* warp-uniform: Y = dA T^T */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = j * TC_TP + i;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(y[m][e]);
+                aYt[at] = hi;
+                aYt[CT + at] = __float2bfloat16_rn(y[m][e] - __bfloat162float(hi));
+            }
     }
-    __syncthreads();
-    const int wr = (tid >> 5) & 3; /* this warp's row block: dA, P are zero right of it, T^T, P^T left */
-    float y[4][4], d[4][4];
+    __syncthreads(); /* dA read: dM takes its planes */
+    /* dM_ij = beta_i dTm_ij E_ij as the symmetric dM + dM^T (hi + lo planes, in dA's); in sSM, R_ij
+     * = dP_ij S_ij + beta_i dTm_ij M_ij on and below the diagonal (tc_gdn_bwy_f32's rounding), and
+     * dTm_ij M_ij (db's) in M_ij's place above it */
+    __nv_bfloat16 *aY = aDA;
+    {
+        float d[4][4];
 #pragma unroll
-    for (int m = 0; m < 4; m++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) y[m][e] = d[m][e] = 0.f;
+            for (int e = 0; e < 4; e++) d[m][e] = 0.f;
 #pragma unroll
-    for (int ks = 0; ks < 4; ks++)
-        if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks); /* warp-uniform: Y = dA T^T */
+        for (int ks = 0; ks < 4; ks++)
+            if (ks >= wr) tc_bwy_mma3t(d, aT, aYt, mw, nw, ks); /* warp-uniform: dTm = -T^T Y */
 #pragma unroll
-    for (int m = 0; m < 4; m++)
+        for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = j * TC_TP + i;
-            const __nv_bfloat16 hi = __float2bfloat16_rn(y[m][e]);
-            aYt[at] = hi;
-            aYt[CT + at] = __float2bfloat16_rn(y[m][e] - __bfloat162float(hi));
-        }
-    __syncthreads();
-#pragma unroll
-    for (int ks = 0; ks < 4; ks++)
-        if (ks >= wr) tc_bwy_mma3(d, bTt, aYt, mw, nw, ks); /* warp-uniform: dTm = -T^T Y */
-#pragma unroll
-    for (int m = 0; m < 4; m++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
-            sA[i * P + j] = (j < i && i < L) ? -d[m][e] : 0.f;
-        }
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c;
-            sY[i * P + j] = (j < i && i < L) ? sB[i] * sA[i * P + j] * expf(sG[i] - sG[j]) : 0.f;
-        }
-    __syncthreads();
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                if (j > i) continue; /* written by the thread of (j, i) */
+                const float dtm = (j < i && i < L) ? -d[m][e] : 0.f, bd = sB[i] * dtm;
+                const float x = bd * expf(sG[i] - sG[j]);
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x), lo = __float2bfloat16_rn(x - __bfloat162float(hi));
+                const float mij = j < i ? sSM[j * P + i] : 0.f;
+                aY[i * TC_TP + j] = hi;
+                aY[CT + i * TC_TP + j] = lo;
+                sSM[i * P + j] = fmaf(sPf[i * P + j], sSM[i * P + j], bd * mij);
+                if (j == i) continue;
+                aY[j * TC_TP + i] = hi;
+                aY[CT + j * TC_TP + i] = lo;
+                sSM[j * P + i] = dtm * mij;
+            }
+    }
+    __syncthreads(); /* Y^T and sPf read: the K^T, Q^T, dW^T planes take their memory */
 
-    /* over K: dq, dk, and the rows' parts of dG and db. bf16 inputs: on tensor cores, per K tile
-     * dQ = dqh + P K, BK = T^T dW, dK = dks + P^T Q + (Y + Y^T) K + Diag(beta e) BK (Y: dM, strictly
-     * lower), the 64 x 64 factors as hi + lo planes (built once), K^T, Q^T exact and dW^T as
-     * hi + lo per tile: all in sDA .. sX4 (sDA, sY and the staging tiles are free from here on) */
-    float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
-    __nv_bfloat16 *bKt = reinterpret_cast<__nv_bfloat16 *>(sDA), *bQt = bKt + CT, *bWt = bQt + CT;
-    __nv_bfloat16 *aP = bWt + 2 * CT, *aPt = aP + 2 * CT, *aTt = aPt + 2 * CT, *aY = aTt + 2 * CT;
-    static_assert(12 * TC_C * TC_TP * 2 <= 7 * TC_C * TC_F32P * 4, "the planes fit in sDA .. sX4");
-    for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-        const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
-        const float x[4] = {sP[i * P + j], sP[j * P + i], sT[j * P + i], sY[i * P + j] + sY[j * P + i]};
-        __nv_bfloat16 *dst[4] = {aP, aPt, aTt, aY};
-#pragma unroll
-        for (int p = 0; p < 4; p++) {
-            const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
-            dst[p][at] = hi;
-            dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
-        }
-    }
-    __syncthreads(); /* sY read: the K^T, Q^T, dW^T planes take its memory */
+    /* over K: dq, dk, and the rows' parts of dG and db, on tensor cores, per K tile dQ = dqh + P K,
+     * BK = T^T dW, dK = dks + P^T Q + (dM + dM^T) K + Diag(beta e) BK; K^T, Q^T exact and dW^T as
+     * hi + lo per tile; P^T's and T^T's fragments by ldmatrix.trans */
+    float gq[2] = {0.f, 0.f}, gb[2] = {0.f, 0.f}, gk[2] = {0.f, 0.f};
+    __nv_bfloat16 *bKt = aY + 2 * CT, *bQt = bKt + CT, *bWt = bQt + CT;
     for (int c0 = 0; c0 < K; c0 += TC_C) {
         /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
         for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
@@ -1445,67 +1510,73 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
             }
         }
         __syncthreads();
-        float xq[4][4], xk[4][4], bk[4][4];
+        /* the warp's 32 columns in two halves of 16, one after the other (24 accumulators, not 48,
+         * beside the fragments: within ptxas's 128 registers); every sum in the same order */
+#pragma unroll 1
+        for (int n1 = nw; n1 < nw + 32; n1 += 16) {
+            float xq[2][4], xk[2][4], bk[2][4];
 #pragma unroll
-        for (int m = 0; m < 4; m++)
+            for (int m = 0; m < 2; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) xq[m][e] = xk[m][e] = bk[m][e] = 0.f;
+                for (int e = 0; e < 4; e++) xq[m][e] = xk[m][e] = bk[m][e] = 0.f;
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++) {
-            if (ks <= wr) tc_bwy_mma2(xq, aP, bKt, mw, nw, ks); /* warp-uniform */
-            if (ks >= wr) {
-                tc_bwy_mma3(bk, aTt, bWt, mw, nw, ks);
-                tc_bwy_mma2(xk, aPt, bQt, mw, nw, ks);
-            }
-            tc_bwy_mma2(xk, aY, bKt, mw, nw, ks);
-        }
-        /* a lane's two adjacent columns (e, e + 1) at once: fp32 pairs of dqh, dks, bf16 pairs of
-         * q, k, dq, dk; the row sums in the order e, e + 1 */
-#pragma unroll
-        for (int m = 0; m < 4; m++)
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                const int i = mw + gi + 8 * r;
-                if (i >= L) continue;
-                const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti;
-                const float2 qh2 = *reinterpret_cast<const float2 *>(dqh + at);
-                const float2 kh2 = *reinterpret_cast<const float2 *>(dks + at);
-                const __nv_bfloat162 q2 = *reinterpret_cast<const __nv_bfloat162 *>(q + at);
-                const __nv_bfloat162 k2 = *reinterpret_cast<const __nv_bfloat162 *>(k + at);
-                const float qh[2] = {qh2.x, qh2.y}, kh[2] = {kh2.x, kh2.y};
-                const float qi[2] = {__bfloat162float(q2.x), __bfloat162float(q2.y)};
-                const float ki[2] = {__bfloat162float(k2.x), __bfloat162float(k2.y)};
-                const float be = sB[i] * sE[i], b[2] = {bk[m][2 * r], bk[m][2 * r + 1]};
-                *reinterpret_cast<__nv_bfloat162 *>(dq + at) =
-                    __floats2bfloat162_rn(qh[0] + xq[m][2 * r], qh[1] + xq[m][2 * r + 1]);
-                *reinterpret_cast<__nv_bfloat162 *>(dk + at) = __floats2bfloat162_rn(
-                    fmaf(be, b[0], kh[0] + xk[m][2 * r]), fmaf(be, b[1], kh[1] + xk[m][2 * r + 1]));
-#pragma unroll
-                for (int x = 0; x < 2; x++) {
-                    gq[r] = fmaf(qi[x], qh[x], gq[r]);
-                    gq[r] = fmaf(-ki[x], kh[x], gq[r]);
-                    gq[r] = fmaf(be * ki[x], b[x], gq[r]);
-                    gb[r] = fmaf(sE[i] * ki[x], b[x], gb[r]);
-                    gk[r] = fmaf(ki[x], kh[x], gk[r]);
+            for (int ks = 0; ks < 4; ks++) {
+                if (ks <= wr) tc_bwy_mma2(xq, aP, bKt, mw, n1, ks); /* warp-uniform */
+                if (ks >= wr) {
+                    tc_bwy_mma3t(bk, aT, bWt, mw, n1, ks);
+                    tc_bwy_mma2t(xk, aP, bQt, mw, n1, ks);
                 }
+                tc_bwy_mma2(xk, aY, bKt, mw, n1, ks);
             }
+            /* a lane's two adjacent columns (e, e + 1) at once: fp32 pairs of dqh, dks, bf16 pairs of
+             * q, k, dq, dk; the row sums in the order e, e + 1 */
+#pragma unroll
+            for (int m = 0; m < 2; m++)
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    const int i = mw + gi + 8 * r;
+                    if (i >= L) continue;
+                    const long long at = ((row0 + i) * H + h) * K + c0 + n1 + 8 * m + 2 * ti;
+                    const float2 qh2 = *reinterpret_cast<const float2 *>(dqh + at);
+                    const float2 kh2 = *reinterpret_cast<const float2 *>(dks + at);
+                    const __nv_bfloat162 q2 = *reinterpret_cast<const __nv_bfloat162 *>(q + at);
+                    const __nv_bfloat162 k2 = *reinterpret_cast<const __nv_bfloat162 *>(k + at);
+                    const float qh[2] = {qh2.x, qh2.y}, kh[2] = {kh2.x, kh2.y};
+                    const float qi[2] = {__bfloat162float(q2.x), __bfloat162float(q2.y)};
+                    const float ki[2] = {__bfloat162float(k2.x), __bfloat162float(k2.y)};
+                    const float be = sB[i] * sE[i], bb[2] = {bk[m][2 * r], bk[m][2 * r + 1]};
+                    *reinterpret_cast<__nv_bfloat162 *>(dq + at) =
+                        __floats2bfloat162_rn(qh[0] + xq[m][2 * r], qh[1] + xq[m][2 * r + 1]);
+                    *reinterpret_cast<__nv_bfloat162 *>(dk + at) = __floats2bfloat162_rn(
+                        fmaf(be, bb[0], kh[0] + xk[m][2 * r]), fmaf(be, bb[1], kh[1] + xk[m][2 * r + 1]));
+#pragma unroll
+                    for (int x = 0; x < 2; x++) {
+                        gq[r] = fmaf(qi[x], qh[x], gq[r]);
+                        gq[r] = fmaf(-ki[x], kh[x], gq[r]);
+                        gq[r] = fmaf(be * ki[x], bb[x], gq[r]);
+                        gb[r] = fmaf(sE[i] * ki[x], bb[x], gb[r]);
+                        gk[r] = fmaf(ki[x], kh[x], gk[r]);
+                    }
+                }
+        }
         __syncthreads(); /* the planes are rewritten next */
     }
     if (!dg && !db) return;
-    /* per row: the partials in tx order, then the 64 x 64 terms by one thread a row */
-    float *rq = sX0, *rb = sX0 + TC_C, *rk2 = sX0 + 2 * TC_C, *rdv = sX0 + 3 * TC_C, *dG = sX0 + 4 * TC_C;
+    /* per row: the partials in fragment order, then sSM's terms by one thread a row (R_ij for j <= i
+     * below the diagonal, R_ji for j >= i in its column, dTm_ij M_ij for j < i above it); all in
+     * the work area */
+    float *sR = reinterpret_cast<float *>(wk), *rq = sR + TC_C * 17, *rb = rq + TC_C, *rk2 = rb + TC_C;
+    float *dG = rk2 + TC_C;
     tc_gdn_rowsum_mma(gq, sR, rq);
     tc_gdn_rowsum_mma(gb, sR, rb);
     tc_gdn_rowsum_mma(gk, sR, rk2);
-    tc_gdn_rowsum_mma(dbv, sR, rdv);
     if (tid < TC_C) {
         const int i = tid;
         float x = rq[i], y = rdv[i] + rb[i];
         for (int j = 0; j < TC_C; j++) {
-            const float rij = fmaf(sP[i * P + j], sS[i * P + j], sB[i] * sA[i * P + j] * sM[i * P + j]);
-            const float rji = fmaf(sP[j * P + i], sS[j * P + i], sB[j] * sA[j * P + i] * sM[j * P + i]);
+            const float rij = j <= i ? sSM[i * P + j] : 0.f, rji = j >= i ? sSM[j * P + i] : 0.f;
             x += rij - rji;
-            y = fmaf(sA[i * P + j], sM[i * P + j], y);
+            if (j < i) y += sSM[j * P + i];
         }
         dG[i] = x, rb[i] = y;
     }
