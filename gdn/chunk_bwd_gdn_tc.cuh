@@ -9,7 +9,8 @@
  * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
  * TC_HOST_EMU (gdn/tc_emu_check.cc). Every pass as it is now has run on a GPU (an H100,
  * 2026-12-05: test_gdn_tc's 184 configurations pass, pass 5's 256-thread cp.async version the
- * last of them); see gdn/README.md for the times and the cards.
+ * last of them) but pass 6's bf16 kernel, tc_gdn_bwy_bf16, rewritten for two CTAs an SM on
+ * 2026-12-06: emulated and ptxas-checked only; see gdn/README.md for the times and the cards.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
@@ -46,10 +47,10 @@
  *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
  *      products over V with H and H' (scale e_i H dO_i, exp(G_{L-1} - G_j) H' u_j, dW = -du H^T,
  *      the partial of H . H');
- *   6. tc_gdn_bwy_f32, one CTA per (chunk, b, h): T again, dP, dA, dTm, then dq, dk, dv, db and
- *      dg of the chunk (bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, Y = dA T^T,
- *      dTm = -T^T Y, P K, T^T dW, P^T Q, dM K on tensor cores; 207,872 B of shared memory, one
- *      CTA an SM). On the tensor-core path a NaN in a step's inputs or intermediates (k, q,
+ *   6. tc_gdn_bwy_f32 (bf16: tc_gdn_bwy_bf16), one CTA per (chunk, b, h): T again, dP, dA, dTm,
+ *      then dq, dk, dv, db and dg of the chunk (fp32: 207,872 B of shared memory, one CTA an SM;
+ *      bf16: K K^T, Q K^T, dW K^T, dO u^T, du v^T, T^T du, Y = dA T^T, dTm = -T^T Y, P K, T^T dW,
+ *      P^T Q, dM K on tensor cores, 109,824 B, two CTAs an SM). On the tensor-core path a NaN in a step's inputs or intermediates (k, q,
  *      dW, dA, ...) can also reach rows of the gradients that the causal sums leave it out of
  *      (0 * NaN in the products).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk:
@@ -843,6 +844,21 @@ __host__ __device__ constexpr unsigned tc_gdn_bwy_f32_smem()
     return (unsigned)(4 * (12 * TC_C * TC_F32P + 768 + 3 * TC_C + TC_C * 17));
 }
 
+/* The work area of tc_gdn_bwy_bf16, in bf16 planes [64][72]: each phase's tiles and planes in turn
+ * (A and T in fp32 with the inversion's scratch, the V tiles, the 64 x 64 factors, the row sums) */
+#define TC_BWY_WORK 8
+
+/* Dynamic shared memory of tc_gdn_bwy_bf16: S and M (then the dg/db terms) in one fp32 [64][65],
+ * T's hi + lo planes, the work area, G, beta, e and db's dv part [64]: 109,824 B, two CTAs an SM. */
+__host__ __device__ constexpr unsigned tc_gdn_bwy_bf16_smem()
+{
+    return (unsigned)(4 * TC_C * TC_F32P + (2 + TC_BWY_WORK) * TC_C * TC_TP * 2 + 4 * 4 * TC_C);
+}
+static_assert(tc_ctas_per_sm(tc_gdn_bwy_bf16_smem(), 256) == 2, "pass 6 (bf16): two CTAs an SM");
+static_assert(TC_BWY_WORK * TC_C * TC_TP * 2 >= 4 * (2 * TC_C * TC_F32P + 768) &&
+                  TC_BWY_WORK * TC_C * TC_TP * 2 >= 4 * (TC_C * 17 + 4 * TC_C),
+              "the work area holds A, T and the inversion's scratch, and the row sums");
+
 /* Sums the 16 per-thread partials of each row (thread (tx, ty) holds x[r] for row ty + 16r) in tx
  * order into out[row] (64 rows); sR [64][17] scratch. Starts and ends synchronised. */
 __device__ __forceinline__ void tc_gdn_rowsum(const float x[4], float *sR, float *out)
@@ -877,11 +893,12 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
     __syncthreads();
 }
 
-/* Pass 6's products on tensor cores (bf16 inputs): into the warp's four m16n8 tiles acc[m] (rows r0
- * .. r0 + 15, columns n0 + 8m ..), the k block ks of A, as its hi + lo planes, times B: B's hi + lo
+/* Pass 6's products on tensor cores (bf16 inputs): into the warp's NM m16n8 tiles acc[m] (rows r0
+ * .. r0 + 15, columns n0 + 8m .., m < NM), the k block ks of A, as its hi + lo planes, times B: B's hi + lo
  * planes (tc_bwy_mma3: tc_mma3's hi hi, lo hi, hi lo) or B in bf16 as it is (tc_bwy_mma2: A's hi
  * then its lo). */
-__device__ __forceinline__ void tc_bwy_mma3(float acc[4][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma3(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
                                             int n0, int ks)
 {
     constexpr int CT = TC_C * TC_TP;
@@ -889,10 +906,11 @@ __device__ __forceinline__ void tc_bwy_mma3(float acc[4][4], const __nv_bfloat16
     tc_frag_a(fa, A, TC_TP, r0, 16 * ks);
     tc_frag_a(fl, A + CT, TC_TP, r0, 16 * ks);
 #pragma unroll
-    for (int m = 0; m < 4; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
+    for (int m = 0; m < NM; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
 }
 
-__device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma2(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
                                             int n0, int ks)
 {
     constexpr int CT = TC_C * TC_TP;
@@ -900,7 +918,36 @@ __device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16
     tc_frag_a(fa, A, TC_TP, r0, 16 * ks);
     tc_frag_a(fl, A + CT, TC_TP, r0, 16 * ks);
 #pragma unroll
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < NM; m++) {
+        uint32_t b0, b1;
+        tc_frag_b(&b0, &b1, B, TC_TP, n0 + 8 * m, 16 * ks);
+        tc_mma(acc[m], fa, b0, b1);
+        tc_mma(acc[m], fl, b0, b1);
+    }
+}
+
+/* tc_bwy_mma3 and tc_bwy_mma2 with A^T for A: its fragments from A's planes by ldmatrix.trans */
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma3t(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B,
+                                             int r0, int n0, int ks)
+{
+    constexpr int CT = TC_C * TC_TP;
+    uint32_t fa[4], fl[4];
+    tc_frag_at_ldsm(fa, A, TC_TP, r0, 16 * ks);
+    tc_frag_at_ldsm(fl, A + CT, TC_TP, r0, 16 * ks);
+#pragma unroll
+    for (int m = 0; m < NM; m++) tc_mma3(acc[m], fa, fl, B, B + CT, TC_TP, n0 + 8 * m, 16 * ks);
+}
+
+template <int NM>
+__device__ __forceinline__ void tc_bwy_mma2t(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B,
+                                             int r0, int n0, int ks)
+{
+    uint32_t fa[4], fl[4];
+    tc_frag_at_ldsm(fa, A, TC_TP, r0, 16 * ks);
+    tc_frag_at_ldsm(fl, A + TC_C * TC_TP, TC_TP, r0, 16 * ks);
+#pragma unroll
+    for (int m = 0; m < NM; m++) {
         uint32_t b0, b1;
         tc_frag_b(&b0, &b1, B, TC_TP, n0 + 8 * m, 16 * ks);
         tc_mma(acc[m], fa, b0, b1);
@@ -910,20 +957,19 @@ __device__ __forceinline__ void tc_bwy_mma2(float acc[4][4], const __nv_bfloat16
 
 /* Elements each thread loads into registers before it stores any into the bf16 planes (pass 6's
  * tile loads, bf16 inputs): with one CTA an SM, loads one after another left each load's latency
- * exposed, 16 times per tile */
-#define TC_BWY_LD 4
+ * exposed, 16 times per tile (4 then); at two CTAs an SM, 2 (2 to 5 inputs each: 4 to 10 loads in
+ * flight a thread) is what fits 128 registers without a spill (ptxas, nvcc 13: 4 spilled 8 bytes) */
+#define TC_BWY_LD 2
 
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
- * 64 x 64 matrix and tile. q, k, v, beta, dO and dq, dk, dv in TO (float or bf16: the inputs as
- * the caller gave them), dg, db fp32 (either may be NULL).
- * Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and the forward's u: fp32 (TO float, u_lo
- * unused) or bf16 hi + lo planes u, u_lo (TO bf16). */
-template <class TO>
+ * 64 x 64 matrix and tile. fp32 inputs: q, k, v, beta, dO and dq, dk, dv fp32 as the caller gave
+ * them, dg, db fp32 (either may be NULL). Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and
+ * the forward's u (fp32). Every product in exact fp32 on CUDA cores. */
 __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
-    tc_gdn_bwy_f32(const TO *q, const TO *k, const TO *v, const TO *beta, const float *g, const TO *dO, const TO *u,
-                   const TO *u_lo, const float *du, const float *wsW, const float *dqh, const float *dks,
-                   const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int K, int V, int NT,
-                   float scale)
+    tc_gdn_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
+                   const float *u, const float *du, const float *wsW, const float *dqh, const float *dks,
+                   const float *hdh, float *dq, float *dk, float *dv, float *dg, float *db, int T, int H, int K, int V,
+                   int NT, float scale)
 {
     constexpr int P = TC_F32P, CC = TC_C * TC_F32P;
     TC_DYNAMIC_SMEM(tc_smem);
@@ -936,20 +982,247 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     const long long row0 = (long long)b * T + t0;
     const long long rk = (long long)H * K, rv = (long long)H * V;
     const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
-    /* bf16 inputs (TCB): warp w's 16 x 32 block of each 64 x 64 product on tensor cores, rows mw
-     * .., columns nw .., acc[m] the m16n8 tile of columns nw + 8m (lane: gi, ti) */
-    constexpr bool TCB = sizeof(TO) == 2;
-    constexpr int CT = TC_C * TC_TP;
-    const int lane = tid & 31, gi = lane >> 2, ti = lane & 3, mw = 16 * ((tid >> 5) & 3), nw = 32 * (tid >> 7);
 
     if (tid < TC_C) sB[tid] = tid < L ? tc_gdn_get(beta + (row0 + tid) * H + h) : 0.f;
     tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
     if (tid < TC_C) sE[tid] = expf(sG[tid]);
-    /* K K^T, Q K^T and dW K^T over all channels, in channel order: fp32 FMA, or (bf16 inputs) on
-     * tensor cores, warp w the 16 x 32 block (mw, nw) of each, q and k exact in bf16, dW as hi + lo */
+    /* K K^T, Q K^T and dW K^T over all channels, in channel order (fp32 FMA) */
     float dw[4][4];
-    if constexpr (TCB) {
-        __nv_bfloat16 *bQ = reinterpret_cast<__nv_bfloat16 *>(sX0), *bK = bQ + CT, *bW = bK + CT; /* bW: hi, lo */
+    float mk[4][4], sq[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+        tc_gdn_tile(Wn + c0, K, L, sX2);
+        __syncthreads();
+        for (int kk = 0; kk < TC_C; kk++) {
+            float kj[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
+                    sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
+                    dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
+                }
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            const float E = expf(sG[i] - sG[j]);
+            const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
+            sM[at] = m;
+            sA[at] = m * sB[i];
+            sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
+        }
+    __syncthreads();
+    tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
+
+    /* over V: dP = scale E (dO u^T), du v^T; dv_j = beta_j (T^T du)_j and its part of db */
+    float dp[4][4], da[4][4], dbv[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
+        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
+        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
+        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+        __syncthreads();
+        for (int vv = 0; vv < TC_C; vv++) {
+            float uj[4], vj[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
+                    da[r][c] = fmaf(di, vj[c], da[r][c]);
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int j = ty + 16 * r;
+            if (j >= L) continue;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float s = 0.f;
+                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
+                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
+                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r;
+            const int j = tx + 16 * c, at = i * P + j;
+            const bool on = j <= i && i < L;
+            sP[at] = on ? scale * dp[r][c] * expf(sG[i] - sG[j]) : 0.f;
+            sDA[at] = on ? sB[j] * fmaf(dw[r][c], sE[j], da[r][c]) : 0.f;
+        }
+    __syncthreads();
+    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
+     * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
+            float s = 0.f;
+            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
+            sY[m * P + l] = s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            float s = 0.f;
+            if (j < i && i < L)
+                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
+            sA[i * P + j] = -s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            sY[i * P + j] = (j < i && i < L) ? sB[i] * sA[i * P + j] * expf(sG[i] - sG[j]) : 0.f;
+        }
+    __syncthreads();
+
+    /* over K: dq, dk, and the rows' parts of dG and db */
+    float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+        tc_gdn_tile(Wn + c0, K, L, sX2);
+        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
+        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+            if (i >= L) continue;
+            const float be = sB[i] * sE[i];
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int cc = tx + 16 * c;
+                const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
+                float xq = qh;
+                for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
+                float bk = 0.f;
+                for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
+                float xk = kh;
+                for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
+                xk = fmaf(be, bk, xk);
+                for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
+                for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
+                tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
+                tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
+                gq[r] = fmaf(qi, qh, gq[r]);
+                gq[r] = fmaf(-ki, kh, gq[r]);
+                gq[r] = fmaf(be * ki, bk, gq[r]);
+                gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
+                gk[r] = fmaf(ki, kh, gk[r]);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+    if (!dg && !db) return;
+    /* per row: the partials in tx order, then the 64 x 64 terms by one thread a row */
+    float *rq = sX0, *rb = sX0 + TC_C, *rk2 = sX0 + 2 * TC_C, *rdv = sX0 + 3 * TC_C, *dG = sX0 + 4 * TC_C;
+    tc_gdn_rowsum(gq, sR, rq);
+    tc_gdn_rowsum(gb, sR, rb);
+    tc_gdn_rowsum(gk, sR, rk2);
+    tc_gdn_rowsum(dbv, sR, rdv);
+    if (tid < TC_C) {
+        const int i = tid;
+        float x = rq[i], y = rdv[i] + rb[i];
+        for (int j = 0; j < TC_C; j++) {
+            const float rij = fmaf(sP[i * P + j], sS[i * P + j], sB[i] * sA[i * P + j] * sM[i * P + j]);
+            const float rji = fmaf(sP[j * P + i], sS[j * P + i], sB[j] * sA[j * P + i] * sM[j * P + i]);
+            x += rij - rji;
+            y = fmaf(sA[i * P + j], sM[i * P + j], y);
+        }
+        dG[i] = x, rb[i] = y;
+    }
+    __syncthreads();
+    if (tid == 0 && L > 0) {
+        float s = 0.f;
+        for (int j = 0; j < L; j++) s += rk2[j];
+        float hd = 0.f;
+        for (int kt = 0; kt < K / TC_C; kt++) hd += hdh[((long long)bh * NT + n) * (K / TC_C) + kt];
+        s = fmaf(expf(sG[L - 1]), hd, s);
+        float run = 0.f;
+        for (int i = L - 1; i >= 0; i--) {
+            run += dG[i] + (i == L - 1 ? s : 0.f);
+            if (dg) dg[(row0 + i) * H + h] = run;
+            if (db) db[(row0 + i) * H + h] = rb[i];
+        }
+    }
+}
+
+/* Pass 6 for bf16 inputs: tc_gdn_bwy_f32's outputs, its products on tensor cores, two CTAs an SM
+ * (tc_gdn_bwy_bf16_smem). grid (NT, B*H), 256 threads; warp w's 16 x 32 block of each 64 x 64
+ * product, rows mw .., columns nw .., acc[m] the m16n8 tile of columns nw + 8m (lane: gi, ti):
+ * the same (i, j) in every product, so the fp32 matrix sSM is only ever read and written at the
+ * elements of the thread that holds them, up to the dg/db epilogue. q, k, v, beta, dO and dq, dk,
+ * dv in bf16 (the inputs as the caller gave them), dg, db fp32 (either may be NULL); u as the
+ * forward's bf16 hi + lo planes u, u_lo. Of the 64 x 64 matrices only T keeps planes from the
+ * inversion to the end (T^T's fragments by ldmatrix.trans); S and M wait in sSM's two triangles
+ * for dP and dTm, which turn them into the epilogue's terms; dW K^T starts dA's accumulators. */
+__global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
+    tc_gdn_bwy_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const __nv_bfloat16 *beta,
+                    const float *g, const __nv_bfloat16 *dO, const __nv_bfloat16 *u, const __nv_bfloat16 *u_lo,
+                    const float *du, const float *wsW, const float *dqh, const float *dks, const float *hdh,
+                    __nv_bfloat16 *dq, __nv_bfloat16 *dk, __nv_bfloat16 *dv, float *dg, float *db, int T, int H, int K,
+                    int V, int NT, float scale)
+{
+    constexpr int P = TC_F32P, CC = TC_C * TC_F32P, CT = TC_C * TC_TP;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sSM = reinterpret_cast<float *>(tc_smem);
+    __nv_bfloat16 *aT = reinterpret_cast<__nv_bfloat16 *>(sSM + CC), *wk = aT + 2 * CT; /* T's planes, the work area */
+    float *sG = reinterpret_cast<float *>(wk + TC_BWY_WORK * CT), *sB = sG + TC_C, *sE = sB + TC_C, *rdv = sE + TC_C;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int wr = (tid >> 5) & 3, mw = 16 * wr, nw = 32 * (tid >> 7); /* wr: this warp's row block */
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
+
+    if (tid < TC_C) sB[tid] = tid < L ? __bfloat162float(beta[(row0 + tid) * H + h]) : 0.f;
+    tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sB too */
+    if (tid < TC_C) sE[tid] = expf(sG[tid]);
+    /* K K^T, Q K^T and dW K^T over all channels, in channel order, on tensor cores: q and k exact
+     * in bf16, dW as hi + lo, in the work area */
+    float dw[4][4], da[4][4];
+    {
+        __nv_bfloat16 *bQ = wk, *bK = bQ + CT, *bW = bK + CT; /* bW: hi, lo */
         float mk[4][4], sq[4][4];
 #pragma unroll
         for (int m = 0; m < 4; m++)
@@ -981,242 +1254,175 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
             __syncthreads();
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
-                uint32_t fq[4], fk[4], fw[4], fwl[4];
-                tc_frag_a(fq, bQ, TC_TP, mw, 16 * ks);
-                tc_frag_a(fk, bK, TC_TP, mw, 16 * ks);
-                tc_frag_a(fw, bW, TC_TP, mw, 16 * ks);
-                tc_frag_a(fwl, bW + CT, TC_TP, mw, 16 * ks);
+                /* K's four B fragments, then one A fragment at a time (12 registers, not 18) */
+                uint32_t bk[4][2], fa[4];
 #pragma unroll
-                for (int m = 0; m < 4; m++) {
-                    uint32_t b0, b1;
-                    tc_frag_b(&b0, &b1, bK, TC_TP, nw + 8 * m, 16 * ks);
-                    tc_mma(mk[m], fk, b0, b1);
-                    tc_mma(sq[m], fq, b0, b1);
-                    tc_mma(dw[m], fw, b0, b1);
-                    tc_mma(dw[m], fwl, b0, b1);
-                }
+                for (int m = 0; m < 4; m++) tc_frag_b(&bk[m][0], &bk[m][1], bK, TC_TP, nw + 8 * m, 16 * ks);
+                tc_frag_a(fa, bK, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(mk[m], fa, bk[m][0], bk[m][1]);
+                tc_frag_a(fa, bQ, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(sq[m], fa, bk[m][0], bk[m][1]);
+                tc_frag_a(fa, bW, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(dw[m], fa, bk[m][0], bk[m][1]);
+                tc_frag_a(fa, bW + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) tc_mma(dw[m], fa, bk[m][0], bk[m][1]);
             }
             __syncthreads(); /* the tiles are rewritten next */
         }
+        /* A (fp32, for the inversion) in the work area; S_ij (j <= i) at sSM[i][j], M_ij (j < i) at
+         * sSM[j][i]; dA's accumulators start as dW K^T Diag(e) */
+        float *sA = reinterpret_cast<float *>(wk);
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = i * P + j;
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
                 const float E = expf(sG[i] - sG[j]);
                 const float x = (j < i && i < L) ? mk[m][e] * E : 0.f;
-                sM[at] = x;
-                sA[at] = x * sB[i];
-                sS[at] = (j <= i && i < L) ? sq[m][e] : 0.f;
-            }
-    } else {
-        float mk[4][4], sq[4][4];
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) mk[r][c] = sq[r][c] = dw[r][c] = 0.f;
-        for (int c0 = 0; c0 < K; c0 += TC_C) {
-            tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-            tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-            tc_gdn_tile(Wn + c0, K, L, sX2);
-            __syncthreads();
-            for (int kk = 0; kk < TC_C; kk++) {
-                float kj[4];
-#pragma unroll
-                for (int c = 0; c < 4; c++) kj[c] = sX1[(tx + 16 * c) * P + kk];
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const int i = ty + 16 * r;
-                    const float ki = sX1[i * P + kk], qi = sX0[i * P + kk], wi = sX2[i * P + kk];
-#pragma unroll
-                    for (int c = 0; c < 4; c++) {
-                        mk[r][c] = fmaf(ki, kj[c], mk[r][c]);
-                        sq[r][c] = fmaf(qi, kj[c], sq[r][c]);
-                        dw[r][c] = fmaf(wi, kj[c], dw[r][c]);
-                    }
-                }
-            }
-            __syncthreads(); /* the tiles are rewritten next */
-        }
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
-                const float E = expf(sG[i] - sG[j]);
-                const float m = (j < i && i < L) ? mk[r][c] * E : 0.f;
-                sM[at] = m;
-                sA[at] = m * sB[i];
-                sS[at] = (j <= i && i < L) ? sq[r][c] : 0.f; /* q_i . k_j: sP below carries E */
+                sA[i * P + j] = x * sB[i];
+                if (j <= i) sSM[i * P + j] = i < L ? sq[m][e] : 0.f;
+                if (j < i) sSM[j * P + i] = x;
+                da[m][e] = dw[m][e] * sE[j];
             }
     }
     __syncthreads();
-    tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
-
-    /* over V: dP = scale E (dO u^T), du v^T; dv_j = beta_j (T^T du)_j and its part of db */
-    float dp[4][4], da[4][4], dbv[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
-    /* bf16 inputs: dO and v exact in bf16, u as the forward's hi + lo, du and du^T split, T^T as
-     * hi + lo (built once): in sP .. sX4 (free here) */
-    __nv_bfloat16 *bO = reinterpret_cast<__nv_bfloat16 *>(sP), *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
-    __nv_bfloat16 *bTt = bD + 2 * CT, *bDt = bTt + 2 * CT;
-    if constexpr (TCB) {
-        static_assert(10 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "the planes fit in sP .. sX4");
+    {
+        float *sA = reinterpret_cast<float *>(wk), *sT = sA + CC, *sInv = sT + CC;
+        tc_gdn_invert(sA, sT, sInv); /* synchronises */
+        /* T (zero above its diagonal) as hi + lo planes: T^T's fragments come from them by ldmatrix.trans */
         for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
             const int i = idx / TC_C, j = idx % TC_C;
-            const float x = sT[j * P + i];
+            const float x = sT[i * P + j];
             const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-            bTt[i * TC_TP + j] = hi;
-            bTt[CT + i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            aT[i * TC_TP + j] = hi;
+            aT[CT + i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
         }
     }
+    __syncthreads(); /* sT read: the V tiles take its memory */
+
+    /* over V: dP = scale E (dO u^T), dA += du v^T; dv_j = beta_j (T^T du)_j and its part of db. dO
+     * and v exact in bf16, u as the forward's hi + lo, du split into hi + lo (its rows: du as A, and
+     * du as T^T du's B by ldmatrix.trans) */
+    float dp[4][4], dbv[2] = {0.f, 0.f};
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) dp[m][e] = 0.f;
+    __nv_bfloat16 *bO = wk, *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
     for (int c0 = 0; c0 < V; c0 += TC_C) {
-        if constexpr (TCB) {
-            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
-                float x[TC_BWY_LD];
-                __nv_bfloat16 xo[TC_BWY_LD], xv[TC_BWY_LD], xu[TC_BWY_LD], xl[TC_BWY_LD];
-                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+        for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+            float x[TC_BWY_LD];
+            __nv_bfloat16 xo[TC_BWY_LD], xv[TC_BWY_LD], xu[TC_BWY_LD], xl[TC_BWY_LD];
+            const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
 #pragma unroll
-                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
-                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
-                    const long long src = ((row0 + j) * H + h) * V + c0 + c;
-                    const bool in = j < L;
-                    x[it] = in ? du[src] : 0.f;
-                    xo[it] = in ? dO[src] : zero;
-                    xv[it] = in ? v[src] : zero;
-                    xu[it] = in ? u[src] : zero;
-                    xl[it] = in ? u_lo[src] : zero;
-                }
-#pragma unroll
-                for (int it = 0; it < TC_BWY_LD; it++) {
-                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
-                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
-                    const __nv_bfloat16 lo = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
-                    bO[at] = xo[it];
-                    bV[at] = xv[it];
-                    bU[at] = xu[it];
-                    bU[CT + at] = xl[it];
-                    bD[at] = hi;
-                    bD[CT + at] = lo;
-                    bDt[c * TC_TP + j] = hi;
-                    bDt[CT + c * TC_TP + j] = lo;
-                }
-            }
-            __syncthreads();
-            float tdu[4][4]; /* T^T du */
-#pragma unroll
-            for (int m = 0; m < 4; m++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++) {
-                /* warp-uniform: T^T is zero left of the diagonal block */
-                if (ks >= ((tid >> 5) & 3)) tc_bwy_mma3(tdu, bTt, bDt, mw, nw, ks);
-                uint32_t fo[4];
-                tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
-#pragma unroll
-                for (int m = 0; m < 4; m++) {
-                    uint32_t b0, b1;
-                    tc_frag_b(&b0, &b1, bU, TC_TP, nw + 8 * m, 16 * ks);
-                    tc_mma(dp[m], fo, b0, b1);
-                    tc_frag_b(&b0, &b1, bU + CT, TC_TP, nw + 8 * m, 16 * ks);
-                    tc_mma(dp[m], fo, b0, b1);
-                }
-                tc_bwy_mma2(da, bD, bV, mw, nw, ks);
-            }
-            /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows; a lane's two adjacent
-             * columns (e, e + 1) as one bf16 pair */
-#pragma unroll
-            for (int m = 0; m < 4; m++)
-#pragma unroll
-                for (int r = 0; r < 2; r++) {
-                    const int j = mw + gi + 8 * r;
-                    if (j >= L) continue;
-                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti;
-                    const float t0 = tdu[m][2 * r], t1 = tdu[m][2 * r + 1];
-                    const __nv_bfloat162 v2 = *reinterpret_cast<const __nv_bfloat162 *>(v + at);
-                    *reinterpret_cast<__nv_bfloat162 *>(dv + at) = __floats2bfloat162_rn(sB[j] * t0, sB[j] * t1);
-                    dbv[r] = fmaf(t0, __bfloat162float(v2.x), dbv[r]);
-                    dbv[r] = fmaf(t1, __bfloat162float(v2.y), dbv[r]);
-                }
-        } else {
-            tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
-            tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
-            tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
-            tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
-            __syncthreads();
-            for (int vv = 0; vv < TC_C; vv++) {
-                float uj[4], vj[4];
-#pragma unroll
-                for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const int i = ty + 16 * r;
-                    const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
-#pragma unroll
-                    for (int c = 0; c < 4; c++) {
-                        dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
-                        da[r][c] = fmaf(di, vj[c], da[r][c]);
-                    }
-                }
+            for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                const long long src = ((row0 + j) * H + h) * V + c0 + c;
+                const bool in = j < L;
+                x[it] = in ? du[src] : 0.f;
+                xo[it] = in ? dO[src] : zero;
+                xv[it] = in ? v[src] : zero;
+                xu[it] = in ? u[src] : zero;
+                xl[it] = in ? u_lo[src] : zero;
             }
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int j = ty + 16 * r;
-                if (j >= L) continue;
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    const int vv = tx + 16 * c;
-                    float s = 0.f;
-                    for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
-                    tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
-                    dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
-                }
+            for (int it = 0; it < TC_BWY_LD; it++) {
+                const int idx = tid + 256 * (i0 + it), at = idx / TC_C * TC_TP + idx % TC_C;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                bO[at] = xo[it];
+                bV[at] = xv[it];
+                bU[at] = xu[it];
+                bU[CT + at] = xl[it];
+                bD[at] = hi;
+                bD[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
             }
         }
+        __syncthreads();
+        float tdu[4][4]; /* T^T du */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            if (ks >= wr) { /* warp-uniform: T^T is zero left of the diagonal block */
+                uint32_t fa[4], fl[4];
+                tc_frag_at_ldsm(fa, aT, TC_TP, mw, 16 * ks);
+                tc_frag_at_ldsm(fl, aT + CT, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) { /* tc_mma3's order: hi hi, lo hi, hi lo */
+                    uint32_t bd[4];
+                    tc_frag_b_kn2_ldsm(bd, bD, CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(tdu[m], fa, bd[0], bd[1]);
+                    tc_mma(tdu[m], fl, bd[0], bd[1]);
+                    tc_mma(tdu[m], fa, bd[2], bd[3]);
+                }
+            }
+            uint32_t fo[4];
+            tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
+#pragma unroll
+            for (int m = 0; m < 4; m++) {
+                uint32_t b0, b1;
+                tc_frag_b(&b0, &b1, bU, TC_TP, nw + 8 * m, 16 * ks);
+                tc_mma(dp[m], fo, b0, b1);
+                tc_frag_b(&b0, &b1, bU + CT, TC_TP, nw + 8 * m, 16 * ks);
+                tc_mma(dp[m], fo, b0, b1);
+            }
+            tc_bwy_mma2(da, bD, bV, mw, nw, ks);
+        }
+        /* dv_j = beta_j (T^T du)_j, and (T^T du)_j . v_j into db's rows; a lane's two adjacent
+         * columns (e, e + 1) as one bf16 pair */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int j = mw + gi + 8 * r;
+                if (j >= L) continue;
+                const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti;
+                const float t0 = tdu[m][2 * r], t1 = tdu[m][2 * r + 1];
+                const __nv_bfloat162 v2 = *reinterpret_cast<const __nv_bfloat162 *>(v + at);
+                *reinterpret_cast<__nv_bfloat162 *>(dv + at) = __floats2bfloat162_rn(sB[j] * t0, sB[j] * t1);
+                dbv[r] = fmaf(t0, __bfloat162float(v2.x), dbv[r]);
+                dbv[r] = fmaf(t1, __bfloat162float(v2.y), dbv[r]);
+            }
         __syncthreads(); /* the tiles are rewritten next */
     }
+    tc_gdn_rowsum_mma(dbv, reinterpret_cast<float *>(wk), rdv); /* db's dv part, out of the registers */
+    /* dP and dA (on and below the diagonal) leave the accumulators as hi + lo planes, dP also in
+     * fp32 (sPf, after the planes of dP, dA and Y^T) for the dg epilogue's terms */
+    __nv_bfloat16 *aP = wk, *aDA = aP + 2 * CT, *aYt = aDA + 2 * CT;
+    float *sPf = reinterpret_cast<float *>(aYt + 2 * CT);
+    static_assert((TC_BWY_WORK - 6) * TC_C * TC_TP * 2 >= 4 * CC, "dP in fp32 fits after the planes");
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+    for (int m = 0; m < 4; m++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
-            /* element e = c of tile m = r (TCB), or row ty + 16r, column tx + 16c */
-            const int i = TCB ? mw + gi + 8 * (c >> 1) : ty + 16 * r;
-            const int j = TCB ? nw + 8 * r + 2 * ti + (c & 1) : tx + 16 * c, at = i * P + j;
+        for (int e = 0; e < 4; e++) {
+            const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1), at = i * TC_TP + j;
             const bool on = j <= i && i < L;
-            sP[at] = on ? scale * dp[r][c] * expf(sG[i] - sG[j]) : 0.f;
-            sDA[at] = on ? sB[j] * fmaf(dw[r][c], sE[j], da[r][c]) : 0.f;
-        }
-    __syncthreads();
-    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
-     * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
-    if constexpr (TCB) {
-        /* on tensor cores, warp w the 16 x 32 block (mw, nw) of each: dA and T (zero above its
-         * diagonal) as hi + lo planes, Y leaves the accumulators as Y^T hi + lo planes, T^T is
-         * bTt's (built before the loop over V, still intact: the planes start right after it) */
-        __nv_bfloat16 *aDA = bTt + 2 * CT, *aT = aDA + 2 * CT, *aYt = aT + 2 * CT;
-        static_assert(14 * TC_C * TC_TP * 2 <= 8 * TC_C * TC_F32P * 4, "bTt .. aYt fit in sP .. sX4");
-        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-            const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
-            const float x[2] = {sDA[i * P + j], j <= i ? sT[i * P + j] : 0.f};
-            __nv_bfloat16 *dst[2] = {aDA, aT};
+            const float x[2] = {on ? scale * dp[m][e] * expf(sG[i] - sG[j]) : 0.f, on ? sB[j] * da[m][e] : 0.f};
+            __nv_bfloat16 *dst[2] = {aP, aDA};
 #pragma unroll
             for (int p = 0; p < 2; p++) {
                 const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
                 dst[p][at] = hi;
                 dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
             }
+            if (j <= i) sPf[i * P + j] = x[0];
         }
-        __syncthreads();
-        const int wr = (tid >> 5) & 3; /* this warp's row block: dA is zero right of it, T^T left */
-        float y[4][4], d[4][4];
+    __syncthreads();
+    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), leaving the accumulators as Y^T hi + lo
+     * planes; then dTm = -T^T Y strictly below the diagonal, warps skipping the 16-row blocks
+     * where dA (right of the diagonal) or T^T (left of it) is zero */
+    {
+        float y[4][4];
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) y[m][e] = d[m][e] = 0.f;
+            for (int e = 0; e < 4; e++) y[m][e] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
             if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks); /* warp-uniform: Y = dA T^T */
@@ -1229,120 +1435,100 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                 aYt[at] = hi;
                 aYt[CT + at] = __float2bfloat16_rn(y[m][e] - __bfloat162float(hi));
             }
-        __syncthreads();
+    }
+    __syncthreads(); /* dA read: dM takes its planes */
+    /* dM_ij = beta_i dTm_ij E_ij as the symmetric dM + dM^T (hi + lo planes, in dA's); in sSM, R_ij
+     * = dP_ij S_ij + beta_i dTm_ij M_ij on and below the diagonal (tc_gdn_bwy_f32's rounding), and
+     * dTm_ij M_ij (db's) in M_ij's place above it */
+    __nv_bfloat16 *aY = aDA;
+    {
+        float d[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) d[m][e] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < 4; ks++)
-            if (ks >= wr) tc_bwy_mma3(d, bTt, aYt, mw, nw, ks); /* warp-uniform: dTm = -T^T Y */
+            if (ks >= wr) tc_bwy_mma3t(d, aT, aYt, mw, nw, ks); /* warp-uniform: dTm = -T^T Y */
 #pragma unroll
         for (int m = 0; m < 4; m++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
-                sA[i * P + j] = (j < i && i < L) ? -d[m][e] : 0.f;
-            }
-    } else {
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
-                float s = 0.f;
-                for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
-                sY[m * P + l] = s;
-            }
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int i = ty + 16 * r, j = tx + 16 * c;
-                float s = 0.f;
-                if (j < i && i < L)
-                    for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
-                sA[i * P + j] = -s;
+                if (j > i) continue; /* written by the thread of (j, i) */
+                const float dtm = (j < i && i < L) ? -d[m][e] : 0.f, bd = sB[i] * dtm;
+                const float x = bd * expf(sG[i] - sG[j]);
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x), lo = __float2bfloat16_rn(x - __bfloat162float(hi));
+                const float mij = j < i ? sSM[j * P + i] : 0.f;
+                aY[i * TC_TP + j] = hi;
+                aY[CT + i * TC_TP + j] = lo;
+                sSM[i * P + j] = fmaf(sPf[i * P + j], sSM[i * P + j], bd * mij);
+                if (j == i) continue;
+                aY[j * TC_TP + i] = hi;
+                aY[CT + j * TC_TP + i] = lo;
+                sSM[j * P + i] = dtm * mij;
             }
     }
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c;
-            sY[i * P + j] = (j < i && i < L) ? sB[i] * sA[i * P + j] * expf(sG[i] - sG[j]) : 0.f;
-        }
-    __syncthreads();
+    __syncthreads(); /* Y^T and sPf read: the K^T, Q^T, dW^T planes take their memory */
 
-    /* over K: dq, dk, and the rows' parts of dG and db. bf16 inputs: on tensor cores, per K tile
-     * dQ = dqh + P K, BK = T^T dW, dK = dks + P^T Q + (Y + Y^T) K + Diag(beta e) BK (Y: dM, strictly
-     * lower), the 64 x 64 factors as hi + lo planes (built once), K^T, Q^T exact and dW^T as
-     * hi + lo per tile: all in sDA .. sX4 (sDA, sY and the staging tiles are free from here on) */
-    float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
-    if constexpr (TCB) {
-        __nv_bfloat16 *bKt = reinterpret_cast<__nv_bfloat16 *>(sDA), *bQt = bKt + CT, *bWt = bQt + CT;
-        __nv_bfloat16 *aP = bWt + 2 * CT, *aPt = aP + 2 * CT, *aTt = aPt + 2 * CT, *aY = aTt + 2 * CT;
-        static_assert(12 * TC_C * TC_TP * 2 <= 7 * TC_C * TC_F32P * 4, "the planes fit in sDA .. sX4");
-        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
-            const int i = idx / TC_C, j = idx % TC_C, at = i * TC_TP + j;
-            const float x[4] = {sP[i * P + j], sP[j * P + i], sT[j * P + i], sY[i * P + j] + sY[j * P + i]};
-            __nv_bfloat16 *dst[4] = {aP, aPt, aTt, aY};
+    /* over K: dq, dk, and the rows' parts of dG and db, on tensor cores, per K tile dQ = dqh + P K,
+     * BK = T^T dW, dK = dks + P^T Q + (dM + dM^T) K + Diag(beta e) BK; K^T, Q^T exact and dW^T as
+     * hi + lo per tile; P^T's and T^T's fragments by ldmatrix.trans */
+    float gq[2] = {0.f, 0.f}, gb[2] = {0.f, 0.f}, gk[2] = {0.f, 0.f};
+    __nv_bfloat16 *bKt = aY + 2 * CT, *bQt = bKt + CT, *bWt = bQt + CT;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
+        for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
+            float x[TC_BWY_LD];
+            __nv_bfloat16 xk[TC_BWY_LD], xq[TC_BWY_LD];
+            const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
 #pragma unroll
-            for (int p = 0; p < 4; p++) {
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x[p]);
-                dst[p][at] = hi;
-                dst[p][CT + at] = __float2bfloat16_rn(x[p] - __bfloat162float(hi));
+            for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
+                const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
+                const long long src = ((row0 + j) * H + h) * K + c0 + c;
+                const bool in = j < L;
+                x[it] = in ? Wn[j * K + c0 + c] : 0.f;
+                xk[it] = in ? k[src] : zero;
+                xq[it] = in ? q[src] : zero;
+            }
+#pragma unroll
+            for (int it = 0; it < TC_BWY_LD; it++) {
+                const int idx = tid + 256 * (i0 + it), at = idx % TC_C * TC_TP + idx / TC_C;
+                const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
+                bKt[at] = xk[it];
+                bQt[at] = xq[it];
+                bWt[at] = hi;
+                bWt[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
             }
         }
-        __syncthreads();               /* sY read: the K^T, Q^T, dW^T planes take its memory */
-        const int wr = (tid >> 5) & 3; /* this warp's row block: P is zero right of it, P^T, T^T left */
-        for (int c0 = 0; c0 < K; c0 += TC_C) {
-            /* transposed: element (j, c) to [c][j]; a warp reads along the channels */
-            for (int i0 = 0; i0 < TC_C * TC_C / 256; i0 += TC_BWY_LD) {
-                float x[TC_BWY_LD];
-                __nv_bfloat16 xk[TC_BWY_LD], xq[TC_BWY_LD];
-                const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+        __syncthreads();
+        /* the warp's 32 columns in two halves of 16, one after the other (24 accumulators, not 48,
+         * beside the fragments: within ptxas's 128 registers); every sum in the same order */
+#pragma unroll 1
+        for (int n1 = nw; n1 < nw + 32; n1 += 16) {
+            float xq[2][4], xk[2][4], bk[2][4];
 #pragma unroll
-                for (int it = 0; it < TC_BWY_LD; it++) { /* the loads first: TC_BWY_LD of each in flight */
-                    const int idx = tid + 256 * (i0 + it), j = idx / TC_C, c = idx % TC_C;
-                    const long long src = ((row0 + j) * H + h) * K + c0 + c;
-                    const bool in = j < L;
-                    x[it] = in ? Wn[j * K + c0 + c] : 0.f;
-                    xk[it] = in ? k[src] : zero;
-                    xq[it] = in ? q[src] : zero;
-                }
-#pragma unroll
-                for (int it = 0; it < TC_BWY_LD; it++) {
-                    const int idx = tid + 256 * (i0 + it), at = idx % TC_C * TC_TP + idx / TC_C;
-                    const __nv_bfloat16 hi = __float2bfloat16_rn(x[it]);
-                    bKt[at] = xk[it];
-                    bQt[at] = xq[it];
-                    bWt[at] = hi;
-                    bWt[CT + at] = __float2bfloat16_rn(x[it] - __bfloat162float(hi));
-                }
-            }
-            __syncthreads();
-            float xq[4][4], xk[4][4], bk[4][4];
-#pragma unroll
-            for (int m = 0; m < 4; m++)
+            for (int m = 0; m < 2; m++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) xq[m][e] = xk[m][e] = bk[m][e] = 0.f;
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
-                if (ks <= wr) tc_bwy_mma2(xq, aP, bKt, mw, nw, ks); /* warp-uniform */
+                if (ks <= wr) tc_bwy_mma2(xq, aP, bKt, mw, n1, ks); /* warp-uniform */
                 if (ks >= wr) {
-                    tc_bwy_mma3(bk, aTt, bWt, mw, nw, ks);
-                    tc_bwy_mma2(xk, aPt, bQt, mw, nw, ks);
+                    tc_bwy_mma3t(bk, aT, bWt, mw, n1, ks);
+                    tc_bwy_mma2t(xk, aP, bQt, mw, n1, ks);
                 }
-                tc_bwy_mma2(xk, aY, bKt, mw, nw, ks);
+                tc_bwy_mma2(xk, aY, bKt, mw, n1, ks);
             }
             /* a lane's two adjacent columns (e, e + 1) at once: fp32 pairs of dqh, dks, bf16 pairs of
              * q, k, dq, dk; the row sums in the order e, e + 1 */
 #pragma unroll
-            for (int m = 0; m < 4; m++)
+            for (int m = 0; m < 2; m++)
 #pragma unroll
                 for (int r = 0; r < 2; r++) {
                     const int i = mw + gi + 8 * r;
                     if (i >= L) continue;
-                    const long long at = ((row0 + i) * H + h) * K + c0 + nw + 8 * m + 2 * ti;
+                    const long long at = ((row0 + i) * H + h) * K + c0 + n1 + 8 * m + 2 * ti;
                     const float2 qh2 = *reinterpret_cast<const float2 *>(dqh + at);
                     const float2 kh2 = *reinterpret_cast<const float2 *>(dks + at);
                     const __nv_bfloat162 q2 = *reinterpret_cast<const __nv_bfloat162 *>(q + at);
@@ -1350,82 +1536,39 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
                     const float qh[2] = {qh2.x, qh2.y}, kh[2] = {kh2.x, kh2.y};
                     const float qi[2] = {__bfloat162float(q2.x), __bfloat162float(q2.y)};
                     const float ki[2] = {__bfloat162float(k2.x), __bfloat162float(k2.y)};
-                    const float be = sB[i] * sE[i], b[2] = {bk[m][2 * r], bk[m][2 * r + 1]};
+                    const float be = sB[i] * sE[i], bb[2] = {bk[m][2 * r], bk[m][2 * r + 1]};
                     *reinterpret_cast<__nv_bfloat162 *>(dq + at) =
                         __floats2bfloat162_rn(qh[0] + xq[m][2 * r], qh[1] + xq[m][2 * r + 1]);
                     *reinterpret_cast<__nv_bfloat162 *>(dk + at) = __floats2bfloat162_rn(
-                        fmaf(be, b[0], kh[0] + xk[m][2 * r]), fmaf(be, b[1], kh[1] + xk[m][2 * r + 1]));
+                        fmaf(be, bb[0], kh[0] + xk[m][2 * r]), fmaf(be, bb[1], kh[1] + xk[m][2 * r + 1]));
 #pragma unroll
                     for (int x = 0; x < 2; x++) {
                         gq[r] = fmaf(qi[x], qh[x], gq[r]);
                         gq[r] = fmaf(-ki[x], kh[x], gq[r]);
-                        gq[r] = fmaf(be * ki[x], b[x], gq[r]);
-                        gb[r] = fmaf(sE[i] * ki[x], b[x], gb[r]);
+                        gq[r] = fmaf(be * ki[x], bb[x], gq[r]);
+                        gb[r] = fmaf(sE[i] * ki[x], bb[x], gb[r]);
                         gk[r] = fmaf(ki[x], kh[x], gk[r]);
                     }
                 }
-            __syncthreads(); /* the planes are rewritten next */
         }
-    } else {
-        for (int c0 = 0; c0 < K; c0 += TC_C) {
-            tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-            tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-            tc_gdn_tile(Wn + c0, K, L, sX2);
-            tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
-            tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
-            __syncthreads();
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                if (i >= L) continue;
-                const float be = sB[i] * sE[i];
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    const int cc = tx + 16 * c;
-                    const float qh = sX3[i * P + cc], kh = sX4[i * P + cc], qi = sX0[i * P + cc], ki = sX1[i * P + cc];
-                    float xq = qh;
-                    for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc], xq);
-                    float bk = 0.f;
-                    for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
-                    float xk = kh;
-                    for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc], xk);
-                    xk = fmaf(be, bk, xk);
-                    for (int j = 0; j < i; j++) xk = fmaf(sY[i * P + j], sX1[j * P + cc], xk);
-                    for (int m = i + 1; m < L; m++) xk = fmaf(sY[m * P + i], sX1[m * P + cc], xk);
-                    tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
-                    tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk);
-                    gq[r] = fmaf(qi, qh, gq[r]);
-                    gq[r] = fmaf(-ki, kh, gq[r]);
-                    gq[r] = fmaf(be * ki, bk, gq[r]);
-                    gb[r] = fmaf(sE[i] * ki, bk, gb[r]);
-                    gk[r] = fmaf(ki, kh, gk[r]);
-                }
-            }
-            __syncthreads(); /* the tiles are rewritten next */
-        }
+        __syncthreads(); /* the planes are rewritten next */
     }
     if (!dg && !db) return;
-    /* per row: the partials in tx order, then the 64 x 64 terms by one thread a row */
-    float *rq = sX0, *rb = sX0 + TC_C, *rk2 = sX0 + 2 * TC_C, *rdv = sX0 + 3 * TC_C, *dG = sX0 + 4 * TC_C;
-    if constexpr (TCB) {
-        tc_gdn_rowsum_mma(gq, sR, rq);
-        tc_gdn_rowsum_mma(gb, sR, rb);
-        tc_gdn_rowsum_mma(gk, sR, rk2);
-        tc_gdn_rowsum_mma(dbv, sR, rdv);
-    } else {
-        tc_gdn_rowsum(gq, sR, rq);
-        tc_gdn_rowsum(gb, sR, rb);
-        tc_gdn_rowsum(gk, sR, rk2);
-        tc_gdn_rowsum(dbv, sR, rdv);
-    }
+    /* per row: the partials in fragment order, then sSM's terms by one thread a row (R_ij for j <= i
+     * below the diagonal, R_ji for j >= i in its column, dTm_ij M_ij for j < i above it); all in
+     * the work area */
+    float *sR = reinterpret_cast<float *>(wk), *rq = sR + TC_C * 17, *rb = rq + TC_C, *rk2 = rb + TC_C;
+    float *dG = rk2 + TC_C;
+    tc_gdn_rowsum_mma(gq, sR, rq);
+    tc_gdn_rowsum_mma(gb, sR, rb);
+    tc_gdn_rowsum_mma(gk, sR, rk2);
     if (tid < TC_C) {
         const int i = tid;
         float x = rq[i], y = rdv[i] + rb[i];
         for (int j = 0; j < TC_C; j++) {
-            const float rij = fmaf(sP[i * P + j], sS[i * P + j], sB[i] * sA[i * P + j] * sM[i * P + j]);
-            const float rji = fmaf(sP[j * P + i], sS[j * P + i], sB[j] * sA[j * P + i] * sM[j * P + i]);
+            const float rij = j <= i ? sSM[i * P + j] : 0.f, rji = j >= i ? sSM[j * P + i] : 0.f;
             x += rij - rji;
-            y = fmaf(sA[i * P + j], sM[i * P + j], y);
+            if (j < i) y += sSM[j * P + i];
         }
         dG[i] = x, rb[i] = y;
     }

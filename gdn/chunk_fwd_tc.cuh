@@ -259,6 +259,15 @@ __device__ __forceinline__ void tc_frag_b_kn2_ldsm(uint32_t b[4], const __nv_bfl
     tc_ldsm_x4_trans(b, sB + (lane / 16) * pl + (k0 + lane % 8 + 8 * (lane / 8 % 2)) * ld + n0);
 }
 
+/* The A fragment of X^T, rows m0 .. m0+15, columns k0 .. k0+15, where X is a row-major bf16 tile
+ * (stride ld): A[i][k] = s[k * ld + i], by one ldmatrix.x4.trans (matrices: rows k0.. and k0 + 8..
+ * of X, columns m0.. and m0 + 8.., in tc_frag_a's register order) */
+__device__ __forceinline__ void tc_frag_at_ldsm(uint32_t a[4], const __nv_bfloat16 *s, int ld, int m0, int k0)
+{
+    const int lane = (int)threadIdx.x & 31;
+    tc_ldsm_x4_trans(a, s + (k0 + lane % 8 + 8 * (lane / 16)) * ld + m0 + 8 * (lane / 8 % 2));
+}
+
 /* The low (hi = 0) or high half of a bf16 pair register, in fp32 (exact) */
 __device__ __forceinline__ float tc_half(uint32_t r, int hi)
 {

@@ -562,18 +562,31 @@ static int tc_run_bwd_gla(const tc_call &c, const void *dO, const float *dST, co
 }
 
 /* GDN's pass 6 (chunk_bwd_gdn_tc.cuh) on the caller's stream: q, k, v, beta, dO read as the
- * caller gave them (TO: fp32 or bf16), and dq, dk, dv leave in TO. */
-template <class TO>
-static int tc_gdn_bwy_launch(const tc_call &c, const void *dO, const tc_gdn_bws &l, const struct gdn_dev_grad *out)
+ * caller gave them (bf16: tc_gdn_bwy_bf16, else tc_gdn_bwy_f32), and dq, dk, dv leave in that dtype. */
+static int tc_gdn_bwy_launch(const tc_call &c, bool bf16, const void *dO, const tc_gdn_bws &l,
+                             const struct gdn_dev_grad *out)
 {
     unsigned char *ws = (unsigned char *)c.ws;
-    const unsigned sm = tc_gdn_bwy_f32_smem();
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_f32<TO>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
-    tc_gdn_bwy_f32<TO><<<dim3((unsigned)c.NT, (unsigned)(c.B * c.H)), 256, sm, c.stream>>>(
-        (const TO *)c.q, (const TO *)c.k, (const TO *)c.v, (const TO *)c.beta, c.g, (const TO *)dO,
-        (const TO *)(ws + l.f.u), (const TO *)(ws + l.f.u_lo), (const float *)(ws + l.du), (const float *)(ws + l.f.w),
-        (const float *)(ws + l.dqh), (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (TO *)out->dq,
-        (TO *)out->dk, (TO *)out->dv, out->dg, out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
+    const dim3 grid((unsigned)c.NT, (unsigned)(c.B * c.H));
+    if (bf16) {
+        typedef __nv_bfloat16 bf;
+        const unsigned sm = tc_gdn_bwy_bf16_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_bf16, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+        tc_gdn_bwy_bf16<<<grid, 256, sm, c.stream>>>(
+            (const bf *)c.q, (const bf *)c.k, (const bf *)c.v, (const bf *)c.beta, c.g, (const bf *)dO,
+            (const bf *)(ws + l.f.u), (const bf *)(ws + l.f.u_lo), (const float *)(ws + l.du),
+            (const float *)(ws + l.f.w), (const float *)(ws + l.dqh), (const float *)(ws + l.dks),
+            (const float *)(ws + l.hdh), (bf *)out->dq, (bf *)out->dk, (bf *)out->dv, out->dg, out->db, c.T, c.H, c.K,
+            c.V, c.NT, c.scale);
+    } else {
+        const unsigned sm = tc_gdn_bwy_f32_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bwy_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
+        tc_gdn_bwy_f32<<<grid, 256, sm, c.stream>>>(
+            (const float *)c.q, (const float *)c.k, (const float *)c.v, (const float *)c.beta, c.g, (const float *)dO,
+            (const float *)(ws + l.f.u), (const float *)(ws + l.du), (const float *)(ws + l.f.w),
+            (const float *)(ws + l.dqh), (const float *)(ws + l.dks), (const float *)(ws + l.hdh), (float *)out->dq,
+            (float *)out->dk, (float *)out->dv, out->dg, out->db, c.T, c.H, c.K, c.V, c.NT, c.scale);
+    }
     GDN_CUDA_TRY(cudaGetLastError());
     return 0;
 }
@@ -660,7 +673,7 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     }
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "5 H products");
-    const int rc = bf16 ? tc_gdn_bwy_launch<__nv_bfloat16>(c, dO, l, out) : tc_gdn_bwy_launch<float>(c, dO, l, out);
+    const int rc = tc_gdn_bwy_launch(c, bf16, dO, l, out);
     TC_BWD_PASS(c.stream, "6 WY, dq dk dv dg db");
     return rc;
 }

@@ -254,22 +254,29 @@ static void check_mma(void)
     g_fail += bad != 0;
 }
 
-/* The emulated ldmatrix.x4.trans against the fragment loader it stands for: tc_frag_b_kn2_ldsm
- * against tc_frag_b_kn of two planes, on a 32 x 40 tile of distinct bf16 values. */
+/* The emulated ldmatrix.x4.trans against the fragment loaders it stands for: tc_frag_b_kn2_ldsm
+ * against tc_frag_b_kn of two planes, and tc_frag_at_ldsm against tc_frag_a of the transposed
+ * tile (St[i][k] = S[k][i]), on a 32 x 40 tile of distinct bf16 values. */
 static void check_ldmatrix(void)
 {
-    alignas(16) static __nv_bfloat16 S[32 * 40];
+    alignas(16) static __nv_bfloat16 S[32 * 40], St[40 * 40];
     for (int i = 0; i < 32 * 40; i++) S[i].x = (uint16_t)(i + 1);
-    int bad = 0;
+    for (int k = 0; k < 32; k++)
+        for (int i = 0; i < 40; i++) St[i * 40 + k] = S[k * 40 + i];
+    int bad = 0, bad_a = 0;
     tc_emu_launch(dim3(1), dim3(32), 0, [&] {
         uint32_t b[4], r[4];
         tc_frag_b_kn(&r[0], &r[1], S, 40, 8, 0);
         tc_frag_b_kn(&r[2], &r[3], S + 16 * 40, 40, 8, 0);
         tc_frag_b_kn2_ldsm(b, S, 16 * 40, 40, 8, 0);
         for (int j = 0; j < 4; j++) bad += b[j] != r[j];
+        tc_frag_a(r, St, 40, 8, 16);
+        tc_frag_at_ldsm(b, S, 40, 8, 16);
+        for (int j = 0; j < 4; j++) bad_a += b[j] != r[j];
     });
     printf("emulation: ldmatrix.x4.trans gives tc_frag_b_kn's fragments: %s\n", bad ? "FAIL" : "ok");
-    g_fail += bad != 0;
+    printf("emulation: ldmatrix.x4.trans gives tc_frag_a's fragments of the transpose: %s\n", bad_a ? "FAIL" : "ok");
+    g_fail += bad != 0 || bad_a != 0;
 }
 
 /* The shuffles and __syncwarp of tc_emu.h (for the kernels to come) against their CUDA
@@ -803,16 +810,14 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
         tc_emu_launch(grid_h, dim3(256), tc_gdn_bdh_f32_smem(),
                       [&] { tc_gdn_bdh_f32(g, fo, hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
     if (c.bf16)
-        tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<__nv_bfloat16>((const bf *)q, (const bf *)k, (const bf *)v, (const bf *)beta, g,
-                                          (const bf *)dO, ub, ulb, du, W, dqh, dks, hdh, (__nv_bfloat16 *)dq,
-                                          (__nv_bfloat16 *)dk, (__nv_bfloat16 *)dv, dg, db, c.T, c.H, K, c.V, NT,
-                                          scale);
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_bf16_smem(), [&] {
+            tc_gdn_bwy_bf16((const bf *)q, (const bf *)k, (const bf *)v, (const bf *)beta, g, (const bf *)dO, ub, ulb,
+                            du, W, dqh, dks, hdh, (bf *)dq, (bf *)dk, (bf *)dv, dg, db, c.T, c.H, K, c.V, NT, scale);
         });
     else
         tc_emu_launch(grid_c, dim3(256), tc_gdn_bwy_f32_smem(), [&] {
-            tc_gdn_bwy_f32<float>(fq, fk, fv, fb, g, fo, u, nullptr, du, W, dqh, dks, hdh, (float *)dq, (float *)dk,
-                                  (float *)dv, dg, db, c.T, c.H, K, c.V, NT, scale);
+            tc_gdn_bwy_f32(fq, fk, fv, fb, g, fo, u, du, W, dqh, dks, hdh, (float *)dq, (float *)dk, (float *)dv, dg,
+                           db, c.T, c.H, K, c.V, NT, scale);
         });
 }
 

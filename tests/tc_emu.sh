@@ -12,8 +12,9 @@
 # missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
 # backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped,
 # for GDN's backward dv without T's diagonal and a missing __syncthreads in its reverse scan, and in its bf16
-# tensor-core reverse scan a missing __syncthreads and the decayed keys one step off, and in its pass 6
-# Y = dA T^T without each warp's diagonal block of dA -- each of which
+# tensor-core reverse scan a missing __syncthreads and the decayed keys one step off, in its pass 5
+# a stage read before its copies landed, and in its pass 6 Y = dA T^T without each warp's diagonal
+# block of dA and dM + dM^T without dM^T's hi plane -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -144,6 +145,17 @@ plant gdn_bscan_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* the update 
 plant gdn_bscan_decay chunk_bwd_gdn_tc.cuh 's/const float wj = j < L ? expf(glast - sG\[j\]) : 0.f;/const float wj = j < L ? expf(glast - sG[j > 0 ? j - 1 : 0]) : 0.f;/'
 # GDN's backward pass 6 (bf16): Y = dA T^T on tensor cores leaves out each warp's diagonal block of dA
 plant gdn_bwy_y chunk_bwd_gdn_tc.cuh 's|if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks);|if (ks < wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks);|'
+# GDN's backward pass 6 (bf16): dM + dM^T without dM^T's hi plane (the transposed copy above the
+# diagonal: dk's (dM + dM^T) K); the emulation cannot catch its barriers' plants (below)
+plant gdn_bwy_dmt chunk_bwd_gdn_tc.cuh '/aY\[j \* TC_TP + i\] = hi;/d'
+# GDN's pass 5 (bf16, cp.async stages): a stage read before every thread's copies of it landed.
+# Its other barrier, before a stage's buffer is refilled, cannot be planted: the emulation's
+# fibers take turns at every warp-collective operation, and every warp of tc_gdn_bdh_bf16 makes
+# the same sequence of them, so all reads of a stage (before its last mma) come before any
+# thread's refill (after it) with or without the barrier. Likewise pass 6's barrier between Y^T's
+# stores and dTm's product (checked by hand, not caught): the warp of row block I stores its Y^T
+# rows after 12 (I + 1) mma, before any warp's dTm reaches block I in that count.
+plant gdn_bdh_landed chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* stage s landed, every thread.s copies \*\//d'
 wait
 for n in $planted; do
     cat "$t/$n.out"
