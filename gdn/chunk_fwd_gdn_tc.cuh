@@ -139,13 +139,34 @@ template <class TB> __device__ void tc_gdn_load_beta(const TB *beta, long long a
 
 // ---- kernel 1, bf16: A, T, W, U0 ----------------------------------------------------------------
 
+__host__ __device__ constexpr unsigned tc_max3(unsigned a, unsigned b, unsigned c)
+{
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+}
+
+/* The two regions of tc_gdn_prep_bf16<K, false>'s shared memory that hold one thing after
+ * another: the first K [64][K+8] bf16, then A [64][65] fp32, then T hi and lo [64][72] bf16; the
+ * second T [64][65] fp32, then a tile of X^T hi and lo [64][72] bf16 (bytes) */
+__host__ __device__ constexpr unsigned tc_gdn_prep_r1(int K)
+{
+    return tc_max3(TC_C * (K + 8) * 2, TC_C * TC_F32P * 4, 2 * TC_C * TC_TP * 2);
+}
+__host__ __device__ constexpr unsigned tc_gdn_prep_r2()
+{
+    return tc_max3(TC_C * TC_F32P * 4, 2 * TC_C * TC_TP * 2, 0u);
+}
+
 /* Dynamic shared memory of tc_gdn_prep_bf16<K, PC>: K [64][K+8] bf16, A and T [64][65] fp32, T
  * hi and lo, a 64-column tile of X^T hi and lo [64][72] bf16, beta, beta exp(G) [64] fp32, the
- * inversion's scratch [768] fp32, G (tc_gdn_gates). */
+ * inversion's scratch [768] fp32, G (tc_gdn_gates). GDN (PC false) keeps them in the two regions
+ * above, each thing where the one before it is dead: 40.7 KB at K = 128 instead of 91.4 KB, four
+ * CTAs an SM instead of two. KDA builds A's blocks from K while its Q~, K~ planes fill the T and
+ * X tiles' memory, so it keeps every piece apart. */
 __host__ __device__ constexpr unsigned tc_gdn_prep_bf16_smem(int K, bool pc = false)
 {
-    return (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 2 * TC_C * 4 + 768 * 4 +
-                      tc_gdn_gates(K, pc) * 4);
+    return pc ? (unsigned)(TC_C * (K + 8) * 2 + 2 * TC_C * TC_F32P * 4 + 4 * TC_C * TC_TP * 2 + 2 * TC_C * 4 + 768 * 4 +
+                           tc_gdn_gates(K, pc) * 4)
+              : tc_gdn_prep_r1(K) + tc_gdn_prep_r2() + (unsigned)(2 * TC_C * 4 + 768 * 4 + tc_gdn_gates(K, pc) * 4);
 }
 
 /* grid (NT, B*H), 128 threads; warp w owns rows 16w .. 16w+15 of A and of every W / U0 tile.
@@ -161,12 +182,23 @@ __global__ void TC_BOUNDS(128, tc_gdn_prep_bf16_smem(K, PC))
     constexpr int LD = K + 8, LG = K + 1;
     TC_DYNAMIC_SMEM(tc_smem);
     __nv_bfloat16 *sK = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
-    float *sA = reinterpret_cast<float *>(sK + TC_C * LD);
-    float *sT = sA + TC_C * TC_F32P;
-    __nv_bfloat16 *sTh = reinterpret_cast<__nv_bfloat16 *>(sT + TC_C * TC_F32P);
-    __nv_bfloat16 *sTl = sTh + TC_C * TC_TP, *sXh = sTl + TC_C * TC_TP, *sXl = sXh + TC_C * TC_TP;
-    float *sB = reinterpret_cast<float *>(sXl + TC_C * TC_TP), *sBG = sB + TC_C, *sM = sBG + TC_C;
-    float *sG = sM + 768;
+    float *sA, *sT, *sB;
+    __nv_bfloat16 *sTh, *sXh;
+    if constexpr (PC) {
+        sA = reinterpret_cast<float *>(sK + TC_C * LD);
+        sT = sA + TC_C * TC_F32P;
+        sTh = reinterpret_cast<__nv_bfloat16 *>(sT + TC_C * TC_F32P);
+        sXh = sTh + 2 * TC_C * TC_TP;
+        sB = reinterpret_cast<float *>(sXh + 2 * TC_C * TC_TP);
+    } else { /* the two regions of tc_gdn_prep_r1, tc_gdn_prep_r2 */
+        sA = reinterpret_cast<float *>(tc_smem);
+        sTh = reinterpret_cast<__nv_bfloat16 *>(tc_smem);
+        sT = reinterpret_cast<float *>(tc_smem + tc_gdn_prep_r1(K));
+        sXh = reinterpret_cast<__nv_bfloat16 *>(sT);
+        sB = reinterpret_cast<float *>(tc_smem + tc_gdn_prep_r1(K) + tc_gdn_prep_r2());
+    }
+    __nv_bfloat16 *sTl = sTh + TC_C * TC_TP, *sXl = sXh + TC_C * TC_TP;
+    float *sBG = sB + TC_C, *sM = sBG + TC_C, *sG = sM + 768;
     const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
@@ -229,6 +261,7 @@ __global__ void TC_BOUNDS(128, tc_gdn_prep_bf16_smem(K, PC))
          * mask: a NaN in k_j stays out of the rows i <= j) */
         float p[8][4];
         tc_causal_xyt<K>(p, sK, sK, LD, w);
+        __syncthreads(); /* A is written over K */
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
@@ -246,6 +279,7 @@ __global__ void TC_BOUNDS(128, tc_gdn_prep_bf16_smem(K, PC))
         sTh[i * TC_TP + j] = hi;
         sTl[i * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
     }
+    if constexpr (!PC) __syncthreads(); /* the X tiles are written over T */
     const int nk = K / TC_C, nv = V / TC_C;
     for (int ct = 0; ct < nk + nv; ct++) {
         const bool isw = ct < nk;
