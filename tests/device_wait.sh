@@ -25,30 +25,7 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
 fails=0
 check() { if "$@"; then :; else echo "FAIL: $*"; fails=$((fails + 1)); fi; }
 
-cat > "$t/p.py" <<'PY'
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super(Model, self).__init__()
-
-    def forward(self, x):
-        return torch.relu(x)
-
-
-batch_size = 16
-dim = 256
-
-
-def get_inputs():
-    return [torch.randn(batch_size, dim)]
-
-
-def get_init_inputs():
-    return []
-PY
+p=$top_srcdir/testdata/kernelbench/problems/relu.py
 # once: full on the first call of each worker process; always: on every call
 for c in once always; do
     cat > "$t/$c.py" <<PY
@@ -79,7 +56,7 @@ done
 field() { "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 gates=structure,accuracy,determinism,freshness
 
-KGATE_CHECKS_AT_ONCE=3 "$KGATE" check --ref "$t/p.py" "$t/once.py" --python "$py" --gates $gates --baseline kernelbench \
+KGATE_CHECKS_AT_ONCE=3 "$KGATE" check --ref "$p" "$t/once.py" --python "$py" --gates $gates --baseline kernelbench \
     --json "$t/shared.json" > /dev/null 2> "$t/shared.err"
 if [ -s "$t/shared.json" ]; then
     echo "shared device: $(field "$t/shared.json" "d['verdict'], d['timing']['device_waits'], round(d['timing']['device_wait'], 1)")"
@@ -91,7 +68,7 @@ else
     fails=$((fails + 1))
 fi
 
-env -u KGATE_CHECKS_AT_ONCE "$KGATE" check --ref "$t/p.py" "$t/once.py" --python "$py" --gates $gates --baseline kernelbench \
+env -u KGATE_CHECKS_AT_ONCE "$KGATE" check --ref "$p" "$t/once.py" --python "$py" --gates $gates --baseline kernelbench \
     --json "$t/alone.json" > /dev/null 2> "$t/alone.err"
 if [ -s "$t/alone.json" ]; then
     first=$(field "$t/alone.json" "d['gates'][0]['status'], 'raised an exception' in d['gates'][0]['summary']")
@@ -105,7 +82,7 @@ else
 fi
 
 start=$(date +%s)
-KGATE_CHECKS_AT_ONCE=3 KGATE_DEVICE_WAIT=6 "$KGATE" check --ref "$t/p.py" "$t/always.py" --python "$py" --gates structure --baseline kernelbench \
+KGATE_CHECKS_AT_ONCE=3 KGATE_DEVICE_WAIT=6 "$KGATE" check --ref "$p" "$t/always.py" --python "$py" --gates structure --baseline kernelbench \
     --json "$t/always.json" > /dev/null 2> "$t/always.err"
 took=$(($(date +%s) - start))
 if [ -s "$t/always.json" ]; then
@@ -123,7 +100,7 @@ fi
 
 # kgate audit (--jobs 2: KGATE_CHECKS_AT_ONCE=2 for its checks): the pair passes, the record
 # keeps its waits and the summary counts them
-"$KGATE" audit --store "$t/a.jsonl" --jobs 2 --compile-jobs 0 --python "$py" --pair "$t/p.py:$t/once.py" \
+"$KGATE" audit --store "$t/a.jsonl" --jobs 2 --compile-jobs 0 --python "$py" --pair "$p:$t/once.py" \
     > /dev/null 2> "$t/a.err"
 check test $? -eq 0
 check test "$(field "$t/a.jsonl" "d['verdict'], d['timing']['device_waits'] >= 1")" = "pass True"

@@ -576,9 +576,8 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
             kg_session_note_dev_peak(s, &t->std, &rp);
             /* a trial that met a full device under kgate audit: the five trials again after a
              * wait, in the same worker (kg_session_wait_full); when the wait is spent, no answer */
-            full = !rc && (kg_reply_device_full(&rp) ||
-                           (rp.status == KG_WS_OK && rp.code != 1 &&
-                            (strstr(rp.msg, "OutOfMemoryError") || strstr(rp.msg, "CUDA out of memory"))));
+            full = !rc &&
+                   (kg_reply_device_full(&rp) || (rp.status == KG_WS_OK && rp.code != 1 && kg_msg_device_full(rp.msg)));
             if (!full) break;
             s->judge_broken[0] = 0;
             if (!kg_session_wait_full(s, KG_CMD_STANDARD, rp.msg, tries)) break;

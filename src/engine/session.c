@@ -186,10 +186,14 @@ struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, s
     return &s->cand[i];
 }
 
+bool kg_msg_device_full(const char *msg)
+{
+    return strstr(msg, "OutOfMemoryError") || strstr(msg, "CUDA out of memory");
+}
+
 bool kg_reply_device_full(const struct kg_reply *rp)
 {
-    return rp->status == KG_WS_EXCEPTION &&
-           (strstr(rp->msg, "OutOfMemoryError") || strstr(rp->msg, "CUDA out of memory"));
+    return rp->status == KG_WS_EXCEPTION && kg_msg_device_full(rp->msg);
 }
 
 bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg, int tries)

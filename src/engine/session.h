@@ -200,6 +200,8 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
 /* Whether a worker's reply says the device had no room for the request (torch's CUDA out of
  * memory, which leaves the worker and its context usable). */
 bool kg_reply_device_full(const struct kg_reply *rp);
+/* Whether a worker's words say so (torch's out of memory, in an exception or a trial's reason). */
+bool kg_msg_device_full(const char *msg);
 /* Under kgate audit the checks share the device, and one that meets it full has met another
  * check's big case (a limits case past 2^31 elements held 50 GiB for a 0.13 GB gemm) more often
  * than its own: before, the whole check was run again at the audit's end, alone (on an H100, two
