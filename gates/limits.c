@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "base/cache.h"
 #include "base/rng.h"
 #include "gates/gate.h"
 
@@ -235,12 +236,10 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_set(v, KG_ERROR, "out of memory");
         goto out;
     }
-    /* checks sharing a GPU (kgate audit --jobs) take turns at this size: two at once could
-     * exhaust its memory and turn an ordinary run of a third check into an error */
-    char lock_path[KG_DIR_MAX + KG_PATH_SLACK];
-    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    snprintf(lock_path, sizeof lock_path, "%s/limits-gpu-%s.lock", kg_session_cache_dir(s), vis && *vis ? vis : "all");
-    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* checks sharing a GPU take turns at this size, host-wide (kgate audit --jobs, two audits,
+     * make check's parallel tests): two at once could exhaust its memory and turn an ordinary run
+     * of a third check into an error */
+    lock_fd = kg_gpu_lock_open(getenv("CUDA_VISIBLE_DEVICES"));
     if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
     if (kg_session_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
         kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big,

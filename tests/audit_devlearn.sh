@@ -22,7 +22,7 @@ echo "0 40000 80000" > "$t/mem"
 audit() { # STORE ERR PAIRS...: estimates on, learning from any tensor size
     store=$1 err=$2
     shift 2
-    KGATE_CACHE_DIR="$t/cache" KGATE_FAKE_DEVMEM="$t/mem" KGATE_DEV_LEARN_MIN=1 CUDA_VISIBLE_DEVICES=0 \
+    KGATE_CACHE_DIR="$t/cache" KGATE_LOCK_DIR="$t" KGATE_FAKE_DEVMEM="$t/mem" KGATE_DEV_LEARN_MIN=1 CUDA_VISIBLE_DEVICES=0 \
         "$KGATE" audit --store "$store" --jobs 1 --compile-jobs 1 --python "$py" "$@" 2> "$err"
 }
 
@@ -34,10 +34,10 @@ check test "$(wc -l < "$t/a.jsonl")" -eq 2
 grep "learned from samples" "$t/a.err"
 check grep -q "kgate audit: device memory learned from samples: [0-9.]* bytes per tensor byte" "$t/a.err"
 
-# the device's lock held for the checks' first seconds (as by a check in that case, whose memory
+# the device's lock (host-wide: here in KGATE_LOCK_DIR) held for the checks' first seconds (as by a check in that case, whose memory
 # is the 40 GB in use), then the device nearly empty: nothing is learned, the same verdicts (a
 # check that reaches its own limits gate meanwhile waits for the lock)
-flock "$t/cache/limits-gpu-0.lock" sh -c "sleep 8; echo '0 79000 80000' > '$t/mem'" &
+flock "$t/kgate-limits-gpu-0.lock" sh -c "sleep 8; echo '0 79000 80000' > '$t/mem'" &
 lockpid=$!
 sleep 0.5
 audit "$t/b.jsonl" "$t/b.err" "$@"

@@ -262,7 +262,6 @@ struct audit_run {
      * that CUDA_VISIBLE_DEVICES=4,5,6,7 --gpus 4 runs on 4..7; else 0..N-1), and per device the
      * checks running on it, the checks done and their seconds */
     char (*gpu)[32];
-    const char *cache; /* the cache directory the checks share (their limits-gpu-*.lock) */
     int *gpu_running, *gpu_done;
     double *gpu_seconds;
     /* device memory, per device (the --gpus devices, else the one the checks see): the largest
@@ -535,14 +534,14 @@ static double dev_need_row(const struct audit_run *a, int i, double mean, bool *
 }
 
 /* Whether a check on device g is in the limits gate's case past 2^31 elements (it holds the
- * device's limits-gpu-*.lock, gates/limits.c): its workers then hold tens of GB for seconds (a
+ * device's host-wide lock, kg_gpu_lock_path, gates/limits.c): its workers then hold tens of GB for seconds (a
  * 0.13 GB gemm's candidate, 50 GiB on the H100), one check at a time, and give them back before
  * they reply; no other check needs that room. */
 static bool limits_busy(const struct audit_run *a, int g)
 {
     const char *vis = a->o->gpus > 0 ? a->gpu[g] : getenv("CUDA_VISIBLE_DEVICES");
     char path[KG_DIR_MAX + KG_PATH_SLACK];
-    snprintf(path, sizeof path, "%s/limits-gpu-%s.lock", a->cache ? a->cache : ".", vis && *vis ? vis : "all");
+    kg_gpu_lock_path(vis, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     bool busy = flock(fd, LOCK_SH | LOCK_NB) != 0;
@@ -1314,7 +1313,6 @@ int kg_audit(const struct audit_opts *o, struct kg_err *e)
     struct audit_run a = {.o = o, .st = {.fd = -1}, .zyg = {.pid = -1, .fd = -1, .log_fd = -1}};
     char cache[KG_DIR_MAX];
     if (kg_cache_dir(cache, sizeof cache, e)) return KG_EXIT_INTERNAL;
-    a.cache = cache;
     int rc = kg_audit_corpus(o, cache, &a.r, e);
     if (!rc) rc = open_store(&a, e);
     if (!rc) rc = prepare(&a, cache, e);

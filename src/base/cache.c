@@ -49,6 +49,21 @@ int kg_cache_dir(char *buf, size_t n, struct kg_err *e)
     return 0;
 }
 
+void kg_gpu_lock_path(const char *vis, char *buf, size_t n)
+{
+    const char *dir = getenv("KGATE_LOCK_DIR");
+    snprintf(buf, n, "%s/kgate-limits-gpu-%s.lock", dir && *dir ? dir : "/tmp", vis && *vis ? vis : "all");
+}
+
+int kg_gpu_lock_open(const char *vis)
+{
+    char path[KG_DIR_MAX + KG_PATH_SLACK];
+    kg_gpu_lock_path(vis, path, sizeof path);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) (void)fchmod(fd, 0666); /* past the umask, for other users' kgate (fails when not ours) */
+    return fd;
+}
+
 int kg_cache_include_dir(const char *cache, char *buf, size_t n, struct kg_err *e)
 {
     uint64_t h = kg_hash64(kg_kgate_h, strlen(kg_kgate_h), 0);

@@ -27,6 +27,17 @@ int kg_run_cmd(char *const argv[], char *out, size_t n, double timeout);
  * that names it (the FILE:LINE:COL: prefix's line, 0 when none) into *line. */
 int kg_missing_kgate_h(const char *src, const char *out, char *name, size_t n, int *line);
 
+/* The lock file through which every kgate process on this host takes turns at one GPU's huge
+ * cases (the limits gate's past 2^31 elements: tens of GB for seconds), by flock: vis is the
+ * CUDA_VISIBLE_DEVICES the checks see (NULL or empty: "all"). Host-wide, not in the cache: two
+ * audits, or make check's parallel tests, each with its own cache, share the device all the same.
+ * In $KGATE_LOCK_DIR, else /tmp. */
+void kg_gpu_lock_path(const char *vis, char *buf, size_t n);
+
+/* Opens (creating, readable and writable by every user: the GPU is the host's) the lock file of
+ * kg_gpu_lock_path; -1 when it cannot. */
+int kg_gpu_lock_open(const char *vis);
+
 /* mkdir -p */
 int kg_mkdirs(const char *path);
 
