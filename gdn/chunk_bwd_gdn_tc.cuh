@@ -896,6 +896,28 @@ __device__ __forceinline__ void tc_gdn_rowsum_mma(const float x[2], float *sR, f
  * .. r0 + 15, columns n0 + 8m .., m < NM), the k block ks of A, as its hi + lo planes, times B: B's hi + lo
  * planes (tc_bwy_mma3: tc_mma3's hi hi, lo hi, hi lo) or B in bf16 as it is (tc_bwy_mma2: A's hi
  * then its lo). */
+/* Pass 6's last step, one thread (both kernels): dg as the reverse running sum of the rows' terms
+ * dG, the last row also taking sum_j rk2_j and e^{G_{L-1}} times the chunk's dh partials hd (K /
+ * TC_C of them, one per key tile); db from rb. dg, db: the first row's (row0) entries of a
+ * [T, H] output, either NULL. */
+__device__ __forceinline__ void tc_gdn_bwy_dgdb(const float *rk2, const float *dG, const float *rb, const float *sG,
+                                                const float *hd_tiles, int K, int L, int H, int h, long long row0,
+                                                float *dg, float *db)
+{
+    if (L <= 0) return;
+    float s = 0.f;
+    for (int j = 0; j < L; j++) s += rk2[j];
+    float hd = 0.f;
+    for (int kt = 0; kt < K / TC_C; kt++) hd += hd_tiles[kt];
+    s = fmaf(expf(sG[L - 1]), hd, s);
+    float run = 0.f;
+    for (int i = L - 1; i >= 0; i--) {
+        run += dG[i] + (i == L - 1 ? s : 0.f);
+        if (dg) dg[(row0 + i) * H + h] = run;
+        if (db) db[(row0 + i) * H + h] = rb[i];
+    }
+}
+
 template <int NM>
 __device__ __forceinline__ void tc_bwy_mma3(float (&acc)[NM][4], const __nv_bfloat16 *A, const __nv_bfloat16 *B, int r0,
                                             int n0, int ks)
@@ -1171,19 +1193,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
         dG[i] = x, rb[i] = y;
     }
     __syncthreads();
-    if (tid == 0 && L > 0) {
-        float s = 0.f;
-        for (int j = 0; j < L; j++) s += rk2[j];
-        float hd = 0.f;
-        for (int kt = 0; kt < K / TC_C; kt++) hd += hdh[((long long)bh * NT + n) * (K / TC_C) + kt];
-        s = fmaf(expf(sG[L - 1]), hd, s);
-        float run = 0.f;
-        for (int i = L - 1; i >= 0; i--) {
-            run += dG[i] + (i == L - 1 ? s : 0.f);
-            if (dg) dg[(row0 + i) * H + h] = run;
-            if (db) db[(row0 + i) * H + h] = rb[i];
-        }
-    }
+    if (tid == 0)
+        tc_gdn_bwy_dgdb(rk2, dG, rb, sG, hdh + ((long long)bh * NT + n) * (K / TC_C), K, L, H, h, row0, dg, db);
 }
 
 /* Pass 6 for bf16 inputs: tc_gdn_bwy_f32's outputs, its products on tensor cores, two CTAs an SM
@@ -1572,19 +1583,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_bf16_smem())
         dG[i] = x, rb[i] = y;
     }
     __syncthreads();
-    if (tid == 0 && L > 0) {
-        float s = 0.f;
-        for (int j = 0; j < L; j++) s += rk2[j];
-        float hd = 0.f;
-        for (int kt = 0; kt < K / TC_C; kt++) hd += hdh[((long long)bh * NT + n) * (K / TC_C) + kt];
-        s = fmaf(expf(sG[L - 1]), hd, s);
-        float run = 0.f;
-        for (int i = L - 1; i >= 0; i--) {
-            run += dG[i] + (i == L - 1 ? s : 0.f);
-            if (dg) dg[(row0 + i) * H + h] = run;
-            if (db) db[(row0 + i) * H + h] = rb[i];
-        }
-    }
+    if (tid == 0)
+        tc_gdn_bwy_dgdb(rk2, dG, rb, sG, hdh + ((long long)bh * NT + n) * (K / TC_C), K, L, H, h, row0, dg, db);
 }
 
 #endif
