@@ -362,6 +362,13 @@ int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n);
  * of its own); kg_session_baseline then takes its answer. Reserves the check's host memory
  * first, as the first gate would. */
 void kg_session_baseline_start(struct kg_session *s, double tol);
+/* A check's gates and decoy check are done and its standard test runs in a worker of its own
+ * (where the runner has kg_session_baseline_start): the candidate's and the oracle's workers,
+ * spares too, stop now, and what they held on the device and the host goes back while the
+ * standard test finishes (alone, after the gates, for a pair too large to run it beside them).
+ * Elsewhere nothing changes: the trials run in those workers. A later request starts them
+ * afresh, without what they kept (resident oracle cases, kept inputs). */
+void kg_session_workers_done(struct kg_session *s);
 
 /* Did the candidate's own kernels run? (KernelBench pairs on a GPU.) */
 struct kg_decoy {

@@ -205,6 +205,13 @@ void kg_session_baseline_start(struct kg_session *s, double tol)
     s->be->baseline_start(s, tol);
 }
 
+void kg_session_workers_done(struct kg_session *s)
+{
+    if (!s->be->baseline_start) return;
+    for (int i = 0; i < s->ncand; i++) kg_client_stop(&s->cand[i]);
+    kg_worker_stop(&s->oracle.w);
+}
+
 int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
 {
     if (!s->cannot_run[0]) reserve_host(s);
