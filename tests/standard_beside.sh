@@ -7,7 +7,8 @@
 #     the gates the check waits for it (timing.standard) at least 0.8 s less than with it after
 #     them (KGATE_STANDARD_BESIDE=0), whose wait is the whole 3 s;
 #   - the answer is the same either way: a correct candidate passes, one off by a factor fails
-#     with the same trial and element named.
+#     with the same trial and element named;
+#   - the oracle's and the candidate's workers have stopped while the trials run after the gates.
 # CPU KernelBench pairs (Debian's python3-torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
@@ -87,5 +88,53 @@ check test "$(field "$t/ok1.json" "d['baseline']['kernelbench']")" = pass
 check test "$(field "$t/half1.json" "d['baseline']['kernelbench']")" = fail
 check grep -q "trial 1: out0\[" "$t/half1.json"
 
+# the judge's own workers (the oracle's, the candidate's) have stopped when the standard test's
+# answer is awaited (kg_session_workers_done), so that what they hold is back while trials that
+# run after the gates go on alone: every worker that imports the problem registers its pid, and
+# each get_inputs() call writes down which registered workers are alive (the workers share the
+# zygote's PID namespace); the last five calls are the standard test's trials
+mkdir -p "$t/reg"
+cat > "$t/preg.py" <<'PY'
+import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+REG = os.environ["KG_TEST_REG"]
+open(os.path.join(REG, "w-%d" % os.getpid()), "w").close()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x):
+        return F.gelu(x)
+
+
+batch_size = 16
+dim = 4096
+
+
+def get_inputs():
+    alive = [f[2:] for f in os.listdir(REG) if f.startswith("w-") and os.path.exists("/proc/" + f[2:])]
+    with open(os.path.join(REG, "log"), "a") as f:
+        f.write("%d %s\n" % (os.getpid(), " ".join(sorted(alive))))
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+PY
+KG_TEST_REG=$t/reg KGATE_STANDARD_BESIDE=0 "$KGATE" check --ref "$t/preg.py" "$t/ok.py" --python "$py" --baseline kernelbench \
+    --gates structure,accuracy,determinism > "$t/reg.out" 2>&1
+check test $? -eq 0
+check test "$(ls "$t/reg" | grep -c '^w-')" -ge 3 # the oracle's, the candidate's, the standard test's
+tail -n 5 "$t/reg/log" > "$t/reg/std"
+check test "$(wc -l < "$t/reg/std")" -eq 5
+while read -r pid alive; do
+    [ "$alive" = "$pid" ] || { echo "FAIL: standard test (worker $pid): workers still alive: $alive"; fails=$((fails + 1)); }
+done < "$t/reg/std"
+
 [ $fails -eq 0 ] || exit 1
-echo "PASS: the standard test ran beside the gates, with the same answers"
+echo "PASS: the standard test ran beside the gates, with the same answers; the judge's workers stop before its answer"
