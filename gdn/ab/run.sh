@@ -11,7 +11,8 @@
 # bench size); (2) the hashes compared line by line (must be identical) and the test logs diffed
 # (the errors printed must be identical too); (3) timings, the GPU to themselves, one at a time:
 # tc_hash time (every member fwd, f+b, bwd, bench size, no cuBLAS) base, new, gla_passes (GLA's
-# backward pass by pass) base, new, bench_gdn base, new, and tc_hash time again if time is left.
+# backward pass by pass, then GDN's) base, new, bench_gdn base, new, and tc_hash time again if
+# time is left.
 # A program a set lacks is reported absent. Ends with a summary (OUT/summary.txt); a step that
 # would run past the budget is skipped and says so. bench_gdn needs libcublas.so.13: looked for.
 # Exit 0 when both tests pass and every hash is identical, 1 otherwise, 2 on usage or a bad
@@ -127,6 +128,8 @@ timed 60 "$OUT/time_base_1.log" "$B/gdn/tc_hash" time
 timed 60 "$OUT/time_new_1.log" "$N/gdn/tc_hash" time
 timed 30 "$OUT/passes_base.log" "$B/gdn/gla_passes"
 timed 30 "$OUT/passes_new.log" "$N/gdn/gla_passes"
+timed 30 "$OUT/gdn_passes_base.log" "$B/gdn/gla_passes" 8 4096 16 128 128 gdn
+timed 30 "$OUT/gdn_passes_new.log" "$N/gdn/gla_passes" 8 4096 16 128 128 gdn
 if [ $bench_ok = 1 ]; then
     timed 75 "$OUT/bench_base.log" "$B/gdn/bench_gdn"
     timed 75 "$OUT/bench_new.log" "$N/gdn/bench_gdn"
@@ -170,6 +173,8 @@ S=$OUT/summary.txt
     echo
     echo "GLA backward pass by pass (gla_passes, ms; rc base $(rc_of "$OUT/passes_base.log"), new $(rc_of "$OUT/passes_new.log")): base | new"
     paste "$OUT/passes_base.log" "$OUT/passes_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
+    echo "GDN backward pass by pass (gla_passes ... gdn, ms; rc base $(rc_of "$OUT/gdn_passes_base.log"), new $(rc_of "$OUT/gdn_passes_new.log")): base | new"
+    paste "$OUT/gdn_passes_base.log" "$OUT/gdn_passes_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
     if [ $bench_ok = 1 ]; then
         echo
         echo "bench_gdn (rc base $(rc_of "$OUT/bench_base.log"), new $(rc_of "$OUT/bench_new.log")): the chunk-parallel lines, base then new"
