@@ -201,6 +201,11 @@ static int runs_below(struct kg_session *s, const struct kg_case *k, int nout, c
     return r;
 }
 
+static bool interrupted(void *s)
+{
+    return kg_session_interrupted(s);
+}
+
 static void run_sampled(struct kg_session *s, struct kg_verdict *v)
 {
     const struct kg_session_opts *opt = kg_session_opts(s);
@@ -240,7 +245,18 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
      * make check's parallel tests): two at once could exhaust its memory and turn an ordinary run
      * of a third check into an error */
     lock_fd = kg_gpu_lock_open(getenv("CUDA_VISIBLE_DEVICES"));
-    if (lock_fd >= 0) flock(lock_fd, LOCK_EX);
+    /* at most $KGATE_LOCK_WAIT s (default 300: many checks' turns of seconds each; a holder that
+     * was stopped, ^Z in an inspector, would otherwise hold every other check on the host) */
+    const char *lw = getenv("KGATE_LOCK_WAIT");
+    double waited = 0;
+    if (lock_fd >= 0 && kg_gpu_lock_take(lock_fd, lw && atof(lw) > 0 ? atof(lw) : 300, interrupted, s, &waited)) {
+        kg_verdict_set(v, KG_SKIP,
+                       "not tested: another kgate process held this GPU's turn at cases past 2^31 elements for %.0f s "
+                       "(KGATE_LOCK_WAIT)",
+                       waited);
+        goto out;
+    }
+    if (waited >= 0.1) json_object_set_new(v->extra, "lock_wait", json_real(waited));
     if (kg_session_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
         kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big,
                        e.msg);

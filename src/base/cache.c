@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -62,6 +63,18 @@ int kg_gpu_lock_open(const char *vis)
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd >= 0) (void)fchmod(fd, 0666); /* past the umask, for other users' kgate (fails when not ours) */
     return fd;
+}
+
+int kg_gpu_lock_take(int fd, double limit, bool (*stop)(void *), void *ud, double *waited)
+{
+    const double t0 = kg_now();
+    for (;;) {
+        *waited = kg_now() - t0;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR) return 0;
+        if (*waited >= limit || (stop && stop(ud))) return -1;
+        usleep(50000);
+    }
 }
 
 int kg_cache_include_dir(const char *cache, char *buf, size_t n, struct kg_err *e)

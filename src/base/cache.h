@@ -5,6 +5,7 @@
 #ifndef KG_CACHE_H
 #define KG_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/util.h"
@@ -37,6 +38,12 @@ void kg_gpu_lock_path(const char *vis, char *buf, size_t n);
 /* Opens (creating, readable and writable by every user: the GPU is the host's) the lock file of
  * kg_gpu_lock_path; -1 when it cannot. */
 int kg_gpu_lock_open(const char *vis);
+
+/* Takes fd's lock (kg_gpu_lock_open's), waiting while another holder has it, for at most limit
+ * seconds and while stop(ud) (stop may be NULL) says nothing: 0 when taken (or when this file
+ * cannot be locked at all: the caller goes on as without it), -1 when not; *waited: the seconds
+ * spent. */
+int kg_gpu_lock_take(int fd, double limit, bool (*stop)(void *), void *ud, double *waited);
 
 /* mkdir -p */
 int kg_mkdirs(const char *path);

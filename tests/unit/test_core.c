@@ -25,6 +25,8 @@
 #include "base/parallel.h"
 #include "base/ledger.h"
 #include "base/memwatch.h"
+#include "base/cache.h"
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -716,6 +718,54 @@ static void test_memcpy_parallel_copies_every_byte(void **state)
     }
 }
 
+/* The GPU's lock for cases past 2^31 elements is host-wide (KGATE_LOCK_DIR, else /tmp), one file
+ * per CUDA_VISIBLE_DEVICES value; a take waits while another holder has it, for at most its
+ * limit (then -1, having waited that long), and takes it at once when it is free. */
+static bool stop_now(void *ud)
+{
+    return *(int *)ud != 0;
+}
+
+static void test_gpu_lock_is_host_wide_and_bounded(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kgate-lock-XXXXXX", path[256], want[300];
+    assert_non_null(mkdtemp(dir));
+    setenv("KGATE_LOCK_DIR", dir, 1);
+    kg_gpu_lock_path("3", path, sizeof path);
+    snprintf(want, sizeof want, "%s/kgate-limits-gpu-3.lock", dir);
+    assert_string_equal(path, want);
+    kg_gpu_lock_path(NULL, path, sizeof path);
+    snprintf(want, sizeof want, "%s/kgate-limits-gpu-all.lock", dir);
+    assert_string_equal(path, want);
+    int holder = kg_gpu_lock_open("0"), taker = kg_gpu_lock_open("0");
+    assert_true(holder >= 0 && taker >= 0);
+    struct stat st;
+    kg_gpu_lock_path("0", path, sizeof path);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666); /* other users' kgate share the GPU too */
+    assert_int_equal(flock(holder, LOCK_EX), 0);
+    double waited = -1;
+    int stop = 0;
+    assert_int_equal(kg_gpu_lock_take(taker, 0.3, stop_now, &stop, &waited), -1);
+    assert_true(waited >= 0.3 && waited < 5);
+    stop = 1; /* an interrupt ends the wait at once */
+    assert_int_equal(kg_gpu_lock_take(taker, 60, stop_now, &stop, &waited), -1);
+    assert_true(waited < 1);
+    /* another device's lock is another file: free */
+    int other = kg_gpu_lock_open("1");
+    assert_int_equal(kg_gpu_lock_take(other, 0.3, NULL, NULL, &waited), 0);
+    close(other);
+    close(holder); /* releases it */
+    assert_int_equal(kg_gpu_lock_take(taker, 0.3, NULL, NULL, &waited), 0);
+    assert_true(waited < 0.3);
+    close(taker);
+    unsetenv("KGATE_LOCK_DIR");
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -739,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_allclose_is_the_standard_test),
         cmocka_unit_test(test_gross_failure_bar),
         cmocka_unit_test(test_judge_leaves_outputs_the_reference_lost),
+        cmocka_unit_test(test_gpu_lock_is_host_wide_and_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
