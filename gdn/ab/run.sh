@@ -11,8 +11,8 @@
 # bench size); (2) the hashes compared line by line (must be identical) and the test logs diffed
 # (the errors printed must be identical too); (3) timings, the GPU to themselves, one at a time:
 # tc_hash time (every member fwd, f+b, bwd, bench size, no cuBLAS) base, new, gla_passes (GLA's
-# backward pass by pass, then GDN's) base, new, bench_gdn base, new, and tc_hash time again if
-# time is left.
+# backward pass by pass, then GDN's) base, new, bench_gdn base, new, tc_hash time again if time
+# is left, and (4) where ncu is there, the new build's GDN kernels under it (ncu_table.awk).
 # A program a set lacks is reported absent. Ends with a summary (OUT/summary.txt); a step that
 # would run past the budget is skipped and says so. bench_gdn needs libcublas.so.13: looked for.
 # Exit 0 when both tests pass and every hash is identical, 1 otherwise, 2 on usage or a bad
@@ -138,6 +138,13 @@ if [ "$(left)" -gt 45 ]; then
     timed 30 "$OUT/time_base_2.log" "$B/gdn/tc_hash" time
     timed 30 "$OUT/time_new_2.log" "$N/gdn/tc_hash" time
 fi
+# (4) ncu of the new build's GDN kernels, one forward and one backward (gla_passes' first, warm-up
+# pass: 3 forward and 6 backward kernels), where ncu is there and 90 s are left
+ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2> /dev/null)
+if [ -n "$ncu" ] && [ "$(left)" -gt 90 ]; then
+    timed 80 "$OUT/ncu_new.csv" "$ncu" --csv --print-units base --clock-control none -k regex:tc_ -c 9 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats "$N/gdn/gla_passes" 8 4096 16 128 128 gdn
+fi
 note "done"
 
 # ---- summary -------------------------------------------------------------------------------------
@@ -175,6 +182,10 @@ S=$OUT/summary.txt
     paste "$OUT/passes_base.log" "$OUT/passes_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
     echo "GDN backward pass by pass (gla_passes ... gdn, ms; rc base $(rc_of "$OUT/gdn_passes_base.log"), new $(rc_of "$OUT/gdn_passes_new.log")): base | new"
     paste "$OUT/gdn_passes_base.log" "$OUT/gdn_passes_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
+    if [ -s "$OUT/ncu_new.csv" ]; then
+        echo "ncu, new build, GDN bf16 B8 T4096 H16 K=V=128, one forward then one backward (rc $(rc_of "$OUT/ncu_new.csv")):"
+        awk -f "$(dirname "$0")/ncu_table.awk" "$OUT/ncu_new.csv"
+    fi
     if [ $bench_ok = 1 ]; then
         echo
         echo "bench_gdn (rc base $(rc_of "$OUT/bench_base.log"), new $(rc_of "$OUT/bench_new.log")): the chunk-parallel lines, base then new"
