@@ -94,26 +94,15 @@ check grep -q "trial 1: out0\[" "$t/half1.json"
 # each get_inputs() call writes down which registered workers are alive (the workers share the
 # zygote's PID namespace); the last five calls are the standard test's trials
 mkdir -p "$t/reg"
-cat > "$t/preg.py" <<'PY'
+# the problem above, its get_inputs() replaced (no sleep) by one that notes the live workers
+{
+    cat "$t/p.py"
+    cat <<'PY'
+
 import os
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 REG = os.environ["KG_TEST_REG"]
 open(os.path.join(REG, "w-%d" % os.getpid()), "w").close()
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super(Model, self).__init__()
-
-    def forward(self, x):
-        return F.gelu(x)
-
-
-batch_size = 16
-dim = 4096
 
 
 def get_inputs():
@@ -121,11 +110,8 @@ def get_inputs():
     with open(os.path.join(REG, "log"), "a") as f:
         f.write("%d %s\n" % (os.getpid(), " ".join(sorted(alive))))
     return [torch.randn(batch_size, dim)]
-
-
-def get_init_inputs():
-    return []
 PY
+} > "$t/preg.py"
 KG_TEST_REG=$t/reg KGATE_STANDARD_BESIDE=0 "$KGATE" check --ref "$t/preg.py" "$t/ok.py" --python "$py" --baseline kernelbench \
     --gates structure,accuracy,determinism > "$t/reg.out" 2>&1
 check test $? -eq 0
