@@ -39,10 +39,11 @@ for c in "$kb"/candidates/*.py; do
     n=$((n + 1))
 done
 echo "$n candidates ($([ $gpu = 1 ] && echo 'GPU: all' || echo 'CPU: runs-on cpu')), python $py"
-# two checks at once on a 2-core CI machine; on a GPU host kgate audit's own slots (3/8 of the
-# cores), or the whole GPU set does not finish inside the H200 make check (seen: cut at 420 s)
+# two checks at once on a 2-core CI machine; on a GPU host, either set, kgate audit's own slots
+# (3/8 of the cores), or the whole GPU set does not finish inside the H200 make check (seen: cut
+# at 420 s), and the CPU set took ~400 s of the H100's make check -j16 at two (2026-12-06)
 jobs=${KGATE_KB_JOBS:-2}
-[ $gpu = 1 ] && jobs=${KGATE_KB_JOBS:-0}
+[ $cuda = 1 ] && jobs=${KGATE_KB_JOBS:-0}
 # builds ahead on their own slots where asked (a GPU host: the load_inline candidates)
 "$KGATE" audit --store "$t/s.jsonl" $([ "$jobs" != 0 ] && echo "--jobs $jobs") --compile-jobs "${KGATE_KB_COMPILE_JOBS:-0}" --python "$py" --limit 600 \
     "$@" 2> "$t/audit.err"
