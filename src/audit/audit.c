@@ -534,9 +534,9 @@ static double dev_need_row(const struct audit_run *a, int i, double mean, bool *
 }
 
 /* Whether a check on device g is in the limits gate's case past 2^31 elements (it holds the
- * device's host-wide lock, kg_gpu_lock_path, gates/limits.c): its workers then hold tens of GB for seconds (a
- * 0.13 GB gemm's candidate, 50 GiB on the H100), one check at a time, and give them back before
- * they reply; no other check needs that room. */
+ * device's host-wide lock, kg_gpu_lock_path, gates/limits.c): its workers then hold tens of GB
+ * for seconds (a 0.13 GB gemm's candidate, 50 GiB on the H100), one check at a time, and give
+ * them back before they reply; no other check needs that room. */
 static bool limits_busy(const struct audit_run *a, int g)
 {
     const char *vis = a->o->gpus > 0 ? a->gpu[g] : getenv("CUDA_VISIBLE_DEVICES");

@@ -209,7 +209,7 @@ void kg_session_workers_done(struct kg_session *s)
 {
     if (!s->be->baseline_start) return;
     for (int i = 0; i < s->ncand; i++) kg_client_stop(&s->cand[i]);
-    kg_worker_stop(&s->oracle.w);
+    kg_client_stop(&s->oracle);
 }
 
 int kg_session_baseline(struct kg_session *s, double tol, char *why, size_t n)
