@@ -178,10 +178,11 @@ S=$OUT/summary.txt
     done
     echo "(ratio: new / base, < 1 is faster)"
     echo
-    echo "GLA backward pass by pass (gla_passes, ms; rc base $(rc_of "$OUT/passes_base.log"), new $(rc_of "$OUT/passes_new.log")): base | new"
-    paste "$OUT/passes_base.log" "$OUT/passes_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
-    echo "GDN backward pass by pass (gla_passes ... gdn, ms; rc base $(rc_of "$OUT/gdn_passes_base.log"), new $(rc_of "$OUT/gdn_passes_new.log")): base | new"
-    paste "$OUT/gdn_passes_base.log" "$OUT/gdn_passes_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
+    for m in gla gdn; do
+        p=$OUT/$([ $m = gdn ] && echo gdn_)passes
+        echo "$(echo $m | tr a-z A-Z) backward pass by pass (gla_passes, ms; rc base $(rc_of "${p}_base.log"), new $(rc_of "${p}_new.log")): base | new"
+        paste "${p}_base.log" "${p}_new.log" | awk -F'\t' 'NR > 1 { split($2, n, " "); printf "  %s | %s\n", $1, n[length(n)] }'
+    done
     if [ -s "$OUT/ncu_new.csv" ]; then
         echo "ncu, new build, GDN bf16 B8 T4096 H16 K=V=128, one forward then one backward (rc $(rc_of "$OUT/ncu_new.csv")):"
         awk -f "$(dirname "$0")/ncu_table.awk" "$OUT/ncu_new.csv"
