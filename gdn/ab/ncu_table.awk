@@ -49,6 +49,8 @@ function val(id, m) { return (id SUBSEP m) in M ? sprintf(m == "Duration" ? "%.1
         order[++nk] = id
     }
     m = f[col["Metric Name"]]
+    # MemoryWorkloadAnalysis has a "Memory Throughput" too, in byte/s: the table's is SpeedOfLight's %
+    if (m == "Memory Throughput" && f[col["Metric Unit"]] != "%") next
     M[id, m] = num(f[col["Metric Value"]], f[col["Metric Unit"]])
 }
 
