@@ -166,7 +166,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     struct kg_exec def[2], again;
     int ndef = 0;
     struct kg_err e;
-    int ready = kg_prepare_cases(s, 2, k, in, ex, &e);
+    int ready = kg_prepare_cases(s, 2, false, k, in, ex, &e);
     if (ready < 2) {
         kg_verdict_set(v, KG_ERROR, "%s", e.msg);
         goto out;

@@ -8,6 +8,10 @@
 # - a softmax right only at the nominal batch (zeros at any other) is the shapes gate's finding:
 #   both gates run at the nominal shape and pass, and shapes fails;
 # - a candidate that refuses other batches (raises) is judged at the nominal shape too;
+# - aliasing's prefilled runs and freshness's four run there too: a correct softmax passes both
+#   at the smaller batch, one that caches by pointer fails freshness there, and one that uses its
+#   input as scratch at the nominal batch only fails aliasing (its inputs are checked in one run at
+#   the nominal size);
 # - within the budget (the default), nothing changes: the nominal shape;
 # - host C contracts whose weights or second operand lack the batch still shrink it.
 set -u
@@ -34,6 +38,35 @@ class ModelNew(nn.Module):
         return torch.softmax(x, dim=1)
 PY
 sed 's/return torch.zeros_like(x).*/raise ValueError("batch of 16 only")/' "$t/only16.py" > "$t/refuses.py"
+cat > "$t/byptr.py" <<'PY'
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+        self.ptr, self.out = None, None
+
+    def forward(self, x):
+        if x.data_ptr() != self.ptr:  # a cache keyed on the input's address
+            self.ptr, self.out = x.data_ptr(), torch.softmax(x, dim=1)
+        return self.out
+PY
+cat > "$t/scratch16.py" <<'PY'
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, x):
+        if x.shape[0] == 16:  # the input as scratch, at the nominal batch only: the same softmax
+            x.sub_(x.amax(dim=1, keepdim=True))
+        return torch.softmax(x, dim=1)
+PY
 
 # run NAME CANDIDATE GATES [ENV...]: check the candidate against softmax.py into $t/NAME.{txt,json}
 run() {
@@ -73,6 +106,27 @@ if grep -q "^  precision *fail.*at batch_size=2 (nominal 16)" "$t/nomax.txt" && 
     echo "ok: a softmax without the max subtraction fails precision at batch_size=2 ($cause)"
 else
     fail "no_max_softmax at a small budget (cause $cause)" "$t/nomax.txt"
+fi
+
+run okaf "$kb/candidates/ok_torch_softmax.py" aliasing,freshness $small
+if grep -q "^  aliasing *pass.*at batch_size=2 (nominal 16)" "$t/okaf.txt" &&
+    grep -q "^  freshness *pass.*at batch_size=2 (nominal 16)" "$t/okaf.txt"; then
+    echo "ok: a correct softmax passes aliasing and freshness at batch_size=2"
+else
+    fail "ok_torch_softmax: aliasing and freshness at a small budget" "$t/okaf.txt"
+fi
+run byptr "$t/byptr.py" freshness $small
+if grep -q "^  freshness *fail" "$t/byptr.txt" && grep -q "cause: *stale-result" "$t/byptr.txt" &&
+    grep -q "batch_size=2" "$t/byptr.txt"; then
+    echo "ok: a softmax cached by pointer fails freshness at batch_size=2 (stale-result)"
+else
+    fail "byptr: a pointer-keyed cache at a small budget" "$t/byptr.txt"
+fi
+run scratch16 "$t/scratch16.py" aliasing $small
+if grep -q "^  aliasing *fail" "$t/scratch16.txt" && grep -q "cause: *input-mutated" "$t/scratch16.txt"; then
+    echo "ok: an input used as scratch at the nominal batch only fails aliasing (input-mutated)"
+else
+    fail "scratch16: input scratch at the nominal batch, small budget" "$t/scratch16.txt"
 fi
 
 run only16 "$t/only16.py" accuracy,shapes,precision,reduction-order,nonfinite $small

@@ -164,11 +164,12 @@ int kg_nominal_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_off
  * run it several ways; -1 with v set to error when either cannot be made. */
 int kg_nominal_inputs(struct kg_session *s, struct kg_case *k, struct kg_inputs *in, struct kg_verdict *v);
 
-/* The nominal case at seed offsets 0..n-1 (default dtype, normal inputs) with its inputs and
- * oracle values: for gates that compare calls on different inputs. Returns how many are ready
- * (n, or fewer with e filled); the caller frees the ready ones. */
-int kg_prepare_cases(struct kg_session *s, int n, struct kg_case *k, struct kg_inputs *in, struct kg_expect *ex,
-                     struct kg_err *e);
+/* The nominal case at seed offsets 0..n-1 (default dtype, normal inputs), or with lean the lean
+ * case (kg_lean_case), with its inputs and oracle values: for gates that compare calls on
+ * different inputs. Returns how many are ready (n, or fewer with e filled); the caller frees the
+ * ready ones. */
+int kg_prepare_cases(struct kg_session *s, int n, bool lean, struct kg_case *k, struct kg_inputs *in,
+                     struct kg_expect *ex, struct kg_err *e);
 
 /* The dtype instances a calibrated gate iterates over (all of `dtypes:`, or the pinned one). */
 int kg_instance_dtypes(struct kg_session *s, enum kg_dtype *out);
