@@ -1,6 +1,7 @@
 /* check.c: the one-shot case most calibrated gates use: inputs, one run, the oracle, a
  * judgement; a run that fails sets the verdict instead. Also the lean case (kg_lean_case),
- * whose smaller batch is taken only after such a case passes there. */
+ * whose smaller batch is taken only after such a case passes there, and the cases prepared
+ * with their inputs and oracle values at either size (kg_prepare_cases). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,4 +225,21 @@ int kg_lean_case(struct kg_session *s, enum kg_dtype dtype, uint64_t seed_offset
     if (kg_case_init(&t, s->c, v, dtype, k->seed, k->dist, e)) return 0;
     *k = t;
     return 0;
+}
+
+int kg_prepare_cases(struct kg_session *s, int n, bool lean, struct kg_case *k, struct kg_inputs *in,
+                     struct kg_expect *ex, struct kg_err *e)
+{
+    enum kg_dtype dt = kg_contract_default_dtype(s->c);
+    for (int i = 0; i < n; i++) {
+        if ((lean ? kg_lean_case(s, dt, (uint64_t)i, KG_DIST_NORMAL, &k[i], e)
+                  : kg_nominal_case(s, dt, (uint64_t)i, KG_DIST_NORMAL, &k[i], e)) ||
+            kg_session_inputs(s, &k[i], &in[i], e))
+            return i;
+        if (kg_session_expect(s, &k[i], &ex[i], e)) {
+            kg_inputs_free(&in[i]);
+            return i;
+        }
+    }
+    return n;
 }
