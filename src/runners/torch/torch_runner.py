@@ -1879,6 +1879,15 @@ class Sampling:
         self.set_symbols(p.sym_names, p.sym_values, p.nsym)
         n = p.bytes[0] // 8
         idx = torch.frombuffer(memoryview(shm)[p.off[0]:p.off[0] + 8 * n], dtype=torch.int64).clone()
+        if self.device == "cuda":
+            # what the earlier runs left here goes back first: the inputs kept for staging and
+            # the allocator's cache of the nominal size (a 4.3 GB max pool's candidate held 17 GB
+            # of it, H100, 2026-12-06), which blocks of this case's sizes would not reuse; this
+            # case then needs less free device memory, and meets a full one less often while it
+            # holds the host-wide turn (gates/limits.c) that every other check waits for
+            self.kept = {}
+            gc.collect()
+            torch.cuda.empty_cache()
         try:
             torch.manual_seed(p.seed % (2 ** 64))
             with torch.device(self.device):
