@@ -248,8 +248,9 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
     /* at most $KGATE_LOCK_WAIT s (default 300: many checks' turns of seconds each; a holder that
      * was stopped, ^Z in an inspector, would otherwise hold every other check on the host) */
     const char *lw = getenv("KGATE_LOCK_WAIT");
+    const double lock_limit = lw && atof(lw) > 0 ? atof(lw) : 300;
     double waited = 0;
-    if (lock_fd >= 0 && kg_gpu_lock_take(lock_fd, lw && atof(lw) > 0 ? atof(lw) : 300, interrupted, s, &waited)) {
+    if (lock_fd >= 0 && kg_gpu_lock_take(lock_fd, lock_limit, interrupted, s, &waited)) {
         kg_verdict_set(v, KG_SKIP,
                        "not tested: another kgate process held this GPU's turn at cases past 2^31 elements for %.0f s "
                        "(KGATE_LOCK_WAIT)",
@@ -257,12 +258,13 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
         goto out;
     }
     if (waited >= 0.1) json_object_set_new(v->extra, "lock_wait", json_real(waited));
-    if (kg_session_sample(s, false, &k, idx, n, nout, ref, &rp, &e)) {
+    /* a full device is waited out without the turn (kg_session_sample_turn) */
+    if (kg_session_sample_turn(s, false, &k, idx, n, nout, ref, lock_fd, lock_limit, &rp, &e)) {
         kg_verdict_set(v, KG_SKIP, "the reference could not run at %s (%lld elements): %.300s", sh, (long long)big,
                        e.msg);
         goto out;
     }
-    if (kg_session_sample(s, true, &k, idx, n, nout, got, &rp, &e)) {
+    if (kg_session_sample_turn(s, true, &k, idx, n, nout, got, lock_fd, lock_limit, &rp, &e)) {
         if (strstr(e.msg, "out of memory")) {
             kg_verdict_set(v, KG_SKIP, "the candidate ran out of device memory at %s (%lld elements)", sh,
                            (long long)big);

@@ -254,6 +254,18 @@ void kg_judged_keep(struct kg_session *s, const struct kg_case *k, const struct 
 int kg_session_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n,
                       int nout, double *vals, struct kg_reply *rp, struct kg_err *e);
 
+/* kg_session_sample while holding turn_fd's lock (kg_gpu_lock_open's: the device's host-wide turn
+ * at cases past 2^31 elements, gates/limits.c), which every other check's turn waits for: where
+ * the device is full under an audit, the lock is given up while this check waits for room (as
+ * kg_session_wait_device would wait, within the same budget), and taken again, waiting at most
+ * lock_limit s, before the call is sent again. Held through the waits, one check meeting a full
+ * device kept four others from their turn for 100 s (H100, 2026-12-06). Where the wait is spent,
+ * or the turn does not come back, the check's judge is broken (the gate errs: no verdict on the
+ * kernel) and -1 returns. turn_fd < 0: kg_session_sample. */
+int kg_session_sample_turn(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n,
+                           int nout, double *vals, int turn_fd, double lock_limit, struct kg_reply *rp,
+                           struct kg_err *e);
+
 /* ---- judging ---------------------------------------------------------------------------------- */
 
 /* Compares the run's outputs (x->after, or x->after2 when second) with the oracle. An output the

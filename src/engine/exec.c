@@ -4,7 +4,9 @@
  * where it differs from them, so the aliasing gate sees inputs that changed. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 
+#include "base/cache.h"
 #include "base/parallel.h"
 #include "engine/backend.h"
 #include "engine/session.h"
@@ -392,4 +394,31 @@ int kg_session_sample(struct kg_session *s, bool candidate, const struct kg_case
         return kg_errf(e, "the %s runner cannot sample a case too large to ship", s->be->title);
     }
     return s->be->sample(s, candidate, k, idx, n, nout, vals, rp, e);
+}
+
+static bool turn_interrupted(void *ud)
+{
+    return kg_session_interrupted(ud);
+}
+
+int kg_session_sample_turn(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n,
+                           int nout, double *vals, int turn_fd, double lock_limit, struct kg_reply *rp,
+                           struct kg_err *e)
+{
+    for (int tries = 0;; tries++) {
+        s->devwait_off = turn_fd >= 0;
+        int rc = kg_session_sample(s, candidate, k, idx, n, nout, vals, rp, e);
+        s->devwait_off = false;
+        if (rc == 0 || turn_fd < 0 || !kg_reply_device_full(rp)) return rc;
+        flock(turn_fd, LOCK_UN);
+        if (!kg_session_wait_full(s, KG_CMD_SAMPLE, rp->msg, tries)) return rc; /* judge_broken says why */
+        double waited;
+        if (kg_gpu_lock_take(turn_fd, lock_limit, turn_interrupted, s, &waited)) {
+            snprintf(s->judge_broken, sizeof s->judge_broken,
+                     "after the device was full at a case past 2^31 elements, another check held this GPU's turn "
+                     "at that size for %.0f s (KGATE_LOCK_WAIT); this says nothing about the kernel",
+                     waited);
+            return kg_errf(e, "%s", s->judge_broken);
+        }
+    }
 }

@@ -230,7 +230,7 @@ bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg
 
 bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries)
 {
-    return kg_reply_device_full(rp) && kg_session_wait_full(s, (enum kg_cmd)rq->cmd, rp->msg, tries);
+    return !s->devwait_off && kg_reply_device_full(rp) && kg_session_wait_full(s, (enum kg_cmd)rq->cmd, rp->msg, tries);
 }
 
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp)

@@ -122,6 +122,7 @@ struct kg_session {
     double compare0;  /* kg_compare_seconds() when the session opened */
     double t_memwait; /* waiting for room in the host's memory under kgate audit (run.c) */
     double t_devwait; /* waiting for room in the device's (kg_session_wait_device) */
+    bool devwait_off; /* kg_session_wait_device answers false: the caller waits (kg_session_sample_turn) */
     int dev_waits;    /* ... how many times */
     /* the standard test and the decoy check: their own seconds, less what they added to compile,
      * inputs, oracle and runs (so that the parts stay disjoint); both also in t_total */

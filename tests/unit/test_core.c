@@ -17,6 +17,8 @@
 
 #include "engine/compare.h"
 #include "engine/engine.h"
+#include "engine/session.h"
+#include "engine/backend.h"
 #include "base/dtype.h"
 #include "kgate.h"
 #include "base/rng.h"
@@ -27,6 +29,8 @@
 #include "base/memwatch.h"
 #include "base/cache.h"
 #include <sys/file.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -766,6 +770,95 @@ static void test_gpu_lock_is_host_wide_and_bounded(void **state)
     assert_int_equal(system(rm), 0);
 }
 
+/* kg_session_sample_turn: a fake runner whose sample meets a full device fake_full times; at each
+ * call the turn's lock must be held (another descriptor cannot take it), and while the session
+ * waits for room a rival process must get the turn */
+static int fake_full, fake_calls, fake_held_at_call;
+static char fake_lock[300];
+
+static int fake_sample(struct kg_session *s, bool candidate, const struct kg_case *k, const int64_t *idx, int n,
+                       int nout, double *vals, struct kg_reply *rp, struct kg_err *e)
+{
+    (void)s, (void)candidate, (void)k, (void)idx, (void)n, (void)nout, (void)vals;
+    fake_calls++;
+    int other = open(fake_lock, O_RDWR);
+    if (other >= 0 && flock(other, LOCK_EX | LOCK_NB) != 0) fake_held_at_call++;
+    if (other >= 0) close(other);
+    memset(rp, 0, sizeof *rp);
+    if (fake_full-- > 0) {
+        rp->status = KG_WS_EXCEPTION;
+        snprintf(rp->msg, sizeof rp->msg, "OutOfMemoryError: CUDA out of memory");
+        return kg_errf(e, "%s", rp->msg);
+    }
+    rp->status = KG_WS_OK;
+    return 0;
+}
+
+static void test_sample_turn_gives_up_the_lock_while_waiting(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kgate-turn-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("KGATE_LOCK_DIR", dir, 1);
+    setenv("KGATE_CHECKS_AT_ONCE", "3", 1); /* as under kgate audit: a full device is waited out */
+    setenv("KGATE_DEVICE_WAIT", "1.5", 1);
+    kg_gpu_lock_path("7", fake_lock, sizeof fake_lock);
+    int fd = kg_gpu_lock_open("7");
+    double waited;
+    assert_int_equal(kg_gpu_lock_take(fd, 1, NULL, NULL, &waited), 0);
+    /* a rival check: takes the turn as soon as it is free, holds it 0.2 s, says so */
+    int pp[2];
+    assert_int_equal(pipe(pp), 0);
+    pid_t rival = fork();
+    if (rival == 0) {
+        int r = kg_gpu_lock_open("7");
+        double w;
+        char c = r >= 0 && kg_gpu_lock_take(r, 10, NULL, NULL, &w) == 0 ? 'y' : 'n';
+        usleep(200000);
+        if (write(pp[1], &c, 1) != 1) _exit(2);
+        _exit(0);
+    }
+    close(pp[1]);
+    static struct kg_backend fake;
+    fake.name = fake.title = "fake";
+    fake.sample = fake_sample;
+    struct kg_session *s = calloc(1, sizeof *s);
+    s->be = &fake;
+    struct kg_case k;
+    memset(&k, 0, sizeof k);
+    int64_t idx[1] = {0};
+    double vals[1];
+    struct kg_reply rp;
+    struct kg_err e;
+    fake_full = 1, fake_calls = 0, fake_held_at_call = 0;
+    assert_int_equal(kg_session_sample_turn(s, true, &k, idx, 1, 1, vals, fd, 10, &rp, &e), 0);
+    assert_int_equal(fake_calls, 2);
+    assert_int_equal(fake_held_at_call, 2); /* sent with the turn held, both times */
+    char c = 0;
+    assert_int_equal(read(pp[0], &c, 1), 1);
+    assert_int_equal(c, 'y'); /* the rival had its turn during the wait */
+    int st;
+    waitpid(rival, &st, 0);
+    assert_true(s->t_devwait >= 1.0);
+    assert_int_equal(s->judge_broken[0], 0);
+    /* full every time: the wait's budget is spent, the judge is broken (the gate errs, no verdict
+     * on the kernel), and the call's error stands */
+    fake_full = 100, fake_calls = 0;
+    s->t_devwait = 0;
+    assert_int_not_equal(kg_session_sample_turn(s, true, &k, idx, 1, 1, vals, fd, 10, &rp, &e), 0);
+    assert_true(fake_calls >= 2 && fake_calls <= 4);
+    assert_non_null(strstr(s->judge_broken, "the device ran out of memory"));
+    close(pp[0]);
+    close(fd);
+    free(s);
+    unsetenv("KGATE_LOCK_DIR");
+    unsetenv("KGATE_CHECKS_AT_ONCE");
+    unsetenv("KGATE_DEVICE_WAIT");
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -790,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_gross_failure_bar),
         cmocka_unit_test(test_judge_leaves_outputs_the_reference_lost),
         cmocka_unit_test(test_gpu_lock_is_host_wide_and_bounded),
+        cmocka_unit_test(test_sample_turn_gives_up_the_lock_while_waiting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
