@@ -487,8 +487,11 @@ static int dev_running(const struct audit_run *a, int g)
  * before its answer is awaited, the 4.3 GB average pool's workers held at most 20.1 (oracle),
  * 17.2 (candidate) and 15.6 GB (standard test), 12.3 per byte summed (H100, 2026-12-06): with
  * 19 that check was expected to need the whole device and ran alone for its first 60 s, the
- * small pairs that fit beside it waiting. 15 until measured. */
-#define DEV_PER_BYTE 15.0
+ * small pairs that fit beside it waiting. With 15 it started beside a 1.1 GB matmul and two
+ * smaller pairs, and one of those met a full device: the audit then learned 17.1 from its
+ * samples (the whole device's memory in use, so the workers' CUDA contexts and the allocators'
+ * slack count in, as they must). 17 until measured. */
+#define DEV_PER_BYTE 17.0
 /* Over what was learned, as the host's ledger (base/ledger.h) */
 #define DEV_MARGIN 1.25
 /* Learned only from samples whose running checks have this many bytes of tensors between them:
