@@ -100,12 +100,12 @@ template <bool GATED> __device__ void tc_gate_cumsum(const float *g, long long a
  * a tile before any of them lands, where a loop of plain loads and shared stores waits out each
  * load in turn (the compiler cannot move a generic load above a shared store it might alias):
  * measured on the H200, that made GLA's backward dq and dk passes ~8 ms each. tc_cp_wait waits
- * for this thread's copies; a __syncthreads after it publishes them to the CTA. On the host
- * emulation a copy is immediate. */
+ * for this thread's copies; a __syncthreads after it publishes them to the CTA. The host
+ * emulation lands a copy at that wait or at once, by the order its threads run in (gdn/tc_emu.h). */
 __device__ __forceinline__ void tc_cp4(void *dst, const void *src)
 {
 #ifdef TC_HOST_EMU
-    memcpy(dst, src, 4);
+    tc_emu_cp_async(dst, src, 4);
 #else
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
                  : "memory");
@@ -115,7 +115,7 @@ __device__ __forceinline__ void tc_cp4(void *dst, const void *src)
 __device__ __forceinline__ void tc_cp16(void *dst, const void *src) /* both 16-byte aligned */
 {
 #ifdef TC_HOST_EMU
-    memcpy(dst, src, 16);
+    tc_emu_cp_async(dst, src, 16);
 #else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
                  : "memory");
@@ -124,7 +124,9 @@ __device__ __forceinline__ void tc_cp16(void *dst, const void *src) /* both 16-b
 
 __device__ __forceinline__ void tc_cp_wait()
 {
-#ifndef TC_HOST_EMU
+#ifdef TC_HOST_EMU
+    tc_emu_cp_wait(0, true);
+#else
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
@@ -134,14 +136,18 @@ __device__ __forceinline__ void tc_cp_wait()
  * groups are still in flight. */
 __device__ __forceinline__ void tc_cp_commit()
 {
-#ifndef TC_HOST_EMU
+#ifdef TC_HOST_EMU
+    tc_emu_cp_commit();
+#else
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 
 template <int N> __device__ __forceinline__ void tc_cp_wait_prior()
 {
-#ifndef TC_HOST_EMU
+#ifdef TC_HOST_EMU
+    tc_emu_cp_wait(N, false);
+#else
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }

@@ -1,13 +1,15 @@
 /* tc_emu.h: a host emulation of what the chunk-parallel kernels (gdn/chunk_fwd_tc.cuh) use from
- * CUDA -- thread and block indices, static and dynamic shared memory, __syncthreads, bf16 and its
- * conversions, and the warp-collective mma.sync.m16n8k16 bf16 and ldmatrix.x4 -- so that the
+ * CUDA -- thread and block indices, static and dynamic shared memory, __syncthreads, cp.async,
+ * bf16 and its conversions, and the warp-collective mma.sync.m16n8k16 bf16 and ldmatrix.x4 -- so that the
  * kernels run as plain C++17 on a machine without a GPU (gdn/tc_emu_check.cc). Included by
  * chunk_fwd_tc.cuh only when TC_HOST_EMU is defined; never part of a GPU build.
  *
  * Model. A CTA is blockDim.x cooperative fibers (ucontext) on one OS thread, run one at a time
  * in a fixed order (ascending thread index, or descending with tc_emu_reverse): a fiber runs until
  * it waits at a barrier, so a read of shared memory that another thread has not yet written (a
- * missing __syncthreads) reads the NaN poison or a stale value, and the two orders disagree.
+ * missing __syncthreads) reads the NaN poison or a stale value, and the two orders disagree; an
+ * asynchronous copy (cp.async) lands at its thread's wait for it in the one order and at once in
+ * the other, so that a missing wait, or a copy into memory still being read, shows the same way.
  * Shared memory, static (__shared__ variables, made thread_local: the executable's TLS block, so
  * the check program must have no thread_local of its own) and dynamic, is filled with 0xff bytes
  * (NaN in fp32 and bf16) before every CTA. A __syncthreads that is not reached by every thread
@@ -166,6 +168,13 @@ struct tc_emu_xchg {
 
 enum { TC_EMU_OP_MMA = 1, TC_EMU_OP_SHFL, TC_EMU_OP_SYNCWARP, TC_EMU_OP_LDSM };
 
+/* One cp.async of a thread not yet landed: bytes from src to dst, in its commit group `group`. */
+struct tc_emu_copy {
+    void *dst;
+    const void *src;
+    unsigned bytes, group;
+};
+
 struct tc_emu_fiber {
     ucontext_t ctx;
     int state;
@@ -183,6 +192,8 @@ struct tc_emu_world {
     std::vector<unsigned char> dyn; /* dynamic shared memory, exactly the launch's size */
     tc_emu_xchg xchg[TC_EMU_MAX_THREADS / 32][2];
     unsigned mma_seq[TC_EMU_MAX_THREADS];
+    std::vector<tc_emu_copy> cp[TC_EMU_MAX_THREADS]; /* each thread's copies in flight, in issue order */
+    unsigned cp_groups[TC_EMU_MAX_THREADS];          /* each thread's commit groups closed so far */
     const void *sched_stack;
     size_t sched_stack_size;
 };
@@ -310,6 +321,8 @@ template <class Body> void tc_emu_launch(dim3 grid, dim3 block, size_t dyn_smem,
                 W.bar_count = 0;
                 memset(W.warp_count, 0, sizeof W.warp_count);
                 memset(W.mma_seq, 0, sizeof W.mma_seq);
+                for (unsigned t = 0; t < n; t++) W.cp[t].clear(); /* a previous CTA's copies never land here */
+                memset(W.cp_groups, 0, sizeof W.cp_groups);
                 for (unsigned t = 0; t < n; t++) tc_emu_fiber_init(t);
                 for (;;) {
                     bool ran = false;
@@ -340,6 +353,45 @@ template <class Body> void tc_emu_launch(dim3 grid, dim3 block, size_t dyn_smem,
                     tc_emu_fail(msg);
                 }
             }
+}
+
+// ---- cp.async -------------------------------------------------------------------------------------
+
+/* An asynchronous copy (gdn/chunk_fwd_tc.cuh's tc_cp4, tc_cp16) may land on the GPU at any time
+ * between its issue and the wait that covers it; here it lands at one end or the other, by the
+ * order the CTA's threads run in. Ascending: at the wait, so that a read of the destination
+ * before the wait (and the __syncthreads that publishes it) sees the poison or the previous
+ * contents, the source read then too. Descending (tc_emu_reverse): at once, so that a copy
+ * issued into a buffer other threads still read overwrites it under them. Either mistake makes
+ * the two runs of a case disagree. Copies still in flight when a thread exits are dropped. */
+inline void tc_emu_cp_async(void *dst, const void *src, unsigned bytes)
+{
+    tc_emu_world &W = tc_emu;
+    if (tc_emu_reverse)
+        memcpy(dst, src, bytes);
+    else
+        W.cp[W.cur].push_back(tc_emu_copy{dst, src, bytes, W.cp_groups[W.cur]});
+}
+
+/* cp.async.commit_group: the copies issued since the last commit become one group. */
+inline void tc_emu_cp_commit()
+{
+    tc_emu.cp_groups[tc_emu.cur]++;
+}
+
+/* Lands, in issue order, this thread's copies of the groups older than its `keep` most recent
+ * committed ones (cp.async.wait_group keep); all: every copy, committed or not (wait_all). */
+inline void tc_emu_cp_wait(unsigned keep, bool all)
+{
+    tc_emu_world &W = tc_emu;
+    std::vector<tc_emu_copy> &q = W.cp[W.cur], rest;
+    const unsigned groups = W.cp_groups[W.cur];
+    for (const tc_emu_copy &c : q)
+        if (all || c.group + keep < groups)
+            memcpy(c.dst, c.src, c.bytes);
+        else
+            rest.push_back(c);
+    q.swap(rest);
 }
 
 // ---- mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 ---------------------------------------
