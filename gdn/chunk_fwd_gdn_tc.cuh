@@ -328,20 +328,56 @@ __global__ void TC_BOUNDS(128, tc_gdn_prep_bf16_smem(K, PC))
 
 // ---- kernel 2, bf16: the state scan and u -------------------------------------------------------
 
-/* Dynamic shared memory of tc_gdn_state_bf16<K>: H^T hi, lo [64][K+8]; W hi, lo [64][K+8], later
- * (aliased) the decayed K^T hi, lo [K][72]; U^T hi, lo [64][72]; G, decay weights [64]. */
+/* Elements of each of tc_gdn_state_bf16's two big regions: W hi, lo [2][64][K+8] (H^T hi, lo is
+ * the same size) or the decayed K^T hi, lo [2][K][72], whichever is larger */
+__host__ __device__ constexpr int tc_gdn_state_region(int K)
+{
+    return 2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP;
+}
+
+/* Bytes of tc_gdn_state_bf16<K>'s shared memory: the two regions; U^T hi, lo [64][72]; with
+ * kstage, the next chunk's k as loaded [64][K+8]; the decay weights [64]; G (tc_gdn_gates). */
+__host__ __device__ constexpr unsigned tc_gdn_state_bytes(int K, bool pc, bool kstage)
+{
+    return (unsigned)(2 * tc_gdn_state_region(K) * 2 + 2 * TC_C * TC_TP * 2 + (kstage ? TC_C * (K + 8) * 2 : 0) +
+                      TC_C * 4 + tc_gdn_gates(K, pc) * 4);
+}
+
+/* Whether tc_gdn_state_bf16<K> copies the next chunk's k ahead into shared memory: where that
+ * costs no CTA an SM (GDN K = 128, 256; KDA K = 128), not where it would (GDN K = 64: 4 -> 3) */
+__host__ __device__ constexpr bool tc_gdn_state_kstage(int K, bool pc)
+{
+    return tc_ctas_per_sm(tc_gdn_state_bytes(K, pc, true), 2 * K) ==
+           tc_ctas_per_sm(tc_gdn_state_bytes(K, pc, false), 2 * K);
+}
+
+/* Dynamic shared memory of tc_gdn_state_bf16<K> */
 __host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K, bool pc = false)
 {
-    return (unsigned)(2 * TC_C * (K + 8) * 2 +
-                      (2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP) * 2 +
-                      2 * TC_C * TC_TP * 2 + TC_C * 4 + tc_gdn_gates(K, pc) * 4);
+    return tc_gdn_state_bytes(K, pc, tc_gdn_state_kstage(K, pc));
+}
+
+/* Starts tc_gdn_state_bf16's copies of chunk n's W planes into sW ([2][64][K+8]) and, GDN, of its
+ * gates into sG (tc_gate_copy); they land at the thread's next wait. */
+template <int K, bool PC>
+__device__ __forceinline__ void tc_gdn_state_fetch(const __nv_bfloat16 *wsW, const float *g, int n, int bh, int b,
+                                                   int h, int T, int H, int NT, __nv_bfloat16 *sW, float *sG)
+{
+    for (int pl = 0; pl < 2; pl++)
+        tc_load_rows_async(wsW + (((long long)bh * NT + n) * 2 + pl) * TC_C * K, K, TC_C, K, sW + pl * TC_C * (K + 8),
+                           K + 8);
+    if constexpr (!PC) tc_gate_copy(g, ((long long)b * T + n * TC_C) * H + h, H, min(TC_C, T - n * TC_C), sG);
 }
 
 /* grid (V/64, B*H), 2K threads (K/16 warps). Warp w owns state rows 16w .. 16w+15 of all K, the
  * 64 columns of this V tile (acc[m]: columns 8m ..). Per chunk: H^T staged as hi + lo (and
  * written to hs), U = U0 - W H over the 4 x 8 tiles of 16 x 8 (warp w: row tile w % 4, a
  * contiguous share of the column tiles) written as hi + lo to smem and to the workspace u, then
- * H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U. */
+ * H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U.
+ * The next chunk's loads are in flight while this chunk computes (cp.async): its W planes (and,
+ * GDN, its gates) from the moment U is formed, into the region that held H^T; its k (kstage)
+ * from the moment this chunk's k is decayed. The two regions trade roles every chunk: H^T in
+ * region n % 2, W and then the decayed K^T in the other. */
 template <int K, bool PC = false>
 __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
     tc_gdn_state_bf16(const __nv_bfloat16 *k, const float *g, const float *S0, const __nv_bfloat16 *wsW,
@@ -349,12 +385,13 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
                       int H, int V, int NT)
 {
     constexpr int LD = K + 8, NW = K / 16, NPG = 32 / NW; /* column tiles per warp: 8, 4, 2 */
-    constexpr int XW = 2 * TC_C * LD > 2 * K * TC_TP ? 2 * TC_C * LD : 2 * K * TC_TP;
+    constexpr int RG = tc_gdn_state_region(K);
+    constexpr bool KST = tc_gdn_state_kstage(K, PC);
     TC_DYNAMIC_SMEM(tc_smem);
-    __nv_bfloat16 *sH = reinterpret_cast<__nv_bfloat16 *>(tc_smem); /* [2][v][kk] */
-    __nv_bfloat16 *sX = sH + 2 * TC_C * LD;                         /* W [2][j][kk], then K^T [2][kk][j] */
-    __nv_bfloat16 *sUT = sX + XW;                                   /* [2][v][j] */
-    float *sWt = reinterpret_cast<float *>(sUT + 2 * TC_C * TC_TP), *sG = sWt + TC_C;
+    __nv_bfloat16 *sR = reinterpret_cast<__nv_bfloat16 *>(tc_smem); /* the two regions, RG each */
+    __nv_bfloat16 *sUT = sR + 2 * RG;                               /* [2][v][j] */
+    __nv_bfloat16 *sKr = sUT + 2 * TC_C * TC_TP;                    /* KST: k [j][kk] as loaded */
+    float *sWt = reinterpret_cast<float *>(sKr + (KST ? TC_C * LD : 0)), *sG = sWt + TC_C;
     constexpr int LG = K + 1; /* PC: sG [64][K+1] */
     const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
@@ -369,9 +406,16 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
             const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1);
             acc[m][e] = S0 ? S0[((long long)bh * K + r) * V + vt * TC_C + c] : 0.f;
         }
+    if (NT > 0) {
+        tc_gdn_state_fetch<K, PC>(wsW, g, 0, bh, b, h, T, H, NT, sR + RG, sG);
+        if constexpr (KST)
+            tc_load_rows_async(k + ((long long)b * T * H + h) * K, (long long)H * K, min(TC_C, T), K, sKr, LD);
+    }
     for (int n = 0; n < NT; n++) {
         const int t0 = n * TC_C, L = min(TC_C, T - t0);
         const long long row0 = (long long)b * T + t0;
+        __nv_bfloat16 *sH = sR + (n & 1) * RG;  /* [2][v][kk] */
+        __nv_bfloat16 *sX = sR + (~n & 1) * RG; /* W [2][j][kk] (copied in), then K^T [2][kk][j] */
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
@@ -381,14 +425,12 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
                 sH[at] = hi;
                 sH[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
             }
-        for (int pl = 0; pl < 2; pl++)
-            tc_load_rows(wsW + (((long long)bh * NT + n) * 2 + pl) * TC_C * K, K, TC_C, K, sX + pl * TC_C * LD, LD);
         float decay = 1.f, d0 = 1.f, d1 = 1.f; /* GDN; KDA: per state row, r0 and r0 + 8 */
         if constexpr (PC) {
-            tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: sH complete, W loaded */
+            tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* waits, synchronises: sH, W, k there */
             d0 = expf(sG[(L - 1) * LG + r0]), d1 = expf(sG[(L - 1) * LG + r0 + 8]);
         } else {
-            tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete, W loaded */
+            tc_gate_sum(L, sG); /* waits, synchronises: sH, W, k there */
             if (tid < TC_C) sWt[tid] = expf(sG[L - 1] - sG[tid]);
             decay = expf(sG[L - 1]);
         }
@@ -411,14 +453,23 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
 #pragma unroll
             for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sH, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
         }
+        /* every U0 load of this thread in flight before the first store (a load after a store
+         * to u, which it might alias, waits for it) */
+        float2 u0[NPG][2];
 #pragma unroll
         for (int mm = 0; mm < NPG; mm++)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int j = 16 * mt + gi + 8 * half, c = 8 * (nt0 + mm) + 2 * ti;
-                const float2 u0 =
+                u0[mm][half] =
                     *reinterpret_cast<const float2 *>(wsU0 + (((long long)bh * NT + n) * TC_C + j) * V + vt * TC_C + c);
-                const float y0 = u0.x - x[mm][2 * half], y1 = u0.y - x[mm][2 * half + 1];
+            }
+#pragma unroll
+        for (int mm = 0; mm < NPG; mm++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int j = 16 * mt + gi + 8 * half, c = 8 * (nt0 + mm) + 2 * ti;
+                const float y0 = u0[mm][half].x - x[mm][2 * half], y1 = u0[mm][half].y - x[mm][2 * half + 1];
                 uint32_t hi, lo;
                 tc_split(y0, y1, &hi, &lo);
                 const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
@@ -431,13 +482,17 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
                     *reinterpret_cast<uint32_t *>(u_lo + at) = lo;
                 }
             }
-        __syncthreads(); /* W read by every warp: sX becomes K^T; sUT complete */
+        __syncthreads(); /* W, H^T (and GDN's G) read by every warp: sX becomes K^T, sH the next W */
+        if (n + 1 < NT) tc_gdn_state_fetch<K, PC>(wsW, g, n + 1, bh, b, h, T, H, NT, sH, sG);
+        const __nv_bfloat16 *ksrc = KST ? sKr : k + (row0 * H + h) * K;
+        const long long kstride = KST ? (long long)LD : (long long)H * K;
         if constexpr (PC)
-            tc_load_kt_decayed(k + (row0 * H + h) * K, (long long)H * K, L, K, nullptr, sG, LG, L - 1, sX,
-                               sX + K * TC_TP);
+            tc_load_kt_decayed(ksrc, kstride, L, K, nullptr, sG, LG, L - 1, sX, sX + K * TC_TP);
         else
-            tc_load_kt_decayed(k + (row0 * H + h) * K, (long long)H * K, L, K, sWt, nullptr, 0, 0, sX, sX + K * TC_TP);
-        __syncthreads();
+            tc_load_kt_decayed(ksrc, kstride, L, K, sWt, nullptr, 0, 0, sX, sX + K * TC_TP);
+        __syncthreads(); /* K^T complete; KST: k read by every thread */
+        if (KST && n + 1 < NT)
+            tc_load_rows_async(k + ((row0 + TC_C) * H + h) * K, (long long)H * K, min(TC_C, T - t0 - TC_C), K, sKr, LD);
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
@@ -450,7 +505,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
 #pragma unroll
             for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
         }
-        __syncthreads(); /* sH, sX, sUT, sG are rewritten by the next chunk */
+        __syncthreads(); /* sX (the next H^T), sUT, KDA's sG are rewritten by the next chunk */
     }
     if (ST) {
 #pragma unroll

@@ -152,6 +152,36 @@ template <int N> __device__ __forceinline__ void tc_cp_wait_prior()
 #endif
 }
 
+/* tc_gate_cumsum<true> in two halves, so that the gates' loads can be in flight across other
+ * work: tc_gate_copy starts copying the chunk's gates into sG[0..63] (rows >= L: 0; no barrier:
+ * call it once nothing reads sG any more), and tc_gate_sum waits for this thread's copies,
+ * synchronises and sums them as tc_gate_cumsum does (the same sums to the bit). Ends
+ * synchronised. */
+__device__ __forceinline__ void tc_gate_copy(const float *g, long long at, int H, int L, float *sG)
+{
+    const int tid = (int)threadIdx.x;
+    if (tid < TC_C) {
+        if (tid < L)
+            tc_cp4(sG + tid, g + at + (long long)tid * H);
+        else
+            sG[tid] = 0.f;
+    }
+}
+
+__device__ void tc_gate_sum(int L, float *sG)
+{
+    tc_cp_wait();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.f;
+        for (int i = 0; i < TC_C; i++) {
+            if (i < L) s += sG[i];
+            sG[i] = s;
+        }
+    }
+    __syncthreads();
+}
+
 /* The chunk's inclusive per-channel gate cumsums of channels c0 .. c0 + nc - 1 into
  * sG[i * ldg + cc] (i < 64; rows >= L repeat G_{L-1}). The 64 x nc gates are copied first, by all
  * threads at once (tc_cp4: consecutive threads on consecutive channels, coalesced; one thread

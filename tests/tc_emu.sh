@@ -133,6 +133,15 @@ plant gla_bwd_decay chunk_bwd_tc.cuh 's/d0 = expf(sG\[(L - 1) \* TC_F32P + r0\])
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them
 plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, sX + K \* TC_TP);/{n;d;}'
+# GDN's bf16 state scan: the chunk's W planes, gates and keys (copied in during the chunk before)
+# read without waiting for this thread's copies of them
+plant gdn_state_landed chunk_fwd_tc.cuh '/^__device__ void tc_gate_sum(int L, float \*sG)$/{n;n;d;}'
+# GDN's bf16 state scan: the next chunk's keys copied over the staging tile before every thread
+# has decayed this chunk's from it (the copy made once more, early). The next W's copy into H^T's
+# region moved above the barrier before it goes unnoticed (tried): the fibers take turns at every
+# mma, so every warp has read its last H^T fragments before any thread is past its last mma, as
+# with pass 5's stages (below).
+plant gdn_state_kstage chunk_fwd_gdn_tc.cuh '/__syncthreads(); \/\* K^T complete; KST: k read by every thread \*\//i\        if (KST \&\& n + 1 < NT) tc_load_rows_async(k + ((row0 + TC_C) * H + h) * K, (long long)H * K, min(TC_C, T - t0 - TC_C), K, sKr, LD);'
 # GDN's backward: dv = beta T^T du leaves out T's unit diagonal (the sum from i = j + 1)
 plant gdn_bwd_dv chunk_bwd_gdn_tc.cuh 's/for (int i = j; i < L; i++) s = fmaf(sT\[i \* P + j\], sX2\[i \* P + vv\], s);/for (int i = j + 1; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);/'
 # GDN's reverse scan: q scale e overwrites the decayed keys while other threads still form du with them
