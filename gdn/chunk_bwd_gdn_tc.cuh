@@ -387,15 +387,27 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
 
 /* Dynamic shared memory of tc_gdn_bscan_bf16<K>: region A, H'^T hi, lo [64][K+8] then (aliased)
  * (q scale e)^T hi, lo [K][72]; region X, the decayed keys hi, lo [64][K+8] then W^T hi, lo
- * [K][72]; -du^T hi, lo and dO^T [64][72]; G and the weights scale e_j [64] fp32. K = 256:
- * 175,616 B (one CTA an SM, as tc_gdn_state_bf16<256>). */
+ * [K][72]; -du^T hi, lo and dO^T [64][72]; the next chunk's dO as loaded [64][72]; G and the
+ * weights scale e_j [64] fp32. 74,240 / 111,104 / 184,832 B at K = 64 / 128 / 256: the dO tile
+ * costs no CTA an SM (3 / 2 / 1, as before it). */
 __host__ __device__ constexpr int tc_gdn_bscan_bf16_region(int K)
 {
     return 2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP;
 }
 __host__ __device__ constexpr unsigned tc_gdn_bscan_bf16_smem(int K)
 {
-    return (unsigned)(2 * tc_gdn_bscan_bf16_region(K) * 2 + 3 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+    return (unsigned)(2 * tc_gdn_bscan_bf16_region(K) * 2 + 4 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+}
+
+/* Starts tc_gdn_bscan_bf16's copies of chunk n's gates into sG (tc_gate_copy) and of its dO tile
+ * (rows < L, else zeros) into sOr [64][72]; they land at the thread's next wait. */
+__device__ __forceinline__ void tc_gdn_bscan_fetch(const float *g, const __nv_bfloat16 *dO, int n, int b, int h, int T,
+                                                   int H, int V, int vt, float *sG, __nv_bfloat16 *sOr)
+{
+    const long long row0 = (long long)b * T + n * TC_C;
+    const int L = min(TC_C, T - n * TC_C);
+    tc_gate_copy(g, row0 * H + h, H, L, sG);
+    tc_load_rows_async(dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, TC_C, sOr, TC_TP);
 }
 
 /* Pass 4 for bf16 inputs on tensor cores, as tc_gdn_state_bf16 runs the forward scan: grid (V/64,
@@ -407,8 +419,10 @@ __host__ __device__ constexpr unsigned tc_gdn_bscan_bf16_smem(int K)
  * and kept as -du hi + lo; then dH = gamma H' + (q scale e)^T dO + W^T (-du): q scale e as hi +
  * lo against dO as it is (bf16), W (the forward's planes) against -du as hi + lo (tc_mma3: the
  * lo lo term left out). Rows j >= L of every operand are zeros. Finally dS0 = dH (when given).
- * Deterministic: each du element has one writer, each accumulator one fixed order of mma. Only
- * emulated (gdn/tc_emu.h), never run on a GPU yet. */
+ * Deterministic: each du element has one writer, each accumulator one fixed order of mma. The
+ * next chunk's gates and dO tile are copied in (cp.async) while this chunk computes, from the
+ * moment the decayed keys are formed; a thread's loads of k, and of du, are all in flight before
+ * its first store. */
 template <int K>
 __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
     tc_gdn_bscan_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const float *g, const __nv_bfloat16 *dO,
@@ -421,7 +435,8 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
     __nv_bfloat16 *sX = sA + RG;                                    /* Kd [2][j][kk], then W^T [2][kk][j] */
     __nv_bfloat16 *sUT = sX + RG;                                   /* -du^T [2][v][j] */
     __nv_bfloat16 *sOT = sUT + 2 * CT;                              /* dO^T [v][j] */
-    float *sG = reinterpret_cast<float *>(sOT + CT), *sQw = sG + TC_C;
+    __nv_bfloat16 *sOr = sOT + CT;                                  /* dO [j][v] as loaded */
+    float *sG = reinterpret_cast<float *>(sOr + CT), *sQw = sG + TC_C;
     const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int r0 = 16 * w + gi;
@@ -435,6 +450,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1);
             acc[m][e] = dST ? dST[((long long)bh * K + r) * V + vt * TC_C + c] : 0.f;
         }
+    if (NT > 0) tc_gdn_bscan_fetch(g, dO, NT - 1, b, h, T, H, V, vt, sG, sOr);
     for (int it = 0; it < NT; it++) {
         const int n = NT - 1 - it, t0 = n * TC_C, L = min(TC_C, T - t0);
         const long long row0 = (long long)b * T + t0;
@@ -449,25 +465,38 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
                 sA[at] = hi;
                 sA[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
             }
-        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: H' staged */
+        tc_gate_sum(L, sG); /* waits, synchronises: H' staged, the gates and dO there */
         const float glast = sG[L - 1];
         if (tid < TC_C) sQw[tid] = tid < L ? scale * expf(sG[tid]) : 0.f;
-        for (int idx = tid; idx < TC_C * (K / 8); idx += (int)blockDim.x) {
-            const int j = idx / (K / 8), grp = idx % (K / 8);
-            uint4 raw = make_uint4(0, 0, 0, 0);
-            if (j < L) raw = *reinterpret_cast<const uint4 *>(k + ((row0 + j) * H + h) * K + grp * 8);
-            const float wj = j < L ? expf(glast - sG[j]) : 0.f;
-            const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw);
+        const int nk = TC_C * (K / 8), nth = (int)blockDim.x;
+        /* four 16-byte loads of k in flight before the first store (as tc_load_kt_decayed) */
+        for (int base = tid; base < nk; base += 4 * nth) {
+            uint4 raw[4];
 #pragma unroll
-            for (int c = 0; c < 8; c++) {
-                const float x = __bfloat162float(e[c]) * wj;
-                const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                sX[j * LD + grp * 8 + c] = hi;
-                sX[TC_C * LD + j * LD + grp * 8 + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
+            for (int q4 = 0; q4 < 4; q4++) {
+                const int idx = base + q4 * nth, j = idx / (K / 8), grp = idx % (K / 8);
+                raw[q4] = make_uint4(0, 0, 0, 0);
+                if (idx < nk && j < L)
+                    raw[q4] = *reinterpret_cast<const uint4 *>(k + ((row0 + j) * H + h) * K + grp * 8);
+            }
+#pragma unroll
+            for (int q4 = 0; q4 < 4; q4++) {
+                const int idx = base + q4 * nth, j = idx / (K / 8), grp = idx % (K / 8);
+                if (idx >= nk) continue;
+                const float wj = j < L ? expf(glast - sG[j]) : 0.f;
+                const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[q4]);
+#pragma unroll
+                for (int c = 0; c < 8; c++) {
+                    const float x = __bfloat162float(e[c]) * wj;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+                    sX[j * LD + grp * 8 + c] = hi;
+                    sX[TC_C * LD + j * LD + grp * 8 + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
+                }
             }
         }
-        if (tid < 128) tc_copy_transposed(tid, 128, dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sOT);
-        __syncthreads(); /* the du product reads the decayed keys every thread stored */
+        if (tid < 128) tc_copy_transposed(tid, 128, sOr, TC_TP, L, sOT);
+        __syncthreads(); /* the du product reads the decayed keys every thread stored; sG, sOr are free */
+        if (it + 1 < NT) tc_gdn_bscan_fetch(g, dO, n - 1, b, h, T, H, V, vt, sG, sOr);
         /* du = local term + Kd H' for this warp's tiles */
         float x[NPG][4];
 #pragma unroll
@@ -481,6 +510,18 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
 #pragma unroll
             for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sA, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
         }
+        /* every du load of this thread in flight before the first store (a load after a store
+         * to du waits for it) */
+        float2 d0[NPG][2];
+#pragma unroll
+        for (int mm = 0; mm < NPG; mm++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int j = 16 * mt + gi + 8 * half, c = 8 * (nt0 + mm) + 2 * ti;
+                d0[mm][half] = make_float2(0.f, 0.f);
+                if (j < L)
+                    d0[mm][half] = *reinterpret_cast<const float2 *>(du + ((row0 + j) * H + h) * V + vt * TC_C + c);
+            }
 #pragma unroll
         for (int mm = 0; mm < NPG; mm++)
 #pragma unroll
@@ -488,10 +529,8 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
                 const int j = 16 * mt + gi + 8 * half, c = 8 * (nt0 + mm) + 2 * ti;
                 float y0 = 0.f, y1 = 0.f;
                 if (j < L) {
-                    float2 *p = reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + vt * TC_C + c);
-                    const float2 d0 = *p;
-                    y0 = d0.x + x[mm][2 * half], y1 = d0.y + x[mm][2 * half + 1];
-                    *p = make_float2(y0, y1);
+                    y0 = d0[mm][half].x + x[mm][2 * half], y1 = d0[mm][half].y + x[mm][2 * half + 1];
+                    *reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + vt * TC_C + c) = make_float2(y0, y1);
                 }
                 uint32_t hi, lo;
                 tc_split(-y0, -y1, &hi, &lo);

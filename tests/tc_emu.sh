@@ -152,6 +152,9 @@ plant gdn_bscan_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* the update 
 # step off went unnoticed: over a full chunk gamma ~ e^-22 multiplies H', and the quick cases' last
 # short chunk has dST = 0 or L = 1)
 plant gdn_bscan_decay chunk_bwd_gdn_tc.cuh 's/const float wj = j < L ? expf(glast - sG\[j\]) : 0.f;/const float wj = j < L ? expf(glast - sG[j > 0 ? j - 1 : 0]) : 0.f;/'
+# GDN's bf16 reverse scan: the next chunk's dO copied over the staging tile before every thread
+# has transposed this chunk's from it (the copy made once more, early)
+plant gdn_bscan_fetch_early chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* the du product reads the decayed keys every thread stored; sG, sOr are free \*\//i\        if (it + 1 < NT) tc_gdn_bscan_fetch(g, dO, n - 1, b, h, T, H, V, vt, sG, sOr);'
 # GDN's backward pass 6 (bf16): Y = dA T^T on tensor cores leaves out each warp's diagonal block of dA
 plant gdn_bwy_y chunk_bwd_gdn_tc.cuh 's|if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks);|if (ks < wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks);|'
 # GDN's backward pass 6 (bf16): dM + dM^T without dM^T's hi plane (the transposed copy above the
