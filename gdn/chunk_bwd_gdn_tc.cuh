@@ -7,9 +7,11 @@
  * is left on CUDA cores in pass 6 is the inversion, the element-wise steps and the dg/db
  * epilogue. The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
  * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
- * TC_HOST_EMU (gdn/tc_emu_check.cc). Every pass as it is now has run on a GPU (an H100:
- * test_gdn_tc's 184 configurations pass, the last of them pass 6's bf16 kernel, tc_gdn_bwy_bf16,
- * at two CTAs an SM, on 2026-12-06); see gdn/README.md for the times and the cards.
+ * TC_HOST_EMU (gdn/tc_emu_check.cc). Every pass has run on a GPU (an H100: test_gdn_tc's 184
+ * configurations pass, the last of them pass 6's bf16 kernel, tc_gdn_bwy_bf16, at two CTAs an
+ * SM, on 2026-12-06), but bf16's passes 2 and 4 as they are now: their next chunk's loads in
+ * flight (2026-12-06) are emulated and ptxas-checked only; see gdn/README.md for the times and
+ * the cards.
  *
  * The math, from gdn/oracle.c's reverse recurrence and gdn/chunk_host_impl.h's stages 6-10, in
  * chunk_fwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_i the inclusive gate
