@@ -9,10 +9,12 @@
 # diagonal, for GLA one with its upper triangle left unset, a missing __syncthreads and V^T stored over G before
 # every thread has read it, for KDA a missing
 # __syncthreads and two state rows' decays swapped, for GDN an off-by-one forward substitution and another
-# missing __syncthreads, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
+# missing __syncthreads, its bf16 state scan's copies read without their wait and its next keys copied
+# over the staging tile early, for the backward its reversed gates one step off and a missing __syncthreads, for GLA's
 # backward its diagonal blocks one column short, its reversed gates one step off and two state rows' decays swapped,
 # for GDN's backward dv without T's diagonal and a missing __syncthreads in its reverse scan, and in its bf16
-# tensor-core reverse scan a missing __syncthreads and the decayed keys one step off, in its pass 5
+# tensor-core reverse scan a missing __syncthreads, the decayed keys one step off and its next dO
+# copied over the staging tile early, in its pass 5
 # a stage read before its copies landed, and in its pass 6 Y = dA T^T without each warp's diagonal
 # block of dA and dM + dM^T without dM^T's hi plane -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
