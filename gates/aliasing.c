@@ -232,6 +232,15 @@ static int prior_by_digest(struct kg_session *s, const struct kg_case *k, const 
     return rc;
 }
 
+/* The verdict on a run whose worker saw an output share an input's storage. */
+static void shares_input(struct kg_session *s, const struct kg_case *k, const struct kg_exec *x, struct kg_verdict *v)
+{
+    kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
+    kg_verdict_detail(v, "%s", x->msg);
+    kg_verdict_cause(v, KG_CAUSE_INPUT_MUTATED, "an output is a view of an input: writing it writes the input");
+    kg_replay(s, v->gate, k, v->replay, sizeof v->replay);
+}
+
 /* The nominal case's run with a zero prefill, for its inputs (input_changed) and whether an output
  * is a view of one: true when it passed, else v is set. Its outputs stay in the worker where it
  * digests. */
@@ -248,10 +257,7 @@ static bool nominal_inputs_intact(struct kg_session *s, struct kg_verdict *v)
         kg_verdict_from_exec(v, &k, &x);
         kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
     } else if (x.found & KG_RUN_OUT_SHARES_INPUT) {
-        kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
-        kg_verdict_detail(v, "%s", x.msg);
-        kg_verdict_cause(v, KG_CAUSE_INPUT_MUTATED, "an output is a view of an input: writing it writes the input");
-        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        shares_input(s, &k, &x, v);
     } else
         ok = !input_changed(s, &k, &x, v);
     kg_exec_free(&x);
@@ -298,10 +304,7 @@ static void run(struct kg_session *s, struct kg_verdict *v)
     v->ncases = 4;
     bool deterministic = true, has_alias = false;
     if (x[0].found & KG_RUN_OUT_SHARES_INPUT) {
-        kg_verdict_set(v, KG_FAIL, "an output shares storage with an input (it is a view of, or is, the input)");
-        kg_verdict_detail(v, "%s", x[0].msg);
-        kg_verdict_cause(v, KG_CAUSE_INPUT_MUTATED, "an output is a view of an input: writing it writes the input");
-        kg_replay(s, v->gate, &k, v->replay, sizeof v->replay);
+        shares_input(s, &k, &x[0], v);
     } else if (!input_changed(s, &k, &x[0], v) && !reads_prior(s, &k, x, fill_names, &deterministic, v) &&
                !wrong_in_place(s, &k, &x[0], &has_alias, v)) {
         kg_verdict_set(v, KG_PASS,
