@@ -6,6 +6,7 @@
 #   - one that always fails so is recorded as not checked after two retries (a kernel that needs
 #     more memory than the device has is not retried forever);
 #   - a pair with another load error is not retried;
+#   - with KGATE_TRACE=1 (trace lines first on the check's stderr) the same holds;
 #   - a check killed by SIGKILL that the audit did not send (the host's OOM killer, simulated by
 #     KGATE_TEST_KILL_ONCE) runs again, and its record passes with oom_retries 1;
 #   - a worker the host's OOM killer took (simulated: the candidate's first forward raises the
@@ -68,6 +69,14 @@ for name, (verdict, retries, err) in want.items():
 sys.exit(bad)
 PY
 check grep -q "flaky.py: the device ran out of memory during its check; it runs again later" "$t/err"
+# with KGATE_TRACE=1 a check's stderr starts with trace lines: the reason is read past them (seen on
+# the H100: a full device at the oracle worker's first CUDA call, the pair recorded as one that
+# could not be loaded because the first line, a trace line, said nothing of memory)
+candidate traced 1 "CUDA error: out of memory (simulated)"
+KGATE_TRACE=1 "$KGATE" audit --store "$t/tr.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \
+    --pair "$t/problems/relu.py:$t/traced.py" 2> "$t/trerr"
+check grep -q "traced.py: the device ran out of memory during its check; it runs again later" "$t/trerr"
+check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/tr.jsonl"
 # the host's OOM killer: the first check dies of SIGKILL; the pair runs again and passes
 candidate fine 0 ""
 KGATE_TEST_KILL_ONCE=$t/killed "$KGATE" audit --store "$t/k.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \

@@ -166,9 +166,14 @@ static json_t *finish(const struct job *j, const struct audit_row *r, int status
         if (log && n) {
             for (size_t i = 0; i < n; i++) /* valid UTF-8 for JSON, whatever a compiler printed */
                 if ((unsigned char)log[i] >= 0x80 || (log[i] < 0x20 && log[i] != '\n' && log[i] != '\t')) log[i] = '?';
-            size_t first = strcspn(log, "\n");
+            /* the first line that is not a trace line (KGATE_TRACE): the reason, which
+             * met_full_memory reads (a CUDA context that could not be made on a full device is
+             * a pair to check again, not one that cannot be loaded) */
+            const char *line = log;
+            while (!strncmp(line, "kgate: trace:", 13) && strchr(line, '\n')) line = strchr(line, '\n') + 1;
+            size_t first = strcspn(line, "\n");
             size_t have = strlen(why);
-            snprintf(why + have, sizeof why - have, ": %.*s", (int)(first < 1000 ? first : 1000), log);
+            snprintf(why + have, sizeof why - have, ": %.*s", (int)(first < 1000 ? first : 1000), line);
             json_object_set_new(rec, "log", json_stringn(log + (n > 4000 ? n - 4000 : 0), n > 4000 ? 4000 : n));
         }
         free(log);
