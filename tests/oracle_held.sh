@@ -19,7 +19,7 @@ trap 'rm -rf "$t"' EXIT
 kb=$top_srcdir/testdata/kernelbench-real
 c=$kb/candidates/l1_6_torch_large_k_matmul.py
 p=$kb/$(sed -n 's/^# kgate-problem: *//p' "$c")
-"$KGATE" check --ref "$p" "$c" --python "$py" --gates correctness --json > "$t/r.json" 2> "$t/err"
+"$KGATE" check --ref "$p" "$c" --python "$py" --gates accuracy --json > "$t/r.json" 2> "$t/err"
 rc=$?
 [ $rc = 0 ] || {
     echo "FAIL: check exit $rc"

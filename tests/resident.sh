@@ -24,7 +24,7 @@ for c in ok_torch_clamp_relu fp16_accum_torch_mean_dim no_max_softmax nan_maskmu
     done
     if "$py" - "$t/$c.0.json" "$t/$c.1.json" <<'PY'; then echo "ok: $c: the same report either way"; else echo "FAIL: $c"; fails=$((fails + 1)); fi
 import json, sys
-DROP = {"timing", "memo", "memory", "rms_rel"}
+DROP = {"timing", "memo", "memory", "rms_rel", "lock_wait"}
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items() if k not in DROP and "seconds" not in k}
