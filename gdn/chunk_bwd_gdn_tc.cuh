@@ -506,11 +506,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
 #pragma unroll
             for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
         for (int ks = 0; ks < K / 16; ks++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
-            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sA, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+            for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sA, LD, 8 * (nt0 + mm), 16 * ks);
         }
         /* every du load of this thread in flight before the first store (a load after a store
          * to du waits for it) */
@@ -560,20 +559,17 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             for (int e = 0; e < 4; e++) acc[m][e] *= gamma;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sA, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sA + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
             for (int m = 0; m < 8; m++) {
                 uint32_t b0, b1;
                 tc_frag_b(&b0, &b1, sOT, TC_TP, 8 * m, 16 * s);
                 tc_mma(acc[m], a, b0, b1);
-                tc_mma(acc[m], al, b0, b1);
             }
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + CT, TC_TP, 8 * m, 16 * s);
+            for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
         }
         __syncthreads(); /* every region is rewritten by the next chunk */
     }

@@ -447,11 +447,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
 #pragma unroll
             for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
         for (int ks = 0; ks < K / 16; ks++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
-            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sH, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+            for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sH, LD, 8 * (nt0 + mm), 16 * ks);
         }
         /* every U0 load of this thread in flight before the first store (a load after a store
          * to u, which it might alias, waits for it) */
@@ -499,11 +498,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
             for (int e = 0; e < 4; e++) acc[m][e] *= PC ? (e < 2 ? d0 : d1) : decay;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
+            for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
         }
         __syncthreads(); /* sX (the next H^T), sUT, KDA's sG are rewritten by the next chunk */
     }
