@@ -445,7 +445,7 @@ __device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, lon
                 if (sg) x *= expf(last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc]);
                 const __nv_bfloat16 hi = __float2bfloat16_rn(x);
                 dst[cc * TC_TP + j] = hi;
-                dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+                if (dst_lo) dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
             }
         }
     }
