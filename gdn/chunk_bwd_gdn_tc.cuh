@@ -391,7 +391,9 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
  * (q scale e)^T hi, lo [K][72]; region X, the decayed keys hi, lo [64][K+8] then W^T hi, lo
  * [K][72]; -du^T hi, lo and dO^T [64][72]; the next chunk's dO as loaded [64][72]; G and the
  * weights scale e_j [64] fp32. 74,240 / 111,104 / 184,832 B at K = 64 / 128 / 256: the dO tile
- * costs no CTA an SM (3 / 2 / 1, as before it). */
+ * costs no CTA an SM (3 / 2 / 1, as before it). Since the products take the hi planes alone
+ * (tc_mma1) every lo half is unused; not yet given back: registers (2K threads) bound the CTAs
+ * an SM at K = 128 as much as shared memory does. */
 __host__ __device__ constexpr int tc_gdn_bscan_bf16_region(int K)
 {
     return 2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP;
@@ -415,12 +417,12 @@ __device__ __forceinline__ void tc_gdn_bscan_fetch(const float *g, const __nv_bf
 /* Pass 4 for bf16 inputs on tensor cores, as tc_gdn_state_bf16 runs the forward scan: grid (V/64,
  * B*H), 2K threads (K/16 warps); warp w owns dH rows 16w .. 16w+15, the 64 columns of this V
  * tile, in mma accumulators (acc[m]: columns 8m ..; fp32, carried across the chunks). Per chunk,
- * n = NT-1 .. 0: H' = acc into dh (fp32) and as hi + lo planes; du = du (pass 3's local term) +
- * Kd H' with Kd_j = exp(G_{L-1} - G_j) k_j (hi + lo) over the 4 x 8 tiles of 16 x 8 (warp w: row
+ * n = NT-1 .. 0: H' = acc into dh (fp32) and as a bf16 plane; du = du (pass 3's local term) +
+ * Kd H' with Kd_j = exp(G_{L-1} - G_j) k_j (bf16) over the 4 x 8 tiles of 16 x 8 (warp w: row
  * tile w % 4, a contiguous share of the column tiles, as the forward's U), written back to du
- * and kept as -du hi + lo; then dH = gamma H' + (q scale e)^T dO + W^T (-du): q scale e as hi +
- * lo against dO as it is (bf16), W (the forward's planes) against -du as hi + lo (tc_mma3: the
- * lo lo term left out). Rows j >= L of every operand are zeros. Finally dS0 = dH (when given).
+ * and kept as -du in bf16; then dH = gamma H' + (q scale e)^T dO + W^T (-du): q scale e against
+ * dO as it is, W (the forward's hi plane) against -du. Every product takes bf16 operands, one
+ * mma each (tc_mma1), into fp32 accumulators. Rows j >= L of every operand are zeros. Finally dS0 = dH (when given).
  * Deterministic: each du element has one writer, each accumulator one fixed order of mma. The
  * next chunk's gates and dO tile are copied in (cp.async) while this chunk computes, from the
  * moment the decayed keys are formed; a thread's loads of k, and of du, are all in flight before
@@ -463,9 +465,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             for (int e = 0; e < 4; e++) {
                 const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1), at = c * LD + r;
                 dst[(long long)r * V + c] = acc[m][e];
-                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
-                sA[at] = hi;
-                sA[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+                sA[at] = __float2bfloat16_rn(acc[m][e]);
             }
         tc_gate_sum(L, sG); /* waits, synchronises: H' staged, the gates and dO there */
         const float glast = sG[L - 1];
@@ -489,10 +489,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
                 const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[q4]);
 #pragma unroll
                 for (int c = 0; c < 8; c++) {
-                    const float x = __bfloat162float(e[c]) * wj;
-                    const __nv_bfloat16 hi = __float2bfloat16_rn(x);
-                    sX[j * LD + grp * 8 + c] = hi;
-                    sX[TC_C * LD + j * LD + grp * 8 + c] = __float2bfloat16_rn(x - __bfloat162float(hi));
+                    sX[j * LD + grp * 8 + c] = __float2bfloat16_rn(__bfloat162float(e[c]) * wj);
                 }
             }
         }
@@ -506,11 +503,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
 #pragma unroll
             for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
         for (int ks = 0; ks < K / 16; ks++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
-            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sA, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+            for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sA, LD, 8 * (nt0 + mm), 16 * ks);
         }
         /* every du load of this thread in flight before the first store (a load after a store
          * to du waits for it) */
@@ -534,19 +530,14 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
                     y0 = d0[mm][half].x + x[mm][2 * half], y1 = d0[mm][half].y + x[mm][2 * half + 1];
                     *reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + vt * TC_C + c) = make_float2(y0, y1);
                 }
-                uint32_t hi, lo;
-                tc_split(-y0, -y1, &hi, &lo);
-                const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
-                const __nv_bfloat16 *pl = reinterpret_cast<const __nv_bfloat16 *>(&lo);
-                sUT[c * TC_TP + j] = ph[0], sUT[(c + 1) * TC_TP + j] = ph[1];
-                sUT[CT + c * TC_TP + j] = pl[0], sUT[CT + (c + 1) * TC_TP + j] = pl[1];
+                sUT[c * TC_TP + j] = __float2bfloat16_rn(-y0), sUT[(c + 1) * TC_TP + j] = __float2bfloat16_rn(-y1);
             }
         __syncthreads(); /* H'^T and the decayed keys read by every warp: their memory becomes Qs^T, W^T */
-        tc_load_kt_decayed(q + (row0 * H + h) * K, (long long)H * K, L, K, sQw, nullptr, 0, 0, sA, sA + K * TC_TP);
+        tc_load_kt_decayed(q + (row0 * H + h) * K, (long long)H * K, L, K, sQw, nullptr, 0, 0, sA, nullptr);
         {
             const __nv_bfloat16 *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
             const int grp = tid / 128, ngrp = (int)blockDim.x / 128; /* K/64 groups of 128 threads */
-            for (int blk = grp; blk < 2 * (K / TC_C); blk += ngrp) {
+            for (int blk = grp; blk < K / TC_C; blk += ngrp) {       /* W's hi plane alone (tc_mma1) */
                 const int pl = blk / (K / TC_C), kb = blk % (K / TC_C);
                 tc_copy_transposed(tid % 128, 128, W + (long long)pl * TC_C * K + kb * TC_C, K, L,
                                    sX + pl * K * TC_TP + kb * TC_C * TC_TP);
@@ -560,20 +551,17 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             for (int e = 0; e < 4; e++) acc[m][e] *= gamma;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sA, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sA + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
             for (int m = 0; m < 8; m++) {
                 uint32_t b0, b1;
                 tc_frag_b(&b0, &b1, sOT, TC_TP, 8 * m, 16 * s);
                 tc_mma(acc[m], a, b0, b1);
-                tc_mma(acc[m], al, b0, b1);
             }
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + CT, TC_TP, 8 * m, 16 * s);
+            for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
         }
         __syncthreads(); /* every region is rewritten by the next chunk */
     }

@@ -336,7 +336,9 @@ __host__ __device__ constexpr int tc_gdn_state_region(int K)
 }
 
 /* Bytes of tc_gdn_state_bf16<K>'s shared memory: the two regions; U^T hi, lo [64][72]; with
- * kstage, the next chunk's k as loaded [64][K+8]; the decay weights [64]; G (tc_gdn_gates). */
+ * kstage, the next chunk's k as loaded [64][K+8]; the decay weights [64]; G (tc_gdn_gates).
+ * H^T's lo plane is staged for hs; the lo halves of W, K^T and U^T are unused since the
+ * products take the hi planes alone (tc_mma1), not yet given back. */
 __host__ __device__ constexpr unsigned tc_gdn_state_bytes(int K, bool pc, bool kstage)
 {
     return (unsigned)(2 * tc_gdn_state_region(K) * 2 + 2 * TC_C * TC_TP * 2 + (kstage ? TC_C * (K + 8) * 2 : 0) +
@@ -363,17 +365,19 @@ template <int K, bool PC>
 __device__ __forceinline__ void tc_gdn_state_fetch(const __nv_bfloat16 *wsW, const float *g, int n, int bh, int b,
                                                    int h, int T, int H, int NT, __nv_bfloat16 *sW, float *sG)
 {
-    for (int pl = 0; pl < 2; pl++)
+    for (int pl = 0; pl < 1; pl++) /* the hi plane alone: the scan's products take no lo (tc_mma1) */
         tc_load_rows_async(wsW + (((long long)bh * NT + n) * 2 + pl) * TC_C * K, K, TC_C, K, sW + pl * TC_C * (K + 8),
                            K + 8);
     if constexpr (!PC) tc_gate_copy(g, ((long long)b * T + n * TC_C) * H + h, H, min(TC_C, T - n * TC_C), sG);
 }
 
 /* grid (V/64, B*H), 2K threads (K/16 warps). Warp w owns state rows 16w .. 16w+15 of all K, the
- * 64 columns of this V tile (acc[m]: columns 8m ..). Per chunk: H^T staged as hi + lo (and
- * written to hs), U = U0 - W H over the 4 x 8 tiles of 16 x 8 (warp w: row tile w % 4, a
- * contiguous share of the column tiles) written as hi + lo to smem and to the workspace u, then
- * H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U.
+ * 64 columns of this V tile (acc[m]: columns 8m ..). Per chunk: H^T staged as hi + lo (both
+ * written to hs, for the outputs kernel), U = U0 - W H over the 4 x 8 tiles of 16 x 8 (warp w:
+ * row tile w % 4, a contiguous share of the column tiles) written as hi + lo to the workspace u
+ * and as hi to smem, then H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U. The two products
+ * take their operands' bf16 hi planes alone (tc_mma1: W's hi plane is all that is copied in, the
+ * decayed keys are rounded once); H stays in the fp32 accumulators.
  * The next chunk's loads are in flight while this chunk computes (cp.async): its W planes (and,
  * GDN, its gates) from the moment U is formed, into the region that held H^T; its k (kstage)
  * from the moment this chunk's k is decayed. The two regions trade roles every chunk: H^T in
@@ -447,11 +451,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
 #pragma unroll
             for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
         for (int ks = 0; ks < K / 16; ks++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
-            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sH, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+            for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sH, LD, 8 * (nt0 + mm), 16 * ks);
         }
         /* every U0 load of this thread in flight before the first store (a load after a store
          * to u, which it might alias, waits for it) */
@@ -473,9 +476,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
                 uint32_t hi, lo;
                 tc_split(y0, y1, &hi, &lo);
                 const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
-                const __nv_bfloat16 *pl = reinterpret_cast<const __nv_bfloat16 *>(&lo);
                 sUT[c * TC_TP + j] = ph[0], sUT[(c + 1) * TC_TP + j] = ph[1];
-                sUT[TC_C * TC_TP + c * TC_TP + j] = pl[0], sUT[TC_C * TC_TP + (c + 1) * TC_TP + j] = pl[1];
                 if (j < L) {
                     const long long at = ((row0 + j) * H + h) * V + vt * TC_C + c;
                     *reinterpret_cast<uint32_t *>(u + at) = hi;
@@ -487,9 +488,9 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
         const __nv_bfloat16 *ksrc = KST ? sKr : k + (row0 * H + h) * K;
         const long long kstride = KST ? (long long)LD : (long long)H * K;
         if constexpr (PC)
-            tc_load_kt_decayed(ksrc, kstride, L, K, nullptr, sG, LG, L - 1, sX, sX + K * TC_TP);
+            tc_load_kt_decayed(ksrc, kstride, L, K, nullptr, sG, LG, L - 1, sX, nullptr);
         else
-            tc_load_kt_decayed(ksrc, kstride, L, K, sWt, nullptr, 0, 0, sX, sX + K * TC_TP);
+            tc_load_kt_decayed(ksrc, kstride, L, K, sWt, nullptr, 0, 0, sX, nullptr);
         __syncthreads(); /* K^T complete; KST: k read by every thread */
         if (KST && n + 1 < NT)
             tc_load_rows_async(k + ((row0 + TC_C) * H + h) * K, (long long)H * K, min(TC_C, T - t0 - TC_C), K, sKr, LD);
@@ -499,11 +500,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
             for (int e = 0; e < 4; e++) acc[m][e] *= PC ? (e < 2 ? d0 : d1) : decay;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-            uint32_t a[4], al[4];
+            uint32_t a[4];
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
-            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
+            for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
         }
         __syncthreads(); /* sX (the next H^T), sUT, KDA's sG are rewritten by the next chunk */
     }

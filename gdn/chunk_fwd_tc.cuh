@@ -356,6 +356,19 @@ __device__ __forceinline__ void tc_mma3(float d[4], const uint32_t a[4], const u
     tc_mma(d, a, l0, l1);
 }
 
+/* d += A B with A and B as their bf16 hi planes alone (a, B's hi plane sB at columns n0.., reduction
+ * rows k0..): one mma where tc_mma3 takes three. The sequential scans' products (tc_gdn_state_bf16,
+ * tc_gdn_bscan_bf16) take it: they are chains of dependent mma over the chunks, latency-bound;
+ * their state stays in fp32 accumulators, and the operands' ~2^-9 rounding (no lo planes) keeps
+ * every output within the bar (gdn/README.md, "The scans' products in bf16"). */
+__device__ __forceinline__ void tc_mma1(float d[4], const uint32_t a[4], const __nv_bfloat16 *sB, int ld, int n0,
+                                        int k0)
+{
+    uint32_t b0, b1;
+    tc_frag_b(&b0, &b1, sB, ld, n0, k0);
+    tc_mma(d, a, b0, b1);
+}
+
 /* d[nh] = the m16n8 tiles nh = 0, 1 of X Y^T for the 16 rows x0 .. of X against the 16 rows
  * 0 .. 15 of Y, K columns, both as bf16 hi + lo planes of row stride ld (tc_mma3): a block below
  * the diagonal of GLA's P and of KDA's A, from the factors q exp(G_i - G_r), k exp(G_r - G_j). */
@@ -432,7 +445,7 @@ __device__ __forceinline__ void tc_load_kt_decayed(const __nv_bfloat16 *src, lon
                 if (sg) x *= expf(last >= 0 ? sg[last * ldg + cc] - sg[j * ldg + cc] : sg[j * ldg + cc]);
                 const __nv_bfloat16 hi = __float2bfloat16_rn(x);
                 dst[cc * TC_TP + j] = hi;
-                dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
+                if (dst_lo) dst_lo[cc * TC_TP + j] = __float2bfloat16_rn(x - __bfloat162float(hi));
             }
         }
     }
