@@ -124,7 +124,7 @@ o=$(starts "$t/a3.err")
 check grep -q "time.* a check waited for host memory to start" "$t/a3.err"
 # the device: 8.8 GiB, all free as measured, so only the expected sizes keep b_large's partner out
 echo "0 9000 9000" > "$t/dev"
-KGATE_AUDIT_TRACE=1 KGATE_FAKE_DEVMEM=$t/dev CUDA_VISIBLE_DEVICES=0 KGATE_DEV_PER_BYTE=2000 "$KGATE" audit \
+KGATE_AUDIT_TRACE=1 KGATE_FAKE_DEVMEM=$t/dev CUDA_VISIBLE_DEVICES=0 KGATE_DEV_PER_BYTE=1000 "$KGATE" audit \
     --jsonl "$t/corpus2.jsonl" --store "$t/s4.jsonl" --jobs 2 --compile-jobs 1 --python "$py" > "$t/a4.out" 2> "$t/a4.err"
 check test $? -eq 0
 o=$(starts "$t/a4.err")

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -251,7 +250,8 @@ struct audit_run {
     enum est *es;
     double *est, *est_out;
     int est_asked, estimated; /* estimates asked for, and made */
-    double dev_ratio;         /* device bytes per tensor byte learned (sample_devices), 0 none */
+    double dev_ratio;         /* device bytes per weighted byte learned (learn_dev_ratio), 0 none */
+    int dev_learned;          /* finished checks it was learned from */
     bool trace;               /* KGATE_AUDIT_TRACE=1: each check's start on stderr */
     int passed_over;          /* the costliest ready pair, passed over for smaller ones that fit, */
     double passed_since;      /* since then (-1: none) */
@@ -484,27 +484,28 @@ static int dev_running(const struct audit_run *a, int g)
  * torch workers (the candidate's, its spare for determinism's fresh run, the oracle's, the
  * standard test's). */
 #define DEV_BASE ((double)(2u << 30))
-/* Device bytes per byte of a pair's nominal tensors before the audit has measured any: on the
- * H200 (stop 38) checks of the 4.29 GB max and average pools held up to 67.5 GiB each, 16.4 per
- * byte past DEV_BASE (the oracle's float64 values, the pristine and kept copies of the inputs,
- * each worker's allocator keeping its peak), and 19 was taken with the standard test beside the
- * gates. Since the standard test's worker gives its cache back and the judge's workers stop
- * before its answer is awaited, the 4.3 GB average pool's workers held at most 20.1 (oracle),
- * 17.2 (candidate) and 15.6 GB (standard test), 12.3 per byte summed (H100, 2026-12-06): with
- * 19 that check was expected to need the whole device and ran alone for its first 60 s, the
- * small pairs that fit beside it waiting. With 15 it started beside a 1.1 GB matmul and two
- * smaller pairs, and one of those met a full device: the audit then learned 17.1 from its
- * samples (the whole device's memory in use, so the workers' CUDA contexts and the allocators'
- * slack count in, as they must). 17 until measured. */
-#define DEV_PER_BYTE 17.0
-/* Over what was learned, as the host's ledger (base/ledger.h) */
+/* The device's memory goes by a pair's weighted bytes: its input bytes plus DEV_OUT_WEIGHT
+ * times its output bytes at the nominal size (the meta device's estimate). Outputs cost more:
+ * the oracle keeps each case's outputs on the device in float64 and in working precision, and
+ * the candidate's worker and the standard test each keep their own. What the 42 real-size pairs'
+ * workers held together at their steadiest (the oracle's and the kernel's held as they last
+ * replied, the standard test's peak beside them) was 5.3-16.0 bytes per tensor byte over the
+ * checks of 1 GB or more, and 5.3-6.9 per weighted byte (H100, 2026-12-06, stop 47's records):
+ * a 3.2 GB triplet loss whose output is a scalar (16 GiB) and a conv1d of the same bytes, two
+ * thirds of them output (47 GiB), were both expected at 58.8 GiB by one ratio per tensor byte. */
+#define DEV_OUT_WEIGHT 3.0
+/* Device bytes per weighted byte before the audit has learned any (below): 1.25 x 6.9, the most
+ * a real-size check's workers held on the H100 (l2_1's conv2d, 3.4 GiB weighted: 23.5 GiB). */
+#define DEV_PER_BYTE 8.6
+/* Over what was learned: the steadiest memory leaves out the oracle's peak while it evaluates
+ * (11 GiB for the triplet loss, which then holds nothing) and a cuDNN workspace's */
 #define DEV_MARGIN 1.25
-/* Learned only from samples whose running checks have this many bytes of tensors between them:
- * below, DEV_BASE's error would be the ratio */
+/* Learned only from checks of this many weighted bytes: below, DEV_BASE's error would be the
+ * ratio */
 #define DEV_LEARN_MIN ((double)(1u << 30))
 
-/* Of that, the standard test's: KernelBench's inputs and the two outputs of a trial, on the
- * device while the gates run */
+/* Of that, per weighted byte, the standard test's: KernelBench's inputs and the two outputs of a
+ * trial, on the device while the gates run (its peak was 1.8-2.3 per weighted byte on the H100) */
 #define DEV_STANDARD_PER_BYTE 2.0
 
 /* The largest device's total memory (0 when none is known). */
@@ -528,60 +529,56 @@ static bool standard_after(const struct audit_run *a, int i, double need)
     return a->retries[i] > 0 || (need >= 0 && total > 0 && need > total);
 }
 
+/* Pair i's weighted bytes (DEV_OUT_WEIGHT); mean: the mean estimate, for a pair without one,
+ * taken as half output. */
+static double dev_bytes(const struct audit_run *a, int i, double mean)
+{
+    if (a->est[i] < 0) return mean * (1 + DEV_OUT_WEIGHT) / 2;
+    const double out = a->est_out[i] > 0 ? a->est_out[i] : 0;
+    return a->est[i] - out + DEV_OUT_WEIGHT * out;
+}
+
 /* The device memory the check of pair i is expected to hold: DEV_BASE plus DEV_MARGIN times
- * the device bytes per tensor byte learned so far, else DEV_PER_BYTE, per byte of its estimate
- * (KGATE_DEV_PER_BYTE fixes the ratio: for measuring, and tests), less the standard test's
- * share where it runs after the gates (standard_after; *after says so, when not NULL); -1
- * without estimates (the audit then admits by the largest share per check seen, check_need). */
+ * the device bytes per weighted byte learned so far (learn_dev_ratio), else DEV_PER_BYTE, per
+ * weighted byte (KGATE_DEV_PER_BYTE fixes the ratio: for measuring, and tests), less the
+ * standard test's share where it runs after the gates (standard_after; *after says so, when not
+ * NULL); -1 without estimates (the audit then admits by the largest share per check seen,
+ * check_need). */
 static double dev_need_row(const struct audit_run *a, int i, double mean, bool *after)
 {
     if (after) *after = a->retries[i] > 0;
     if (!a->est_asked || (a->est[i] < 0 && !(mean > 0))) return -1;
     const char *f = getenv("KGATE_DEV_PER_BYTE");
     double r = f && atof(f) > 0 ? atof(f) : a->dev_ratio > 0 ? DEV_MARGIN * a->dev_ratio : DEV_PER_BYTE;
-    const double bytes = a->est[i] >= 0 ? a->est[i] : mean, need = DEV_BASE + r * bytes;
+    const double bytes = dev_bytes(a, i, mean), need = DEV_BASE + r * bytes;
     if (!standard_after(a, i, need)) return need;
     if (after) *after = true;
     return r > 2 * DEV_STANDARD_PER_BYTE ? need - DEV_STANDARD_PER_BYTE * bytes : need;
 }
 
-/* Whether a check on device g is in the limits gate's case past 2^31 elements (it holds the
- * device's host-wide lock, kg_gpu_lock_path, gates/limits.c): its workers then hold tens of GB
- * for seconds (a 0.13 GB gemm's candidate, 50 GiB on the H100), one check at a time, and give
- * them back before they reply; no other check needs that room. */
-static bool limits_busy(const struct audit_run *a, int g)
+/* The device memory the workers of a finished check (of pair row, its record's memory object
+ * m) held at their steadiest, per weighted byte, raises what the audit expects of the checks
+ * after it: the oracle's and the kernel's memory as they last replied (the oracle's resident
+ * float64 outputs, the candidate's kept inputs and outputs) and the standard test's peak (its
+ * trials run beside the gates). Peaks are not summed: the oracle's while it evaluates and the
+ * limits gate's case past 2^31 elements (50 GiB for a 0.13 GB gemm's candidate on the H100, one
+ * check at a time under the device's lock, given back before the reply) come and go. Learned
+ * from checks of DEV_LEARN_MIN weighted bytes or more (KGATE_DEV_LEARN_MIN: for tests, whose
+ * pairs are tiny) that were sized. The whole device sampled while checks ran taught this before
+ * (stop 47): its most per tensor byte counted every check's transient peaks at once and kept
+ * the big pairs one at a time. */
+static void learn_dev_ratio(struct audit_run *a, int row, json_t *m)
 {
-    const char *vis = a->o->gpus > 0 ? a->gpu[g] : getenv("CUDA_VISIBLE_DEVICES");
-    char path[KG_DIR_MAX + KG_PATH_SLACK];
-    kg_gpu_lock_path(vis, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    bool busy = flock(fd, LOCK_SH | LOCK_NB) != 0;
-    close(fd); /* and the shared lock with it */
-    return busy;
-}
-
-/* The most device bytes per tensor byte that the checks running on device g held together, from
- * one sample of its memory in use (others' memory counts in, which errs toward waiting), except
- * while one of them is in the limits gate's huge case (limits_busy): learned then, a ratio
- * stood for every later check (seen on the H100: 0.13 GB gemms' 50 GiB cases, while pairs of a
- * few GB ran beside them, left the large pairs to run one at a time). */
-static void learn_dev_ratio(struct audit_run *a, int g, uint64_t used)
-{
-    if (!a->est_asked || limits_busy(a, g)) return;
-    const char *lm = getenv("KGATE_DEV_LEARN_MIN"); /* bytes: for tests, whose pairs are tiny */
-    const double least = lm && atof(lm) > 0 ? atof(lm) : DEV_LEARN_MIN;
-    double bytes = 0;
-    int n = 0;
-    for (int sl = 0; sl < a->o->jobs; sl++) {
-        const struct job *j = &a->jobs[sl];
-        if (j->pid <= 0 || j->kind != JOB_CHECK || (a->o->gpus > 0 && j->slot != g)) continue;
-        n++;
-        if (a->est[j->row] >= 0) bytes += a->est[j->row];
-    }
-    if (bytes < least) return;
-    double r = ((double)used - n * DEV_BASE) / bytes;
-    if (r > a->dev_ratio) a->dev_ratio = r;
+    if (!a->est_asked || a->est[row] < 0) return;
+    const char *lm = getenv("KGATE_DEV_LEARN_MIN");
+    const double least = lm && atof(lm) > 0 ? atof(lm) : DEV_LEARN_MIN, bytes = dev_bytes(a, row, 0);
+    json_t *held = json_object_get(m, "device_held"), *peak = json_object_get(m, "device_peak");
+    const double sum = json_number_value(json_object_get(held, "oracle")) +
+                       json_number_value(json_object_get(held, "kernel")) +
+                       json_number_value(json_object_get(peak, "standard"));
+    if (bytes < least || !(sum > 0)) return;
+    a->dev_learned++;
+    if (sum / bytes > a->dev_ratio) a->dev_ratio = sum / bytes;
 }
 
 /* Memory in use on each device while checks run on it, per check: the size a check is taken to
@@ -595,7 +592,6 @@ static void sample_devices(struct audit_run *a)
         if (n <= 0 || kg_devmem(a->dev[g], &fr, &tot)) continue;
         uint64_t used = tot > fr ? tot - fr : 0;
         double per = (double)used / n;
-        learn_dev_ratio(a, g, used);
         if (per > a->dev_per_check[g]) a->dev_per_check[g] = per;
         if (used > a->dev_peak[g]) a->dev_peak[g] = used;
         a->dev_total[g] = tot;
@@ -1090,6 +1086,7 @@ static bool store_record(struct audit_run *a, const struct job *j, int status, b
             kg_strlcpy(a->check_peak_id, a->r.v[a->todo[j->row]].id, sizeof a->check_peak_id);
         }
         note_device_peak(a, m, a->r.v[a->todo[j->row]].id);
+        learn_dev_ratio(a, j->row, m);
     }
     json_decref(rec);
     return true;
@@ -1253,9 +1250,10 @@ static void summary(const struct audit_run *a)
                     a->dev_per_check[g] / 1073741824.0, a->dev_most[g], a->dev_most[g] == 1 ? "" : "s");
     if (a->dev_ratio > 0)
         fprintf(stderr,
-                "kgate audit: device memory learned from samples: %.1f bytes per tensor byte (a check was then "
-                "expected to hold 2 GiB plus %.2f times that per byte)\n",
-                a->dev_ratio, DEV_MARGIN);
+                "kgate audit: device memory learned from %d check%s' workers: %.1f bytes per weighted byte (input "
+                "bytes plus %.0f times output bytes; a check was then expected to hold 2 GiB plus %.2f times that "
+                "per weighted byte)\n",
+                a->dev_learned, a->dev_learned == 1 ? "" : "s", a->dev_ratio, DEV_OUT_WEIGHT, DEV_MARGIN);
     if (a->dcheck_peak) {
         fprintf(stderr,
                 "kgate audit: device memory of one check's workers: at most %.1f GiB (%s, %.2f GB of tensors: the "
