@@ -7,6 +7,7 @@
 #     more memory than the device has is not retried forever);
 #   - a pair with another load error is not retried;
 #   - with KGATE_TRACE=1 (trace lines first on the check's stderr) the same holds;
+#   - a problem whose first forward (its description) meets a full device runs again too;
 #   - a check killed by SIGKILL that the audit did not send (the host's OOM killer, simulated by
 #     KGATE_TEST_KILL_ONCE) runs again, and its record passes with oom_retries 1;
 #   - a worker the host's OOM killer took (simulated: the candidate's first forward raises the
@@ -77,6 +78,31 @@ KGATE_TRACE=1 "$KGATE" audit --store "$t/tr.jsonl" --jobs 2 --compile-jobs 0 --p
     --pair "$t/problems/relu.py:$t/traced.py" 2> "$t/trerr"
 check grep -q "traced.py: the device ran out of memory during its check; it runs again later" "$t/trerr"
 check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/tr.jsonl"
+# the problem's own first forward (its description, before any gate) meets the full device: the
+# check's first line names the exception, not the traceback's first or middle line (seen on the
+# H100: a level-2 gemm's F.linear, recorded as a pair that could not be loaded), and it runs again
+sed 's/        return torch.relu(x)/        return boom() if first() else torch.relu(x)/' "$t/problems/relu.py" > "$t/problems/relu_once.py"
+cat >> "$t/problems/relu_once.py" <<'PY'
+
+
+def first():
+    import os
+    mark = os.path.join(os.path.dirname(os.path.abspath(__file__)), "relu_once.mark")
+    if os.path.exists(mark):
+        return False
+    open(mark, "w").close()
+    return True
+
+
+def boom():
+    raise RuntimeError("CUDA out of memory. Tried to allocate 32.00 MiB (simulated)")
+PY
+check grep -q "boom() if first()" "$t/problems/relu_once.py"
+candidate plain 0 ""
+"$KGATE" audit --store "$t/d.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \
+    --pair "$t/problems/relu_once.py:$t/plain.py" 2> "$t/derr"
+check grep -q "plain.py: the device ran out of memory during its check; it runs again later" "$t/derr"
+check "$py" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(not (r["verdict"] == "pass" and r.get("oom_retries") == 1))' "$t/d.jsonl"
 # the host's OOM killer: the first check dies of SIGKILL; the pair runs again and passes
 candidate fine 0 ""
 KGATE_TEST_KILL_ONCE=$t/killed "$KGATE" audit --store "$t/k.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \

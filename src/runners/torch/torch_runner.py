@@ -631,8 +631,11 @@ class Inputs:
                     del doc["kernels"]
         except Refused as e:
             doc = {"error": str(e)}
-        except Exception:
-            doc = {"error": tail(traceback.format_exc(), 1500)}
+        except Exception as e:
+            # the exception's own words first: the traceback's tail alone began mid-stack, and an
+            # audit reads "out of memory" in the first line (a full device: check the pair again)
+            first = (str(e).strip().splitlines() or [""])[0]
+            doc = {"error": "%s: %s\n%s" % (type(e).__name__, first[:500], tail(traceback.format_exc(), 1500))}
         data = json.dumps(doc).encode()
         if len(data) >= len(shm):
             raise Refused(BAD_REQUEST, "description larger than the shared memory")
