@@ -1774,10 +1774,6 @@ class Runs:
 
 # ---- standard test: KernelBench's own check, in this process (STANDARD) --------------------------
 
-# elements of an output that one allclose of the standard test takes at once (allclose_sliced);
-# KGATE_STANDARD_SLICE: tests, where the outputs are small
-STANDARD_SLICE = int(os.environ.get("KGATE_STANDARD_SLICE", "0")) or 1 << 26
-
 class StandardTest:
     """Worker's STANDARD."""
 
@@ -1846,19 +1842,6 @@ class StandardTest:
         rep.msg = ("5 trials allclose(atol=rtol=%g)" % p.tol).encode()
         return OK
 
-    def allclose_sliced(self, x, y, tol):
-        """torch.allclose(x, y, atol=rtol=tol), over slices of STANDARD_SLICE elements where both
-        are contiguous and of one dtype: the same answer (allclose is every element's isclose),
-        but its temporaries (|x - y|, tol * |y|, the comparison) are a slice's, not the output's:
-        on the H100 the standard test of a 4.3 GB pool peaked at 14.5 GiB, 6-8 of them those."""
-        torch = self.torch
-        n = x.numel()
-        if n <= STANDARD_SLICE or x.dtype != y.dtype or not (x.is_contiguous() and y.is_contiguous()):
-            return torch.allclose(x, y, atol=tol, rtol=tol)
-        xf, yf = x.view(-1), y.view(-1)
-        return all(torch.allclose(xf[i:i + STANDARD_SLICE], yf[i:i + STANDARD_SLICE], atol=tol, rtol=tol)
-                   for i in range(0, n, STANDARD_SLICE))
-
     def standard_compare(self, trial, a, b, tol):
         """KernelBench's check of one trial: None, or why it failed. A function of its own, so
         that nothing it looks at outlives the trial."""
@@ -1870,7 +1853,7 @@ class StandardTest:
             if not isinstance(y, torch.Tensor) or len(aa) != len(bb) or x.shape != y.shape:
                 return ("trial %d: %s shape %s, the reference's %s"
                         % (trial, name, list(getattr(y, "shape", [])), list(x.shape)))
-            if not self.allclose_sliced(x, y, tol):
+            if not torch.allclose(x, y, atol=tol, rtol=tol):
                 xd, yd = x.double().reshape(-1), y.double().reshape(-1)
                 i = int(((xd - yd).abs() - tol * yd.abs()).nan_to_num(float("inf")).argmax())
                 idx, r = [], i
