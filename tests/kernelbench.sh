@@ -45,9 +45,16 @@ echo "$n candidates ($([ $gpu = 1 ] && echo 'GPU: all' || echo 'CPU: runs-on cpu
 jobs=${KGATE_KB_JOBS:-2}
 [ $cuda = 1 ] && jobs=${KGATE_KB_JOBS:-0}
 # builds ahead on their own slots where asked (a GPU host: the load_inline candidates)
-"$KGATE" audit --store "$t/s.jsonl" $([ "$jobs" != 0 ] && echo "--jobs $jobs") --compile-jobs "${KGATE_KB_COMPILE_JOBS:-0}" --python "$py" --limit 600 \
-    "$@" 2> "$t/audit.err"
-rc=$?
+# its progress lines ("[n/N] rate, ETA  candidate") go to this log as they come: a run cut by a
+# time limit then still says which candidates were done (the H100's GPU set, cut at 335 s with
+# nothing printed, stop 48)
+{
+    "$KGATE" audit --store "$t/s.jsonl" $([ "$jobs" != 0 ] && echo "--jobs $jobs") --compile-jobs "${KGATE_KB_COMPILE_JOBS:-0}" \
+        --python "$py" --limit 600 "$@" 2>&1 > "$t/audit.out"
+    echo $? > "$t/audit.rc"
+} | tee "$t/audit.err" | grep --line-buffered '^\[[0-9]*/[0-9]*\]'
+cat "$t/audit.out"
+rc=$(cat "$t/audit.rc")
 tail -n 2 "$t/audit.err"
 check test $rc -eq 0
 check test "$(wc -l < "$t/s.jsonl")" -eq "$n"
