@@ -16,7 +16,10 @@
 #     names no cause; the audit runs the pair again, and it passes with oom_retries 1 (in the audit
 #     the standard test runs beside the gates, and its worker may be the one taken: its answer is
 #     then no answer, and the pair runs again all the same);
-#   - checks that together would not fit in the host's free memory run one after the other.
+#   - checks that together would not fit in the host's free memory run one after the other;
+#   - a run whose out of memory says it asked more than the device has beside what the check's own
+#     workers hold (torch's "Tried to allocate ... total capacity of ...") is the kernel's own: no
+#     wait, no second run, the kernel's failure stands; one that asked little waits and passes.
 # CPU pairs (Debian's python3-torch); the full device is simulated by the candidate's import.
 set -u
 t=${TMPDIR:-/tmp}/kgate-oom-$$
@@ -175,5 +178,40 @@ ok = len(recs) == 2 and all(r["verdict"] == "pass" for r in recs)
 sys.exit(not (ok and (waits[0] < 0.19 and waits[1] >= 0.2 if sys.argv[2] == "3072" else waits[1] < 0.19)))
 PY
 done
+# torch's own words of a full device: asking 100 GiB of an 80 GiB device is the kernel's doing (as on
+# a device of its own: it fails), 2 GiB is another check's (a wait, then the run again passes)
+runs_oom() {
+    cat > "$t/$1.py" <<PY
+# kgate-problem: problems/relu.py
+import os
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        if not os.path.exists("$t/$1.$2"):
+            open("$t/$1.$2", "w").close() if "$2" == "once" else None
+            raise RuntimeError("CUDA out of memory. Tried to allocate $3 GiB. GPU 0 has a total capacity of "
+                               "79.18 GiB of which 13.80 GiB is free. Including non-PyTorch memory, this process "
+                               "has 1.50 GiB memory in use. (simulated)")
+        return torch.relu(x)
+PY
+}
+runs_oom huge always 100.00
+runs_oom small once 2.00
+mkdir -p "$t/logs"
+KGATE_TRACE=1 KGATE_AUDIT_LOGS=$t/logs KGATE_DEVICE_WAIT=20 "$KGATE" audit --store "$t/f.jsonl" --jobs 2 --compile-jobs 0 --python "$py" \
+    --pair "$t/problems/relu.py:$t/huge.py" --pair "$t/problems/relu.py:$t/small.py" 2> "$t/ferr"
+cat "$t/ferr"
+check grep -q "this check's workers alone need 101.5 GiB of its 79.2: not waited" "$t/logs/huge.py.err"
+"$py" - "$t/f.jsonl" <<'PY' || fails=$((fails + 1))
+import json, sys
+recs = {json.loads(l)["id"].rsplit("/", 1)[-1]: json.loads(l) for l in open(sys.argv[1])}
+h, s = recs["huge.py"], recs["small.py"]
+hw, sw = h["timing"].get("device_wait", 0), s["timing"].get("device_wait", 0)
+print("huge: verdict %s, oom_retries %s, device wait %s s; small: verdict %s, device wait %s s"
+      % (h["verdict"], h.get("oom_retries"), hw, s["verdict"], sw))
+sys.exit(not (h["verdict"] == "fail" and h.get("oom_retries") is None and hw == 0 and s["verdict"] == "pass" and sw > 0))
+PY
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -580,7 +580,7 @@ static int standard(struct kg_session *s, double tol, char *why, size_t n)
                    (kg_reply_device_full(&rp) || (rp.status == KG_WS_OK && rp.code != 1 && kg_msg_device_full(rp.msg)));
             if (!full) break;
             s->judge_broken[0] = 0;
-            if (!kg_session_wait_full(s, KG_CMD_STANDARD, rp.msg, tries)) break;
+            if (!kg_session_wait_full(s, KG_CMD_STANDARD, &rp, tries)) break;
             full = false;
             struct kg_req *rq = problem_req(KG_CMD_STANDARD, NULL);
             rq->u.problem.tol = tol;
@@ -642,6 +642,9 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
     for (int tries = 0;; tries++) { /* the device full under an audit: once more after a wait */
         rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
                                   s->o.interrupted_ud);
+        /* what it holds now (a full device's room), not in the record's most held: a sample past
+         * 2^31 elements is a transient of its own, taken in turns (limits) */
+        s->dev_now[candidate ? KG_DEV_KERNEL : KG_DEV_ORACLE] = rp->dev_held;
         if (rc || !kg_session_wait_device(s, rq, rp, tries)) break;
     }
     if (rc || rp->status != KG_WS_OK) {

@@ -411,7 +411,7 @@ int kg_session_sample_turn(struct kg_session *s, bool candidate, const struct kg
         s->devwait_off = false;
         if (rc == 0 || turn_fd < 0 || !kg_reply_device_full(rp)) return rc;
         flock(turn_fd, LOCK_UN);
-        if (!kg_session_wait_full(s, KG_CMD_SAMPLE, rp->msg, tries)) return rc; /* judge_broken says why */
+        if (!kg_session_wait_full(s, KG_CMD_SAMPLE, rp, tries)) return rc; /* judge_broken says why, if not its own */
         double waited;
         if (kg_gpu_lock_take(turn_fd, lock_limit, turn_interrupted, s, &waited)) {
             snprintf(s->judge_broken, sizeof s->judge_broken,

@@ -196,13 +196,55 @@ bool kg_reply_device_full(const struct kg_reply *rp)
     return rp->status == KG_WS_EXCEPTION && kg_msg_device_full(rp->msg);
 }
 
-bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg, int tries)
+/* The size torch writes after what in msg ("16.03 GiB", "512.00 MiB", "1000 bytes"), in bytes (0:
+ * not there). */
+static double torch_size_after(const char *msg, const char *what)
+{
+    static const struct {
+        const char *unit;
+        double bytes;
+    } units[] = {{"bytes", 1}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+    const char *p = strstr(msg, what);
+    if (!p) return 0;
+    char *end;
+    const double v = strtod(p + strlen(what), &end);
+    while (*end == ' ') end++;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (!strncmp(end, units[i].unit, strlen(units[i].unit))) return v * units[i].bytes;
+    return 0;
+}
+
+/* Whether the device is too small for rp's request with only this check's workers on it (session.h):
+ * *need and *total in bytes. */
+static bool full_alone(const struct kg_session *s, const struct kg_reply *rp, double *need, double *total)
+{
+    const double want = torch_size_after(rp->msg, "Tried to allocate ");
+    *total = torch_size_after(rp->msg, "total capacity of ");
+    if (want <= 0 || *total <= 0) return false;
+    /* the failing worker's as torch counted it (with its CUDA context), else as it replied */
+    double mine = torch_size_after(rp->msg, "this process has ");
+    if (mine < (double)rp->dev_held) mine = (double)rp->dev_held;
+    double others = -(double)rp->dev_held; /* noted in dev_now already */
+    for (int r = 0; r < KG_DEV_ROLES; r++) others += (double)s->dev_now[r];
+    *need = want + mine + (others > 0 ? others : 0);
+    return *need > *total;
+}
+
+bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const struct kg_reply *rp, int tries)
 {
     if (kg_checks_at_once() < 2) return false;
+    const char *msg = rp->msg;
+    double need, total;
+    if (full_alone(s, rp, &need, &total)) { /* the kernel's (or reference's) own, as on a device alone */
+        if (s->trace)
+            fprintf(stderr,
+                    "kgate: trace: the device was full, and this check's workers alone need %.1f GiB of its %.1f: "
+                    "not waited (%.300s)\n",
+                    need / 1073741824.0, total / 1073741824.0, msg);
+        return false;
+    }
     const char *env = getenv("KGATE_DEVICE_WAIT");
     const double most = env && *env ? strtod(env, NULL) : KG_DEVICE_WAIT_MAX;
-    /* RESIDENT's calibration takes the evaluations it calibrates out of the worker as it starts,
-     * and LOAD is the client's own business: only requests that can be sent again as they were */
     if (cmd == KG_CMD_RESIDENT || cmd == KG_CMD_LOAD || s->t_devwait >= most) {
         /* the device stayed full: the gate errs (run.c), and kgate audit runs the check again
          * later (met_full_memory), rather than a kernel refusing the case because of another
@@ -219,7 +261,7 @@ bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg
     const double now = kg_now();
     d *= 1.0 + 0.25 * (now * 1e3 - floor(now * 1e3));
     if (d > most - s->t_devwait) d = most - s->t_devwait;
-    if (s->trace) fprintf(stderr, "kgate: trace: the device was full (%.120s); again in %.1f s\n", msg, d);
+    if (s->trace) fprintf(stderr, "kgate: trace: the device was full (%.300s); again in %.1f s\n", msg, d);
     struct timespec ts = {.tv_sec = (time_t)d, .tv_nsec = (long)((d - floor(d)) * 1e9)};
     while (nanosleep(&ts, &ts) && errno == EINTR && !(s->o.interrupted && s->o.interrupted(s->o.interrupted_ud))) {
     }
@@ -230,7 +272,7 @@ bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg
 
 bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries)
 {
-    return !s->devwait_off && kg_reply_device_full(rp) && kg_session_wait_full(s, (enum kg_cmd)rq->cmd, rp->msg, tries);
+    return !s->devwait_off && kg_reply_device_full(rp) && kg_session_wait_full(s, (enum kg_cmd)rq->cmd, rp, tries);
 }
 
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp)
@@ -257,6 +299,7 @@ void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, 
     const int r = cl == &s->oracle ? KG_DEV_ORACLE : cl->standard ? KG_DEV_STANDARD : KG_DEV_KERNEL;
     if (rp->dev_peak > s->dev_peak[r]) s->dev_peak[r] = rp->dev_peak;
     if (rp->dev_held > s->dev_held[r]) s->dev_held[r] = rp->dev_held;
+    s->dev_now[r] = rp->dev_held;
 }
 
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id)

@@ -134,8 +134,9 @@ struct kg_session {
     uint64_t host_base;    /* ... before its first gate drew anything (base/memwatch.h) */
     uint64_t host_peak;    /* the most host memory the check was measured to hold */
     /* the most device memory a worker of each role (enum kg_dev_role) held, as its replies said
-     * (kg_reply.dev_peak; 0: not known), and the most each held between requests (dev_held) */
-    uint64_t dev_peak[KG_DEV_ROLES], dev_held[KG_DEV_ROLES];
+     * (kg_reply.dev_peak; 0: not known), and the most each held between requests (dev_held); what
+     * the last reply of each role said it held (dev_now: a full device's room, kg_session_wait_full) */
+    uint64_t dev_peak[KG_DEV_ROLES], dev_held[KG_DEV_ROLES], dev_now[KG_DEV_ROLES];
     int nruns;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */
@@ -194,7 +195,8 @@ struct kg_session *kg_session_new(const struct kg_session_opts *o);
 struct kg_client *kg_session_client(struct kg_session *s, enum kg_dtype dtype, struct kg_reply *rp);
 int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply *rp);
 int kg_session_call(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, struct kg_reply *rp);
-/* Keeps the most device memory that a worker of cl's role said it held (rp->dev_peak, dev_held). */
+/* Keeps the most device memory that a worker of cl's role said it held (rp->dev_peak, dev_held),
+ * and what it holds now (dev_now). */
 void kg_session_note_dev_peak(struct kg_session *s, const struct kg_client *cl, const struct kg_reply *rp);
 /* The same with the shared memory fd (a run's own segment; kg_session_call: the session's). */
 int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req *rq, int fd, struct kg_reply *rp);
@@ -215,12 +217,17 @@ bool kg_msg_device_full(const char *msg);
  * has meets it full every time) it sets s->judge_broken, so that the gate errs instead of the
  * kernel failing it for raising (the audit then runs the check again later, as before); alone
  * on the device (kg_checks_at_once() == 1), a full device is the kernel's own doing and nothing
- * changes. */
+ * changes. Nor where the check's own workers leave no room: torch's message says what the call
+ * tried to allocate, the device's capacity and what the failing worker had in use, the check's
+ * other workers what they hold (dev_now); when these add up to more than the device has, no
+ * other check's end makes room (seen on an H100: KernelBench's kl_div past 2^31 elements asked
+ * 16 GiB with 13.8 free, waited 45 s and erred, where alone the limits gate skips it as too big). */
 #define KG_DEVICE_WAIT_MAX 45.0
 bool kg_session_wait_device(struct kg_session *s, const struct kg_req *rq, const struct kg_reply *rp, int tries);
-/* Its core, for a reply of cmd that said msg and that the caller found to mean a full device
- * (the standard test's trials answer a candidate's out of memory as KernelBench's failure). */
-bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const char *msg, int tries);
+/* Its core, for a reply rp to cmd that the caller found to mean a full device (the standard
+ * test's trials answer a candidate's out of memory as KernelBench's failure); rp noted first
+ * (kg_session_note_dev_peak). */
+bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const struct kg_reply *rp, int tries);
 /* s->judge_broken for a worker the host's out-of-memory killer took (KG_WS_HOST_OOM): whose
  * worker ("kernel's", "oracle's"), and at which case when known (NULL: not). */
 void kg_session_note_host_oom(struct kg_session *s, const char *who, const char *case_id);
