@@ -210,6 +210,13 @@ def tail(s, n=3500):
     return s if len(s) <= n else "..." + s[-n:]
 
 
+def failure(e, first_max=None, tail_max=3500):
+    """An exception in the words the judge reads: its type and first line, then the traceback's
+    tail (the tail alone began mid-stack, and an audit reads "out of memory" in the first line)."""
+    first = (str(e).strip().splitlines() or [""])[0]
+    return "%s: %s\n%s" % (type(e).__name__, first[:first_max], tail(traceback.format_exc(), tail_max))
+
+
 # ---- shared memory: the judge's memfd, passed with each request, kept mapped ---------------------
 
 
@@ -632,10 +639,7 @@ class Inputs:
         except Refused as e:
             doc = {"error": str(e)}
         except Exception as e:
-            # the exception's own words first: the traceback's tail alone began mid-stack, and an
-            # audit reads "out of memory" in the first line (a full device: check the pair again)
-            first = (str(e).strip().splitlines() or [""])[0]
-            doc = {"error": "%s: %s\n%s" % (type(e).__name__, first[:500], tail(traceback.format_exc(), 1500))}
+            doc = {"error": failure(e, 500, 1500)}  # a full device's words first: the pair is checked again
         data = json.dumps(doc).encode()
         if len(data) >= len(shm):
             raise Refused(BAD_REQUEST, "description larger than the shared memory")
@@ -2083,8 +2087,7 @@ def answer(w, req, shm_fd, shared, rep):
         rep.status = e.status
         rep.msg = str(e).encode()[:4095]
     except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        msg = "%s: %s\n%s" % (type(e).__name__, first, tail(traceback.format_exc()))
+        msg = failure(e)
         cuda_dead = "CUDA error" in str(e) or "illegal memory access" in str(e) or "device-side assert" in str(e)
         rep.status = CUDAERR if cuda_dead else EXCEPTION
         rep.msg = msg.encode()[:4095]
