@@ -56,6 +56,8 @@ jobs=${KGATE_KB_JOBS:-2}
 cat "$t/audit.out"
 rc=$(cat "$t/audit.rc")
 tail -n 2 "$t/audit.err"
+# KGATE_AUDIT_LOGS (the checks' stderr kept there): the store too, for a failure's records
+[ -n "${KGATE_AUDIT_LOGS:-}" ] && cp "$t/s.jsonl" "$KGATE_AUDIT_LOGS/kernelbench-store.jsonl"
 check test $rc -eq 0
 check test "$(wc -l < "$t/s.jsonl")" -eq "$n"
 # the summary says what one check's workers held on the device (on a GPU host only)
@@ -94,12 +96,16 @@ for line in open(store):
             r["verdict"], {k: v for k, v in st.items() if v in ("fail", "error")}, others, d.get("decoy"))
         if want == "pass decoy":
             what += " (decoy %s)" % (d.get("decoy") if d.get("checked") else "not checked here")
+        if not ok and d.get("own_names"):  # which kernels the decoy check took for its own
+            what += "; own kernels: %s" % "; ".join(n[:60] for n in d["own_names"])
     elif want == "decoy":
         d = r.get("decoy") or {}
         if not d.get("checked"):
             ok, what = True, "decoy not checkable here (%s)" % d.get("why", "?")
         else:
             ok, what = bool(d.get("decoy")), "decoy=%s" % d.get("decoy")
+            if not ok and d.get("own_names"):
+                what += "; own kernels: %s" % "; ".join(n[:60] for n in d["own_names"])
     else:
         # `fail GATE [CAUSE]`: the gate fails, and the report names one cause (one defect, one
         # report), owned by GATE, with id CAUSE where given

@@ -513,6 +513,12 @@ static json_t *decoy_json(const struct check_result *r)
         json_object_set_new(d, "decoy", json_boolean(r->decoy.decoy));
         json_object_set_new(d, "kernels_launched", json_integer(r->decoy.launched));
         json_object_set_new(d, "own_kernels", json_integer(r->decoy.own));
+        /* the evidence: which kernels were its own (the first four) */
+        json_t *names = json_array();
+        const int nn = (int)(sizeof r->decoy.own_names / sizeof *r->decoy.own_names);
+        for (int i = 0; i < r->decoy.own && i < nn; i++)
+            json_array_append_new(names, json_string(r->decoy.own_names[i]));
+        json_object_set_new(d, "own_names", names);
     } else {
         json_object_set_new(d, "why", json_string(r->decoy_why));
     }
