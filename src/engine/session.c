@@ -224,8 +224,13 @@ static bool full_alone(const struct kg_session *s, const struct kg_reply *rp, do
     /* the failing worker's as torch counted it (with its CUDA context), else as it replied */
     double mine = torch_size_after(rp->msg, "this process has ");
     if (mine < (double)rp->dev_held) mine = (double)rp->dev_held;
+    /* the others as their last replies said, where their worker is still there (a stopped
+     * one's memory is the device's again; the standard test's worker ends with its cache given
+     * back, what it last said is small) */
+    bool alive[KG_DEV_ROLES] = {kg_worker_alive(&s->oracle.w), false, true};
+    for (int i = 0; i < s->ncand; i++) alive[KG_DEV_KERNEL] |= kg_worker_alive(&s->cand[i].w);
     double others = -(double)rp->dev_held; /* noted in dev_now already */
-    for (int r = 0; r < KG_DEV_ROLES; r++) others += (double)s->dev_now[r];
+    for (int r = 0; r < KG_DEV_ROLES; r++) others += alive[r] ? (double)s->dev_now[r] : 0;
     *need = want + mine + (others > 0 ? others : 0);
     return *need > *total;
 }
