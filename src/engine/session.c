@@ -250,6 +250,8 @@ bool kg_session_wait_full(struct kg_session *s, enum kg_cmd cmd, const struct kg
     }
     const char *env = getenv("KGATE_DEVICE_WAIT");
     const double most = env && *env ? strtod(env, NULL) : KG_DEVICE_WAIT_MAX;
+    /* RESIDENT's calibration takes the evaluations it calibrates out of the worker as it starts,
+     * and LOAD is the client's own business: only requests that can be sent again as they were */
     if (cmd == KG_CMD_RESIDENT || cmd == KG_CMD_LOAD || s->t_devwait >= most) {
         /* the device stayed full: the gate errs (run.c), and kgate audit runs the check again
          * later (met_full_memory), rather than a kernel refusing the case because of another
