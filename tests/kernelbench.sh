@@ -32,7 +32,11 @@ set --
 n=0
 for c in "$kb"/candidates/*.py; do
     [ "$(field runs-on "$c")" = cpu ] || [ $gpu = 1 ] || continue
-    if [ $gpu = 0 ] && [ "${KGATE_KB_SET:-ci}" != all ]; then
+    # KGATE_KB_ONLY="NAME...": only these candidates (a failure looked at again, alone)
+    if [ -n "${KGATE_KB_ONLY:-}" ]; then
+        echo "$KGATE_KB_ONLY" | tr ' ' '\n' | grep -qx "$(basename "$c" .py)" || continue
+    fi
+    if [ $gpu = 0 ] && [ "${KGATE_KB_SET:-ci}" != all ] && [ -z "${KGATE_KB_ONLY:-}" ]; then
         echo "$ci_set" | tr ' ' '\n' | grep -qx "$(basename "$c" .py)" || continue
     fi
     set -- "$@" --pair "$kb/$(field kgate-problem "$c"):$c"
