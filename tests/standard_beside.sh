@@ -8,7 +8,11 @@
 #     them (KGATE_STANDARD_BESIDE=0), whose wait is the whole 3 s;
 #   - the answer is the same either way: a correct candidate passes, one off by a factor fails
 #     with the same trial and element named;
-#   - the oracle's and the candidate's workers have stopped while the trials run after the gates.
+#   - the oracle's and the candidate's workers have stopped while the trials run after the gates;
+#   - with the test beside the gates its worker loads as the check opens, beside the oracle's and
+#     the candidate's: a candidate whose import takes 2.5 s (imported by the candidate's worker and
+#     by the standard test's) costs the check's start (timing.compile, the loads waited for)
+#     less than 3.8 s, where one load after the other took 5 s and more.
 # CPU KernelBench pairs (Debian's python3-torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
@@ -87,6 +91,19 @@ done
 check test "$(field "$t/ok1.json" "d['baseline']['kernelbench']")" = pass
 check test "$(field "$t/half1.json" "d['baseline']['kernelbench']")" = fail
 check grep -q "trial 1: out0\[" "$t/half1.json"
+
+# the three loads at once: a candidate whose import takes 2.5 s, imported by two of them
+{
+    echo "import time"
+    echo "time.sleep(2.5)"
+    cat "$t/ok.py"
+} > "$t/slow.py"
+"$KGATE" check --ref "$t/p.py" "$t/slow.py" --python "$py" --baseline kernelbench --gates structure --json "$t/slow.json" \
+    > /dev/null 2> "$t/slow.err"
+check test "$(field "$t/slow.json" "d['baseline']['kernelbench']")" = pass
+ws=$(field "$t/slow.json" "d['timing']['compile']")
+echo "a candidate whose import takes 2.5 s: its loads waited for $ws s in all"
+check "$py" -c "import sys; sys.exit(not float('$ws') < 3.8)"
 
 # the judge's own workers (the oracle's, the candidate's) have stopped when the standard test's
 # answer is awaited (kg_session_workers_done), so that what they hold is back while trials that

@@ -462,9 +462,6 @@ struct check_result {
 /* The gates in order, then (for a pair) the decoy check and the standard test. */
 static void run_check(struct kg_session *s, struct check_args *a, struct check_result *r)
 {
-    /* KGATE_STANDARD_BESIDE=0: the standard test after the gates, alone (for comparing) */
-    const char *beside = getenv("KGATE_STANDARD_BESIDE");
-    a->base.beside = a->base.asked && !(beside && !strcmp(beside, "0"));
     if (a->base.beside) kg_session_baseline_start(s, a->base.tol);
     for (int i = 0; i < r->ns; i++) kg_session_run_gate(s, r->sel[i], &r->v[i]);
     kg_session_host_done(s, kg_overall(r->v, r->ns) == KG_PASS);
@@ -591,6 +588,11 @@ static int check(struct check_args *a, struct check_result *r)
     int rc = select_gates(a->gates, r->sel, &r->ns);
     if (rc != GO_ON) return rc;
     if (isatty(2) && !a->quiet) a->so.progress = progress;
+    /* KGATE_STANDARD_BESIDE=0: the standard test after the gates, alone (for comparing); beside
+     * them, its worker loads as the session opens */
+    const char *beside = getenv("KGATE_STANDARD_BESIDE");
+    a->base.beside = a->base.asked && !(beside && !strcmp(beside, "0"));
+    a->so.baseline_ahead = a->base.beside && a->ref;
     struct kg_session *s;
     if ((rc = open_session(a, &s)) != GO_ON) return rc;
     run_check(s, a, r);

@@ -30,6 +30,7 @@ struct torch_state {
      * STANDARD (or not started: why, its status), the tolerance asked, when its limit ends */
     struct kg_client std;
     bool std_sent, std_unstarted; /* sent; or its worker did not start (std_status, std_why) */
+    bool std_ahead;               /* its worker started as the session opened (baseline_ahead) */
     int std_status;
     char std_why[KG_MSG_MAX];
     double std_tol, std_limit, std_sent_at, std_deadline;
@@ -209,8 +210,11 @@ static int start(struct kg_session *s, struct kg_client *cl, const char *what, c
 }
 
 /* The backend's state and the problem's oracle worker, started: what a check and an estimate
- * both begin with. */
-static int open_oracle(struct kg_session *s, const char *problem, struct kg_err *e)
+ * both begin with. A check's (candidate not NULL) candidate worker, and the standard test's
+ * where it will run beside the gates, are started first and load while the oracle does: at
+ * KernelBench's real sizes each load builds a model and starts a CUDA context, seconds that
+ * were spent one after the other at a check's start. */
+static int open_oracle(struct kg_session *s, const char *problem, const char *candidate, struct kg_err *e)
 {
     struct torch_state *t = calloc(1, sizeof *t);
     if (!t) {
@@ -220,13 +224,24 @@ static int open_oracle(struct kg_session *s, const char *problem, struct kg_err 
     s->be_state = t;
     if (kg_torch_runner_path(s->cache, t->runner_py, sizeof t->runner_py, e)) return KG_EXIT_INTERNAL;
     use_zygote(s);
+    if (candidate) {
+        torch_load(s, &s->cand[0], 1, candidate);
+        s->ncand = 1; /* stopped with the session, whatever happens next */
+        kg_client_ahead(s, &s->cand[0]);
+        if (s->o.baseline_ahead) {
+            torch_load(s, &t->std, 2, s->c->path);
+            t->std.standard = true;
+            t->std_ahead = true;
+            kg_client_ahead(s, &t->std);
+        }
+    }
     torch_load(s, &s->oracle, 0, problem);
     return start(s, &s->oracle, "reference", problem, e);
 }
 
 int kg_torch_open(struct kg_session *s, const char *problem, const char *candidate, struct kg_err *e)
 {
-    int rc = open_oracle(s, problem, e);
+    int rc = open_oracle(s, problem, candidate, e);
     if (rc) return rc;
     struct torch_state *t = state(s);
     json_t *doc = describe(s, 0, NULL, NULL, e);
@@ -240,8 +255,6 @@ int kg_torch_open(struct kg_session *s, const char *problem, const char *candida
     json_decref(doc);
     if (rc) return KG_EXIT_USAGE;
     s->cand_dtype[0] = kg_contract_default_dtype(s->c);
-    torch_load(s, &s->cand[0], 1, candidate);
-    s->ncand = 1;
     return start(s, &s->cand[0], "candidate", candidate, e);
 }
 
@@ -269,7 +282,7 @@ static double list_bytes(json_t *list)
 
 int kg_torch_estimate(struct kg_session *s, const char *problem, double *in_bytes, double *out_bytes, struct kg_err *e)
 {
-    int rc = open_oracle(s, problem, e);
+    int rc = open_oracle(s, problem, NULL, e);
     if (rc) return rc;
     json_t *doc = describe_flags(s, KG_DESCRIBE_META, 0, NULL, NULL, e);
     const char *why = doc ? json_string_value(json_object_get(doc, "error")) : NULL;
@@ -287,7 +300,7 @@ static void torch_close(struct kg_session *s)
 {
     struct torch_state *t = state(s);
     if (!t) return;
-    if (t->std_sent && kg_worker_alive(&t->std.w)) kg_worker_stop(&t->std.w);
+    kg_client_stop(&t->std); /* its worker, or the one started ahead and never asked */
     free(t->kernels_ref);
     free(t);
     s->be_state = NULL;
@@ -532,9 +545,11 @@ static int standard_start(struct kg_session *s, double tol)
 {
     struct torch_state *t = state(s);
     if (t->std_sent || t->std_status || t->std_unstarted) return 0;
-    memset(&t->std, 0, sizeof t->std);
-    t->std.standard = true;
-    torch_load(s, &t->std, 2, s->c->path);
+    if (!t->std_ahead) {
+        memset(&t->std, 0, sizeof t->std);
+        t->std.standard = true;
+        torch_load(s, &t->std, 2, s->c->path);
+    }
     struct kg_reply rp;
     t->std_tol = tol;
     if (kg_client_start(s, &t->std, &rp)) {

@@ -60,6 +60,10 @@ struct kg_session_opts {
      * Off in kgate check and audit, where nothing reads them: at KernelBench's real sizes they
      * were six copies of every output (12.8 GB for a 5.4e8-element max pool). */
     bool keep_runs;
+    /* A pair whose standard test will be started beside the gates (kg_session_baseline_start):
+     * its worker is started and loads while the session opens, beside the oracle's and the
+     * candidate's, instead of after them. */
+    bool baseline_ahead;
 };
 
 void kg_session_opts_default(struct kg_session_opts *o);

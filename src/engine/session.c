@@ -115,7 +115,12 @@ static int spawn_client(struct kg_session *s, struct kg_client *cl, struct kg_wo
 
 void kg_client_spare(struct kg_session *s, struct kg_client *cl)
 {
-    if (kg_worker_alive(&cl->spare) || !cl->loaded || kg_session_interrupted(s)) return;
+    if (cl->loaded) kg_client_ahead(s, cl);
+}
+
+void kg_client_ahead(struct kg_session *s, struct kg_client *cl)
+{
+    if (kg_worker_alive(&cl->spare) || kg_session_interrupted(s)) return;
     struct kg_reply rp;
     if (spawn_client(s, cl, &cl->spare, &rp)) {
         cl->spare.pid = -1;
