@@ -76,6 +76,13 @@ fi
 import json, re, sys
 store, cuda = sys.argv[1], sys.argv[2] == "1"
 bad = 0
+
+
+def own_kernels(ok, d):
+    """For a failed decoy expectation: which kernels the decoy check took for the candidate's own."""
+    return "" if ok or not d.get("own_names") else "; own kernels: %s" % "; ".join(n[:60] for n in d["own_names"])
+
+
 for line in open(store):
     r = json.loads(line)
     src = open(r["candidate"]).read()
@@ -100,16 +107,14 @@ for line in open(store):
             r["verdict"], {k: v for k, v in st.items() if v in ("fail", "error")}, others, d.get("decoy"))
         if want == "pass decoy":
             what += " (decoy %s)" % (d.get("decoy") if d.get("checked") else "not checked here")
-        if not ok and d.get("own_names"):  # which kernels the decoy check took for its own
-            what += "; own kernels: %s" % "; ".join(n[:60] for n in d["own_names"])
+        what += own_kernels(ok, d)
     elif want == "decoy":
         d = r.get("decoy") or {}
         if not d.get("checked"):
             ok, what = True, "decoy not checkable here (%s)" % d.get("why", "?")
         else:
             ok, what = bool(d.get("decoy")), "decoy=%s" % d.get("decoy")
-            if not ok and d.get("own_names"):
-                what += "; own kernels: %s" % "; ".join(n[:60] for n in d["own_names"])
+            what += own_kernels(ok, d)
     else:
         # `fail GATE [CAUSE]`: the gate fails, and the report names one cause (one defect, one
         # report), owned by GATE, with id CAUSE where given
