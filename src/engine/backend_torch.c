@@ -654,6 +654,7 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
     if (!cl) return kg_errf(e, "the candidate's worker did not start: %s", rp->msg);
     if (kg_client_start(s, cl, rp)) return kg_errf(e, "the worker did not start: %s", rp->msg);
     int rc;
+    const double t0 = kg_now();
     for (int tries = 0;; tries++) { /* the device full under an audit: once more after a wait */
         rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
                                   s->o.interrupted_ud);
@@ -662,6 +663,7 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
         s->dev_now[candidate ? KG_DEV_KERNEL : KG_DEV_ORACLE] = rp->dev_held;
         if (rc || !kg_session_wait_device(s, rq, rp, tries)) break;
     }
+    if (s->trace) kg_session_trace_call(s, cl, rq, t0, rp); /* with its waits for a full device */
     if (rc || rp->status != KG_WS_OK) {
         /* a CUDA error can leave the process's context unusable (sticky errors): the next
          * request, e.g. limits' run just below 2^31, gets a fresh worker */

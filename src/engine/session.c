@@ -76,8 +76,8 @@ static void keep_load(struct kg_session *s, const struct kg_reply *rp)
  * when it started (seconds since the session opened), how long it took, which worker, the
  * command (a resident operation's number after it), the gate, the reply's status. The time
  * between one call's end and the next call's start is the judge's own. */
-static void trace_call(const struct kg_session *s, const struct kg_client *cl, const struct kg_req *rq, double t0,
-                       const struct kg_reply *rp)
+void kg_session_trace_call(const struct kg_session *s, const struct kg_client *cl, const struct kg_req *rq, double t0,
+                           const struct kg_reply *rp)
 {
     static const char *const name[] = {"?",        "load",   "run",      "oracle", "quit",
                                        "describe", "inputs", "standard", "sample", "resident"};
@@ -156,7 +156,7 @@ int kg_client_start(struct kg_session *s, struct kg_client *cl, struct kg_reply 
     }
     if (cl->loaded) cl->restarts++;
     s->t_compile += kg_now() - t0;
-    if (s->trace) trace_call(s, cl, &cl->load, t0, rp);
+    if (s->trace) kg_session_trace_call(s, cl, &cl->load, t0, rp);
     kg_session_note_dev_peak(s, cl, rp);
     if (rc || rp->status != KG_WS_OK) {
         if (kg_worker_alive(&cl->w)) kg_worker_stop(&cl->w);
@@ -297,7 +297,7 @@ int kg_session_call_fd(struct kg_session *s, struct kg_client *cl, struct kg_req
     for (int tries = 0;; tries++) {
         double t0 = kg_now();
         rc = kg_worker_call_until(&cl->w, rq, fd, rp, timeout, s->o.interrupted, s->o.interrupted_ud);
-        if (s->trace) trace_call(s, cl, rq, t0, rp);
+        if (s->trace) kg_session_trace_call(s, cl, rq, t0, rp);
         kg_session_note_dev_peak(s, cl, rp);
         if (rc || !kg_session_wait_device(s, rq, rp, tries)) break;
     }

@@ -241,6 +241,10 @@ void kg_client_spare(struct kg_session *s, struct kg_client *cl);
  * kg_client_start takes it. */
 void kg_client_ahead(struct kg_session *s, struct kg_client *cl);
 void kg_client_stop(struct kg_client *cl);
+/* KGATE_TRACE's line for a worker call that started at t0 and got rp (kg_session_call_fd writes
+ * its own; a backend's call made otherwise, the torch runner's samples, writes it here). */
+void kg_session_trace_call(const struct kg_session *s, const struct kg_client *cl, const struct kg_req *rq, double t0,
+                           const struct kg_reply *rp);
 
 /* Grows the candidate's / the oracle worker's shared memory to at least size bytes. */
 int kg_session_shm(struct kg_session *s, uint64_t size, struct kg_err *e);
