@@ -30,7 +30,6 @@ struct torch_state {
      * STANDARD (or not started: why, its status), the tolerance asked, when its limit ends */
     struct kg_client std;
     bool std_sent, std_unstarted; /* sent; or its worker did not start (std_status, std_why) */
-    bool std_ahead;               /* its worker started as the session opened (baseline_ahead) */
     int std_status;
     char std_why[KG_MSG_MAX];
     double std_tol, std_limit, std_sent_at, std_deadline;
@@ -231,7 +230,6 @@ static int open_oracle(struct kg_session *s, const char *problem, const char *ca
         if (s->o.baseline_ahead) {
             torch_load(s, &t->std, 2, s->c->path);
             t->std.standard = true;
-            t->std_ahead = true;
             kg_client_ahead(s, &t->std);
         }
     }
@@ -545,7 +543,7 @@ static int standard_start(struct kg_session *s, double tol)
 {
     struct torch_state *t = state(s);
     if (t->std_sent || t->std_status || t->std_unstarted) return 0;
-    if (!t->std_ahead) {
+    if (!kg_worker_alive(&t->std.spare)) { /* not started as the session opened (baseline_ahead) */
         memset(&t->std, 0, sizeof t->std);
         t->std.standard = true;
         torch_load(s, &t->std, 2, s->c->path);

@@ -236,7 +236,7 @@ void kg_session_restart(struct kg_session *s, struct kg_client *cl);
  * the next start of cl (after kg_session_restart, or a worker's death) takes it and its reply,
  * so a fresh process's start and load overlap the runs before. Stopped with the session. */
 void kg_client_spare(struct kg_session *s, struct kg_client *cl);
-/* The same for a client not started yet (cl->load made, cl->spare.pid -1): its first worker
+/* The same for a client not started yet (cl->load made, no spare): its first worker
  * loads while the judge does other work (a pair's three workers load at once as it opens), and
  * kg_client_start takes it. */
 void kg_client_ahead(struct kg_session *s, struct kg_client *cl);
