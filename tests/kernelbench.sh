@@ -28,16 +28,17 @@ ci_set="cache_data_ptr_gelu fastmath_tanh_gelu all_zeros_mean_dim hardcoded_shap
 fp16_accum_torch_mean_dim inplace_input_relu lazy_subclass_scale nan_fmax_relu no_max_softmax
 one_pass_var_layernorm ok_torch_relu ok_torch_sum_dim ok_torch_cross_entropy ok_torch_refuses_odd_relu
 fp16_cast_matmul cache_shape_gelu bf16_cast_gelu noise_gelu logsumexp_softmax cancel_tanh_gemm_swish ok_torch_kl_div"
+# listed "NAME..." FILE: the candidate FILE is one of the names
+listed() { echo "$1" | tr ' ' '\n' | grep -qx "$(basename "$2" .py)"; }
 set --
 n=0
 for c in "$kb"/candidates/*.py; do
     [ "$(field runs-on "$c")" = cpu ] || [ $gpu = 1 ] || continue
     # KGATE_KB_ONLY="NAME...": only these candidates (a failure looked at again, alone)
     if [ -n "${KGATE_KB_ONLY:-}" ]; then
-        echo "$KGATE_KB_ONLY" | tr ' ' '\n' | grep -qx "$(basename "$c" .py)" || continue
-    fi
-    if [ $gpu = 0 ] && [ "${KGATE_KB_SET:-ci}" != all ] && [ -z "${KGATE_KB_ONLY:-}" ]; then
-        echo "$ci_set" | tr ' ' '\n' | grep -qx "$(basename "$c" .py)" || continue
+        listed "$KGATE_KB_ONLY" "$c" || continue
+    elif [ $gpu = 0 ] && [ "${KGATE_KB_SET:-ci}" != all ]; then
+        listed "$ci_set" "$c" || continue
     fi
     set -- "$@" --pair "$kb/$(field kgate-problem "$c"):$c"
     n=$((n + 1))
