@@ -654,7 +654,7 @@ static int sample(struct kg_session *s, bool candidate, const struct kg_case *k,
     int rc;
     const double t0 = kg_now();
     for (int tries = 0;; tries++) { /* the device full under an audit: once more after a wait */
-        rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, 120, s->o.interrupted,
+        rc = kg_worker_call_until(&cl->w, rq, candidate ? s->shm.fd : s->oshm.fd, rp, KG_SAMPLE_LIMIT, s->o.interrupted,
                                   s->o.interrupted_ud);
         /* what it holds now (a full device's room), not in the record's most held: a sample past
          * 2^31 elements is a transient of its own, taken in turns (limits) */

@@ -128,6 +128,14 @@ bool kg_session_can(const struct kg_session *s, enum kg_cap cap);
  * or not at all, since two runs of a racy kernel that happen to agree prove nothing. */
 void kg_session_note_nondeterministic(struct kg_session *s);
 bool kg_session_nondeterministic(const struct kg_session *s);
+/* The seconds the candidate would take at a case whose largest tensor has elems elements, from
+ * its runs so far: the fastest run at the largest case it has run (the nominal one, mostly),
+ * scaled by elements (a constant grown as the limits gate grows one: the work grows with it, or
+ * faster); 0 when nothing was measured. */
+double kg_session_projected_seconds(const struct kg_session *s, int64_t elems);
+/* The seconds a worker has for one SAMPLE (the limits gate's case past 2^31 elements). */
+#define KG_SAMPLE_LIMIT 120.0
+
 /* Whether a gate of this session already failed with diagnosed cause c (e.g. limits asks whether
  * bounds saw writes past the outputs before it blames a crash at 2^31 elements on int32 indexing). */
 bool kg_session_saw_cause(const struct kg_session *s, enum kg_cause c);

@@ -428,6 +428,11 @@ int kg_session_late_writes(const struct kg_session *s)
     return s->late_writes;
 }
 
+double kg_session_projected_seconds(const struct kg_session *s, int64_t elems)
+{
+    return s->run_elems > 0 ? s->run_secs * ((double)elems / (double)s->run_elems) : 0;
+}
+
 bool kg_session_saw_cause(const struct kg_session *s, enum kg_cause c)
 {
     return c > KG_CAUSE_GATE && c < KG_NCAUSES && (s->causes_seen >> c & 1u);

@@ -138,6 +138,10 @@ struct kg_session {
      * the last reply of each role said it held (dev_now: a full device's room, kg_session_wait_full) */
     uint64_t dev_peak[KG_DEV_ROLES], dev_held[KG_DEV_ROLES], dev_now[KG_DEV_ROLES];
     int nruns;
+    /* the largest case the candidate ran (its largest tensor's elements) and its fastest run
+     * there, in seconds (kg_session_projected_seconds) */
+    int64_t run_elems;
+    double run_secs;
     /* a GPU run that timed out and then finished in a fresh worker (kg_exec): where, and the
      * rerun's seconds; the gate's verdict says so (kg_session_run_gate) */
     int nstalls;
