@@ -1504,10 +1504,13 @@ class Runs:
                 start.record()
             with torch.no_grad(), (no_tf32(torch) if r.flags & RUN_NO_TF32 else contextlib.nullcontext()):
                 result = model(*args)
-            if cuda:
+            if cuda and not sync:
                 end.record()
             if sync:
                 torch.cuda.synchronize()
+                # after every stream's work: a candidate's work on streams of its own is timed too
+                # (its pace, kg_session_projected_seconds: 10 ms blocks on a side stream read 10 us)
+                end.record()
             # the call's launches alone: what kgate does with the outputs after it (their digests,
             # conversions, the late-write and canary checks) launches kernels that are not the
             # candidate's (the decoy check found 8 of a torch.mul's 9 "its own": seen on the H100)
