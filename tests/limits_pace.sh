@@ -1,6 +1,6 @@
 #!/bin/sh
 # limits_pace.sh: the limits gate's case past 2^31 elements is skipped at once, saying why, where
-# the candidate's own pace at the nominal size projects it past what a sample may take
+# the candidate's own pace at the nominal size projects it past half of what a sample may take
 # (KG_SAMPLE_LIMIT, 120 s): ok_cuda_slow_scale's blocks each wait 5 ms, so its nominal run of 256
 # blocks takes ~5 ms and the case of 2^31 elements, 32768 times the nominal, projects to ~160 s
 # (it would run ~40 s on an H200, holding the GPU's turn at that size for every other check, and
