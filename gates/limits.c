@@ -56,15 +56,6 @@ static const char *launch_problem(const struct kg_case *k, const struct kg_dev_i
 #define BIG           ((int64_t)1 << 31)
 #define MAX_BIG_BYTES ((int64_t)24 << 30) /* a GPU shared by several checks keeps room for the others */
 
-/* The most elements of any tensor of k. */
-static int64_t max_numel(const struct kg_case *k)
-{
-    int64_t m = 0;
-    for (int i = 0; i < k->c->nargs; i++)
-        if (k->c->args[i].kind == KG_ARG_TENSOR && k->numel[i] > m) m = k->numel[i];
-    return m;
-}
-
 /* The fewest elements of any output of k (the sampled positions must exist in each). */
 static int64_t min_out_numel(const struct kg_case *k)
 {
@@ -102,7 +93,7 @@ static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *bes
         for (int it = 0; it < 40 && !ok; it++) {
             v[sym] = hi;
             if (kg_case_init(&k, c, v, dt, opt->seed, KG_DIST_NORMAL, &e)) break;
-            if (max_numel(&k) >= want)
+            if (kg_case_max_numel(&k) >= want)
                 ok = true;
             else {
                 lo = hi;
@@ -112,7 +103,7 @@ static bool big_case(struct kg_session *s, enum kg_dtype dt, struct kg_case *bes
         if (!ok) continue;
         while (hi - lo > 1) {
             v[sym] = lo + (hi - lo) / 2;
-            if (kg_case_init(&k, c, v, dt, opt->seed, KG_DIST_NORMAL, &e) == 0 && max_numel(&k) >= want)
+            if (kg_case_init(&k, c, v, dt, opt->seed, KG_DIST_NORMAL, &e) == 0 && kg_case_max_numel(&k) >= want)
                 hi = v[sym];
             else
                 lo = v[sym];
@@ -178,13 +169,13 @@ static int runs_below(struct kg_session *s, const struct kg_case *k, int nout, c
     struct kg_err e;
     while (hi - lo > 1) { /* the largest value at or under want */
         v[sym] = lo + (hi - lo) / 2;
-        if (kg_case_init(&kb, c, v, k->dtype, k->seed, k->dist, &e) == 0 && max_numel(&kb) <= want)
+        if (kg_case_init(&kb, c, v, k->dtype, k->seed, k->dist, &e) == 0 && kg_case_max_numel(&kb) <= want)
             lo = v[sym];
         else
             hi = v[sym];
     }
     v[sym] = lo;
-    if (kg_case_init(&kb, c, v, k->dtype, k->seed, k->dist, &e) || max_numel(&kb) < want / 2) return -1;
+    if (kg_case_init(&kb, c, v, k->dtype, k->seed, k->dist, &e) || kg_case_max_numel(&kb) < want / 2) return -1;
     kg_case_shape_str(&kb, shape, nshape);
     int64_t *idx = malloc((256 + 4096 + 1024 + 2048) * sizeof *idx);
     int n = idx ? sample_indices(min_out_numel(&kb), k->seed, idx) : 0;
@@ -219,7 +210,7 @@ static void run_sampled(struct kg_session *s, struct kg_verdict *v)
     char sh[KG_SHAPE_STR_MAX], id[KG_CASE_ID_MAX];
     kg_case_shape_str(&k, sh, sizeof sh);
     kg_case_id(&k, id, sizeof id);
-    int64_t big = max_numel(&k), bytes = total_bytes(&k);
+    int64_t big = kg_case_max_numel(&k), bytes = total_bytes(&k);
     v->extra = json_pack("{s:s,s:I,s:I}", "case", id, "elements", (json_int_t)big, "bytes", (json_int_t)bytes);
     if (bytes > MAX_BIG_BYTES) {
         kg_verdict_set(v, KG_SKIP, "the smallest case past 2^31 elements (%s) needs %.1f GB of tensors", sh,

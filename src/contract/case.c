@@ -87,6 +87,14 @@ int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *
     return 0;
 }
 
+int64_t kg_case_max_numel(const struct kg_case *k)
+{
+    int64_t m = 0;
+    for (int i = 0; i < k->c->nargs; i++)
+        if (k->c->args[i].kind == KG_ARG_TENSOR && k->numel[i] > m) m = k->numel[i];
+    return m;
+}
+
 void kg_case_shape_str(const struct kg_case *k, char *buf, size_t n)
 {
     size_t len = 0;

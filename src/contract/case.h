@@ -44,6 +44,9 @@ int kg_case_init(struct kg_case *k, const struct kg_contract *c, const int64_t *
 #define KG_SHAPE_STR_MAX 512
 #define KG_CASE_ID_MAX   640
 
+/* The most elements of any tensor argument of k. */
+int64_t kg_case_max_numel(const struct kg_case *k);
+
 /* "M=512,N=1000" */
 void kg_case_shape_str(const struct kg_case *k, char *buf, size_t n);
 /* "M=512,N=1000 dtype=f32 seed=1 dist=normal" */

@@ -345,9 +345,7 @@ int kg_exec(struct kg_session *s, const struct kg_case *k, const struct kg_input
     x->code = rp.code;
     x->seconds = rp.seconds;
     if (rp.status == KG_WS_OK && rp.seconds > 0) { /* the fastest run at the largest case, for projections */
-        int64_t elems = 0;
-        for (int i = 0; i < k->c->nargs; i++)
-            if (k->c->args[i].kind == KG_ARG_TENSOR && k->numel[i] > elems) elems = k->numel[i];
+        const int64_t elems = kg_case_max_numel(k);
         if (elems > s->run_elems || (elems == s->run_elems && rp.seconds < s->run_secs)) {
             s->run_elems = elems;
             s->run_secs = rp.seconds;
