@@ -9,11 +9,7 @@
 # torch: limits needs a GPU).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
-need_torch_python
-"$py" -c "import torch,sys; sys.exit(not torch.cuda.is_available())" || {
-    echo "SKIP: no CUDA device for torch"
-    exit 77
-}
+need_cuda_torch
 t=${TMPDIR:-/tmp}/kgate-limits-pace-$$
 mkdir -p "$t"
 trap 'rm -rf "$t"' EXIT

@@ -8,11 +8,7 @@
 # caching allocator (77 without a CUDA torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
-need_torch_python
-"$py" -c "import torch,sys; sys.exit(not torch.cuda.is_available())" || {
-    echo "SKIP: no CUDA device for torch"
-    exit 77
-}
+need_cuda_torch
 t=${TMPDIR:-/tmp}/kgate-oracle-held-$$
 mkdir -p "$t"
 trap 'rm -rf "$t"' EXIT
