@@ -16,7 +16,7 @@
  *       gdn/tc_emu_check.cc oracle.o -o tc_emu_check
  *   ./tc_emu_check [quick | big] [bwd] [gdn] [hash]   (tests/tc_emu.sh runs all but big in `make check`;
  *   big adds the GPU test's B=2 T=1000 H=4 K=V=128; bwd runs the backward cases alone; gdn keeps of
- *   the backward cases GDN's alone (gdn/chunk_bwd_gdn_tc.cuh); hash prints, per
+ *   the backward cases GDN's alone (gdn/chunk_bwd_gdn_tc.cuh), kda KDA's (gdn/chunk_bwd_kda_tc.cuh); hash prints, per
  *   case, a hash of every output and the workspace, so that two builds of the kernels -- a change of
  *   shared-memory layout, of launch bounds -- can be shown bit for bit equal: diff the two logs'
  *   hash lines) */
@@ -36,6 +36,7 @@
 #include "chunk_bwd_tc.cuh"
 #include "chunk_bwd_gla_tc.cuh"
 #include "chunk_bwd_gdn_tc.cuh"
+#include "chunk_bwd_kda_tc.cuh"
 
 extern "C" {
 #include "oracle.h"
@@ -46,6 +47,7 @@ static const double BAR_BF16 = 0.0033, BAR_F32 = 1e-5;
 static int g_fail;
 static bool g_hash;     /* the `hash` argument */
 static bool g_gdn_only; /* the `gdn` argument: of the backward cases, GDN's alone */
+static bool g_kda_only; /* the `kda` argument: of the backward cases, KDA's alone */
 
 /* FNV-1a over the bytes of the buffers' data (not their guards), for g_hash: a case's outputs
  * (and workspace) as one 64-bit value that two builds can compare */
@@ -821,16 +823,70 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
         });
 }
 
+/* gdn/libgdn_tc.cu's tc_run_bwd_kda (KDA, either dtype), on the emulation; ws laid out by
+ * tc_kda_bwd_layout */
+template <int K>
+static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k, const void *v, const void *beta,
+                        const float *g, const float *S0, const void *dO, const float *dST, void *dq, void *dk, void *dv,
+                        float *dg, float *db, float *dS0, void *wsp)
+{
+    const int NT = (c.T + TC_C - 1) / TC_C, BH = c.B * c.H;
+    const tc_kda_bws l = tc_kda_bwd_layout(c.bf16, BH, c.T, K, c.V);
+    unsigned char *ws = (unsigned char *)wsp;
+    const float *x[5] = {(const float *)q, (const float *)k, (const float *)v, (const float *)beta, (const float *)dO};
+    if (c.bf16 && NT > 0) {
+        const long long rows = (long long)BH * c.T;
+        const void *src[5] = {q, k, v, beta, dO};
+        const unsigned long long at[5] = {l.q, l.k, l.v, l.beta, l.dO};
+        const long long len[5] = {rows * K, rows * K, rows * c.V, rows, rows * c.V};
+        for (int i = 0; i < 5; i++) {
+            tc_emu_launch(dim3(4), dim3(256), 0,
+                          [&] { tc_kda_widen((const __nv_bfloat16 *)src[i], (float *)(ws + at[i]), len[i]); });
+            x[i] = (const float *)(ws + at[i]);
+        }
+    }
+    float *W = (float *)(ws + l.g.f.w), *U0 = (float *)(ws + l.g.f.u0), *hs = (float *)(ws + l.g.f.hs);
+    float *u = (float *)(ws + l.g.f.u), *dh = (float *)(ws + l.g.dh), *du = (float *)(ws + l.g.du);
+    float *dqh = (float *)(ws + l.g.dqh), *dks = (float *)(ws + l.g.dks), *hdh = (float *)(ws + l.g.hdh);
+    const dim3 grid_c((unsigned)NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
+    if (NT > 0) {
+        tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K, true),
+                      [&] { tc_gdn_prep_f32<K, true>(x[1], x[2], x[3], g, W, U0, c.T, c.H, c.V, NT); });
+        tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K, true),
+                      [&] { tc_gdn_state_f32<K, true>(x[1], g, S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, NT); });
+        tc_emu_launch(grid_c, dim3(256), tc_kda_bdu_f32_smem(),
+                      [&] { tc_kda_bdu_f32(x[0], x[1], g, x[4], du, c.T, c.H, K, c.V, scale); });
+    }
+    tc_emu_launch(grid_s, dim3(256), tc_kda_bscan_f32_smem(K),
+                  [&] { tc_kda_bscan_f32<K>(x[0], x[1], g, x[4], dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
+    if (NT == 0) return;
+    const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
+    tc_emu_launch(grid_h, dim3(256), tc_kda_bdh_f32_smem(),
+                  [&] { tc_kda_bdh_f32(g, x[4], hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
+    typedef __nv_bfloat16 bf;
+    if (c.bf16)
+        tc_emu_launch(grid_c, dim3(256), tc_kda_bwy_f32_smem(K), [&] {
+            tc_kda_bwy_f32<K, bf>(x[0], x[1], x[2], x[3], g, x[4], u, du, W, dqh, dks, hdh, (bf *)dq, (bf *)dk,
+                                  (bf *)dv, dg, db, c.T, c.H, c.V, NT, scale);
+        });
+    else
+        tc_emu_launch(grid_c, dim3(256), tc_kda_bwy_f32_smem(K), [&] {
+            tc_kda_bwy_f32<K, float>(x[0], x[1], x[2], x[3], g, x[4], u, du, W, dqh, dks, hdh, (float *)dq, (float *)dk,
+                                     (float *)dv, dg, db, c.T, c.H, c.V, NT, scale);
+        });
+}
+
 /* The backward of one configuration (c.state: S0 and dST both given) against the oracle's
  * gradients, at the bf16 bar; two runs in opposite thread orders must agree bit for bit, every
  * output starts as NaN and keeps its guards. */
 static void run_bwd_cfg(const Cfg &c)
 {
     const auto t_start = std::chrono::steady_clock::now();
-    const bool delta = c.f == GDN_GDN, gated = c.f == GDN_SSD || c.f == GDN_GLA || delta, bf = c.bf16,
+    const bool kda = c.f == GDN_KDA, delta = c.f == GDN_GDN || kda, gated = c.f != GDN_LINEAR, bf = c.bf16,
                pc = c.f == GDN_GLA;
     const size_t es = bf ? 2 : 4;
-    const size_t rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V, ng = pc ? rows * c.K : rows;
+    const size_t rows = (size_t)c.B * c.T * c.H, nS = (size_t)c.B * c.H * c.K * c.V;
+    const size_t ng = (pc || kda) ? rows * c.K : rows;
     uint64_t s = 0x5b0000u + (uint64_t)c.f * 1000 + (uint64_t)c.T * 7 + (uint64_t)c.K * 3 + (uint64_t)c.V;
     Buf q, k, v, g, S0, dO, dST, bt;
     q.init(rows * c.K, es, 0xff, 0), k.init(rows * c.K, es, 0xff, 0), v.init(rows * c.V, es, 0xff, 0);
@@ -868,13 +924,22 @@ static void run_bwd_cfg(const Cfg &c)
         dq[r].init(rows * c.K, es, 0xa5, 0xff), dk[r].init(rows * c.K, es, 0xa5, 0xff);
         dv[r].init(rows * c.V, es, 0xa5, 0xff), dg[r].init(ng, 4, 0xa5, 0xff), dS0[r].init(nS, 4, 0xa5, 0xff);
         db[r].init(rows, 4, 0xa5, 0xff);
-        ws[r].init(delta ? (size_t)tc_gdn_bwd_layout(bf, (long long)c.B * c.H, c.T, c.K, c.V).total / 4
-                         : (size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, pc).total,
+        ws[r].init(kda     ? (size_t)tc_kda_bwd_layout(bf, (long long)c.B * c.H, c.T, c.K, c.V).total / 4
+                   : delta ? (size_t)tc_gdn_bwd_layout(bf, (long long)c.B * c.H, c.T, c.K, c.V).total / 4
+                           : (size_t)tc_bwd_layout((long long)c.B * c.H, c.T, c.K, c.V, pc).total,
                    4, 0xa5, 0xff);
         tc_emu_reverse = r == 1;
         const float *gp = gated ? (const float *)g.p() : nullptr, *S0p = c.state ? (const float *)S0.p() : nullptr;
         const float *dSTp = c.state ? (const float *)dST.p() : nullptr;
-        if (delta) {
+        if (kda) {
+            auto run = [&](auto kk) {
+                emu_bwd_kda<decltype(kk)::value>(c, scale, q.p(), k.p(), v.p(), bt.p(), gp, S0p, dO.p(), dSTp,
+                                                 dq[r].p(), dk[r].p(), dv[r].p(), (float *)dg[r].p(),
+                                                 (float *)db[r].p(), (float *)dS0[r].p(), ws[r].p());
+            };
+            if (c.K == 64) run(std::integral_constant<int, 64>());
+            if (c.K == 128) run(std::integral_constant<int, 128>());
+        } else if (delta) {
             auto run = [&](auto kk) {
                 emu_bwd_gdn<decltype(kk)::value>(c, scale, q.p(), k.p(), v.p(), bt.p(), gp, S0p, dO.p(), dSTp,
                                                  dq[r].p(), dk[r].p(), dv[r].p(), (float *)dg[r].p(),
@@ -1001,7 +1066,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         quick = quick || !strcmp(argv[i], "quick"), big = big || !strcmp(argv[i], "big"),
         bwd_only = bwd_only || !strcmp(argv[i], "bwd"), g_hash = g_hash || !strcmp(argv[i], "hash"),
-        g_gdn_only = g_gdn_only || !strcmp(argv[i], "gdn");
+        g_gdn_only = g_gdn_only || !strcmp(argv[i], "gdn"), g_kda_only = g_kda_only || !strcmp(argv[i], "kda");
     check_bf16();
     check_mma();
     check_ldmatrix();
@@ -1100,8 +1165,25 @@ int main(int argc, char **argv)
         bw.push_back({GDN_GDN, bf, 1, 65, 1, 256, 128, true});
         bw.push_back({GDN_GDN, bf, 1, 70, 1, 128, 256, false});
     }
+    /* KDA (K <= 128): T in {0, 1, 63, 64, 65, 70, 130}, K, V in {64, 128} both ways, V = 256, with
+     * and without S0 */
+    for (int b = 1; b >= 0; b--) {
+        const bool bf = b;
+        if (big) bw.push_back({GDN_KDA, bf, 2, 1000, 4, 128, 128, true});
+        bw.push_back({GDN_KDA, bf, 2, 65, 2, 64, 64, true});
+        bw.push_back({GDN_KDA, bf, 1, 0, 1, 64, 128, true});
+        bw.push_back({GDN_KDA, bf, 1, 130, 1, 128, 64, false});
+        if (quick || big) continue;
+        for (int T : {1, 63, 64}) bw.push_back({GDN_KDA, bf, 1, T, 1, 64, 128, T != 63});
+        bw.push_back({GDN_KDA, bf, 1, 70, 2, 64, 64, true});
+        bw.push_back({GDN_KDA, bf, 1, 130, 1, 128, 128, true});
+        bw.push_back({GDN_KDA, bf, 1, 65, 1, 128, 256, true});
+        bw.push_back({GDN_KDA, bf, 1, 70, 1, 64, 256, false});
+    }
     if (g_gdn_only)
         bw.erase(std::remove_if(bw.begin(), bw.end(), [](const Cfg &c) { return c.f != GDN_GDN; }), bw.end());
+    if (g_kda_only)
+        bw.erase(std::remove_if(bw.begin(), bw.end(), [](const Cfg &c) { return c.f != GDN_KDA; }), bw.end());
     for (const Cfg &c : bw) run_bwd_cfg(c);
     for (gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
         for (int bf = 1; bf >= 0 && !bwd_only; bf--)

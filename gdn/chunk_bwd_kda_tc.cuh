@@ -1,0 +1,576 @@
+/* chunk_bwd_kda_tc.cuh: the chunk-parallel backward of KDA (the gated delta rule with a log gate
+ * per key channel, g [B,T,H,K], and one beta per (b, t, h)); a first version, every pass on CUDA
+ * cores in exact fp32 (no TF32), for correctness and determinism first; tensor cores are the next
+ * step. K <= 128 (the chunk's gates of every channel sit in shared memory, as in KDA's forward).
+ * bf16 inputs: tc_kda_widen copies q, k, v, beta, dO into fp32 workspace copies, the fp32 passes
+ * run on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
+ * gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_KDA); runs on the host through gdn/tc_emu.h with
+ * TC_HOST_EMU (gdn/tc_emu_check.cc). Emulated and compiled with ptxas only: never run on a GPU
+ * yet (see gdn/README.md).
+ *
+ * The math is gdn/chunk_host_impl.h's stages 6-10 with per-channel gates, in
+ * chunk_bwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_ic the chunk-local
+ * inclusive cumsum of channel c, e_ic = exp(G_ic), E_ijc = exp(G_ic - G_jc) (j <= i), H the state
+ * entering the chunk and H' = dL/dH_{n+1}; M_ij = sum_c k_ic k_jc E_ijc, A_ij = beta_i M_ij (j <
+ * i), T = (I + A)^{-1}, W = T Diag(beta) (K * e), U0 = T Diag(beta) V, u = U0 - W H. Backward:
+ *   du_j = scale sum_{i >= j} P_ij dO_i + (k_j * exp(G_{L-1} - G_j))^T H',  P_ij = sum_c q_ic k_jc E_ijc
+ *   dH   = Diag(e_{L-1}) H' + scale sum_i (q_i * e_i) dO_i^T - W^T du
+ * With dP_ij = scale dO_i . u_j (j <= i; no decay: it sits per channel in E) and dM_ij = beta_i
+ * dTm_ij (j < i), dTm = -T^T dA T^T strictly below the diagonal, dA = du (Diag(beta) V)^T + dW
+ * (Diag(beta) (K * e))^T on and below it, dW = -du H^T, dBk = T^T dW:
+ *   dq_ic = scale e_ic (H dO_i)_c + sum_{j <= i} dP_ij k_jc E_ijc
+ *   dk_ic = exp(G_{L-1,c} - G_ic) (H' u_i)_c + sum_{m >= i} dP_mi q_mc E_mic + beta_i e_ic dBk_ic
+ *           + sum_{j < i} dM_ij k_jc E_ijc + sum_{m > i} dM_mi k_mc E_mic
+ *   dv_j = beta_j (T^T du)_j,  db_i = (T^T du)_i . v_i + sum_c e_ic k_ic dBk_ic + sum_{j<i} dTm_ij M_ij
+ * and the gradient of G_ic collects every exp(+-G) per element, the y terms of stage 8 and 9
+ * reducing to products of an input with its own gradient's parts:
+ *   dG_ic = q_ic dq_ic - k_ic (dks_ic + dkP_ic) + beta_i e_ic k_ic dBk_ic + k_ic (dkMrow_ic - dkMcol_ic)
+ * (dks: the state term of dk, dkP the sum over dP, dkMrow / dkMcol the sums over j < i / m > i),
+ * and at i = L-1 also z_c = sum_j k_jc dks_jc + e_{L-1,c} (H . H')_c, which carries every later
+ * step's dependence on the chunk's gates; dg is the reverse cumsum of dG within the chunk, per
+ * channel (chunk_bwd_gla_tc.cuh's argument: the cancellation of q dq - k dk stays within 64
+ * steps). Six launches (seven with bf16's widening):
+ *   1, 2. the forward's tc_gdn_prep_f32<K, true> and tc_gdn_state_f32<K, true> (W, U0, H of
+ *      every chunk, u);
+ *   3. tc_kda_bdu_f32, one CTA per (chunk, b, h): du's local term, P summed term by term;
+ *   4. tc_kda_bscan_f32<K>, one CTA per (64-column V tile, b, h) walking the chunks backwards:
+ *      H' into dh, du += the state term, dS0;
+ *   5. tc_kda_bdh_f32, one CTA per (64-row K tile, chunk, b, h): dqh, dks, dW = -du H^T (over W)
+ *      and the per-channel (H . H')_c (hdh: a K-vector per chunk, summed in a fixed order);
+ *   6. tc_kda_bwy_f32<K, TO>, one CTA per (chunk, b, h): M and T again, dP, dA, dTm, then dq, dk,
+ *      dv, db, dG and dg (the per-channel reverse cumsum, last row with z).
+ * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk: rows
+ * >= L are zeros (beta 0) and never written. Every sum over steps runs over its causal range
+ * only, so the NaN positions are those of the chunked algorithm (not yet compared position by
+ * position). Supported: K in {64, 128}, V in {64, 128, 256}. */
+#ifndef GDN_CHUNK_BWD_KDA_TC_CUH
+#define GDN_CHUNK_BWD_KDA_TC_CUH
+
+#include "chunk_bwd_gdn_tc.cuh"
+
+// ---- the workspace ------------------------------------------------------------------------------
+
+/* Byte offsets of KDA's backward workspace: GDN's (tc_gdn_bwd_layout, fp32) with hdh a K-vector
+ * per chunk ([BH][NT][K]), then for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
+ * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
+struct tc_kda_bws {
+    tc_gdn_bws g;
+    unsigned long long q, k, v, dO, beta, total;
+};
+
+__host__ __device__ inline tc_kda_bws tc_kda_bwd_layout(bool bf16, long long BH, long long T, int K, int V)
+{
+    const unsigned long long nt = (unsigned long long)((T + TC_C - 1) / TC_C), bh = (unsigned long long)BH;
+    const unsigned long long rows = bh * (unsigned long long)T;
+    auto up = [](unsigned long long x) { return (x + 15) / 16 * 16; };
+    tc_kda_bws l;
+    l.g = tc_gdn_bwd_layout(false, BH, T, K, V);
+    l.g.total = up(l.g.hdh + bh * nt * K * 4);
+    l.q = l.g.total;
+    l.k = l.q + (bf16 ? rows * K * 4 : 0);
+    l.v = l.k + (bf16 ? rows * K * 4 : 0);
+    l.dO = l.v + (bf16 ? rows * V * 4 : 0);
+    l.beta = l.dO + (bf16 ? rows * V * 4 : 0);
+    l.total = up(l.beta + (bf16 ? rows * 4 : 0));
+    return l;
+}
+
+/* bf16 inputs: n elements of x widened to fp32 (exact) into y; grid-stride, any grid */
+__global__ void tc_kda_widen(const __nv_bfloat16 *x, float *y, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = __bfloat162float(x[i]);
+}
+
+// ---- pass 3: du's local term --------------------------------------------------------------------
+
+/* Dynamic shared memory of tc_kda_bdu_f32: q, k tiles (then dO), P, the gates of a 64-channel tile
+ * [64][65] */
+__host__ __device__ constexpr unsigned tc_kda_bdu_f32_smem()
+{
+    return (unsigned)(4 * 4 * TC_C * TC_F32P);
+}
+
+/* grid (NT, B*H), 256 threads; thread (tx, ty) = (tid % 16, tid / 16) owns rows ty + 16r and
+ * columns tx + 16c of each 64 x 64 tile. P_ij = scale sum_c q_ic k_jc E_ijc for j <= i < L (term
+ * by term, channels in increasing order, 64 at a time with their gates), then du_j = sum_{i =
+ * j}^{L-1} P_ij dO_i into du [B,T,H,V] (rows j < L). */
+__global__ void TC_BOUNDS(256, tc_kda_bdu_f32_smem())
+    tc_kda_bdu_f32(const float *q, const float *k, const float *g, const float *dO, float *du, int T, int H, int K,
+                   int V, float scale)
+{
+    constexpr int P = TC_F32P;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sX = reinterpret_cast<float *>(tc_smem), *sY = sX + TC_C * P, *sP = sY + TC_C * P, *sG = sP + TC_C * P;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    float p[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) p[r][c] = 0.f;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, (long long)H * K, L, sX);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, (long long)H * K, L, sY);
+        tc_gla_cumsum(g, row0 * H + h, H, K, c0, TC_C, L, sG, P); /* synchronises: the tiles too */
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int i = ty + 16 * r, j = tx + 16 * c;
+                if (j <= i && i < L)
+                    for (int kk = 0; kk < TC_C; kk++)
+                        p[r][c] = fmaf(sX[i * P + kk] * sY[j * P + kk], expf(sG[i * P + kk] - sG[j * P + kk]), p[r][c]);
+            }
+        __syncthreads(); /* the tiles and gates are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            sP[i * P + j] = (j <= i && i < L) ? scale * p[r][c] : 0.f;
+        }
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        tc_gdn_tile(dO + (row0 * H + h) * V + c0, (long long)H * V, L, sX);
+        __syncthreads(); /* sP (the first time) and the dO tile complete */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int j = ty + 16 * r;
+            if (j >= L) continue;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = 0.f;
+                for (int i = j; i < L; i++) x = fmaf(sP[i * P + j], sX[i * P + tx + 16 * c], x);
+                du[((row0 + j) * H + h) * V + c0 + tx + 16 * c] = x;
+            }
+        }
+        __syncthreads(); /* the dO tile is rewritten next */
+    }
+}
+
+// ---- pass 4: the reverse state scan -------------------------------------------------------------
+
+/* Dynamic shared memory of tc_kda_bscan_f32<K>: dH [K][65], the decayed keys, then q scale e,
+ * then W [64][K+1], dO and du tiles [64][65], G [64][K+1]. */
+__host__ __device__ constexpr unsigned tc_kda_bscan_f32_smem(int K)
+{
+    return (unsigned)(4 * (K * TC_F32P + 2 * TC_C * (K + 1) + 2 * TC_C * TC_F32P));
+}
+
+/* grid (V/64, B*H), 256 threads; tc_gdn_bscan_f32<K> with a gate per key channel: thread (tx, ty)
+ * owns state rows ty + 16r (r < K/16) and columns tx + 16c (c < 4) of this V tile, and rows ty +
+ * 16r (r < 4), the same columns, of du. Starting from dST (or 0), for n = NT-1 .. 0: H' into dh
+ * [BH][NT][K][V]; du_j += (k_j * exp(G_{L-1} - G_j))^T H' (one thread reads and writes each
+ * element); dH = Diag(e_{L-1}) H' + scale sum_i (q_i * e_i) dO_i^T - sum_i W_i du_i^T, each sum
+ * over i < L in increasing i. Finally dS0 = dH (when given). W as the fp32 forward left it. */
+template <int K>
+__global__ void TC_BOUNDS(256, tc_kda_bscan_f32_smem(K))
+    tc_kda_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
+                     const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
+{
+    constexpr int LD = K + 1, R = K / 16;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sH = reinterpret_cast<float *>(tc_smem);
+    float *sX = sH + K * TC_F32P, *sO = sX + TC_C * LD, *sU = sO + TC_C * TC_F32P, *sG = sU + TC_C * TC_F32P;
+    const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    float S[R][4];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            S[r][c] = dST ? dST[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
+    for (int it = 0; it < NT; it++) {
+        const int n = NT - 1 - it, t0 = n * TC_C, L = min(TC_C, T - t0);
+        const long long row0 = (long long)b * T + t0;
+        float *dst = dh + (((long long)bh * NT + n) * K) * V + vt * TC_C;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                sH[(ty + 16 * r) * TC_F32P + tx + 16 * c] = S[r][c];
+                dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
+            }
+        tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises: sH complete */
+        const float *gl = sG + (L - 1) * LD;
+        for (int idx = tid; idx < TC_C * K; idx += 256) {
+            const int j = idx / K, c = idx % K;
+            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(gl[c] - sG[j * LD + c]) : 0.f;
+        }
+        tc_gdn_tile(dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sO);
+        __syncthreads();
+        /* du = local term + (decayed K) H' */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float x = 0.f;
+                if (i < L) {
+                    float d = 0.f;
+                    for (int kk = 0; kk < K; kk++) d = fmaf(sX[i * LD + kk], sH[kk * TC_F32P + vv], d);
+                    float *p = du + ((row0 + i) * H + h) * V + vt * TC_C + vv;
+                    x = *p + d;
+                    *p = x;
+                }
+                sU[i * TC_F32P + vv] = x;
+            }
+        }
+        __syncthreads(); /* sX becomes q scale e */
+        for (int idx = tid; idx < TC_C * K; idx += 256) {
+            const int j = idx / K, c = idx % K;
+            sX[j * LD + c] = j < L ? q[((row0 + j) * H + h) * K + c] * (scale * expf(sG[j * LD + c])) : 0.f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const float decay = expf(gl[ty + 16 * r]);
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = S[r][c] * decay;
+                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sO[j * TC_F32P + tx + 16 * c], x);
+                S[r][c] = x;
+            }
+        }
+        __syncthreads(); /* sX becomes W */
+        {
+            const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
+            for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float x = 0.f;
+                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sU[j * TC_F32P + tx + 16 * c], x);
+                S[r][c] -= x;
+            }
+        __syncthreads(); /* sH, sX, sO, sU, sG are rewritten by the next chunk */
+    }
+    if (dS0) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) dS0[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
+    }
+}
+
+// ---- pass 5: the products with H and H' ---------------------------------------------------------
+
+/* Dynamic shared memory of tc_kda_bdh_f32: H, H' [64][65] (rows: key channels), dO, du, u
+ * [64][65] (rows: steps), the gates of this K tile [64][65], the row sums [64][17] and [64]. */
+__host__ __device__ constexpr unsigned tc_kda_bdh_f32_smem()
+{
+    return (unsigned)(4 * (6 * TC_C * TC_F32P + TC_C * 17 + TC_C));
+}
+
+/* grid (K/64, NT, B*H), 256 threads; tc_gdn_bdh_f32 with a gate per key channel: thread (tx, ty)
+ * owns rows i = ty + 16r (steps) and key channels c = kt 64 + tx + 16cc of the outputs, summed
+ * over all V in increasing column order,
+ *   dqh_ic = scale e_ic (H dO_i)_c,   dks_ic = exp(G_{L-1,c} - G_ic) (H' u_i)_c   ([B,T,H,K], i < L),
+ *   dW_ic  = -(H du_i)_c (wsW's chunk block, every row: du is 0 past L),
+ * and hdh[bh][n][c] = (H . H')_c, the sum over V of channel c's row (each thread its columns in
+ * order, the 16 partials of a row in thread order). */
+__global__ void TC_BOUNDS(256, tc_kda_bdh_f32_smem())
+    tc_kda_bdh_f32(const float *g, const float *dO, const float *hs, const float *dh, const float *u, const float *du,
+                   float *wsW, float *dqh, float *dks, float *hdh, int T, int H, int K, int V, int NT, float scale)
+{
+    constexpr int P = TC_F32P;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sH = reinterpret_cast<float *>(tc_smem), *sD = sH + TC_C * P, *sO = sD + TC_C * P;
+    float *sDU = sO + TC_C * P, *sU = sDU + TC_C * P, *sG = sU + TC_C * P, *sR = sG + TC_C * P;
+    float *sHD = sR + TC_C * 17;
+    const int kt = (int)blockIdx.x, n = (int)blockIdx.y, bh = (int)blockIdx.z, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    tc_gla_cumsum(g, row0 * H + h, H, K, kt * TC_C, TC_C, L, sG, P); /* synchronises */
+    float aq[4][4], ak[4][4], aw[4][4], hd[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) aq[r][c] = ak[r][c] = aw[r][c] = 0.f;
+    const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
+    for (int v0 = 0; v0 < V; v0 += TC_C) {
+        tc_gdn_tile(Hn + v0, V, TC_C, sH);
+        tc_gdn_tile(Dn + v0, V, TC_C, sD);
+        tc_gdn_tile(dO + (row0 * H + h) * V + v0, (long long)H * V, L, sO);
+        tc_gdn_tile(du + (row0 * H + h) * V + v0, (long long)H * V, L, sDU);
+        tc_gdn_tile(u + (row0 * H + h) * V + v0, (long long)H * V, L, sU);
+        __syncthreads();
+        for (int vv = 0; vv < TC_C; vv++) {
+            float hc[4], dc[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) hc[c] = sH[(tx + 16 * c) * P + vv], dc[c] = sD[(tx + 16 * c) * P + vv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float o = sO[i * P + vv], w = sDU[i * P + vv], x = sU[i * P + vv];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    aq[r][c] = fmaf(o, hc[c], aq[r][c]);
+                    aw[r][c] = fmaf(w, hc[c], aw[r][c]);
+                    ak[r][c] = fmaf(x, dc[c], ak[r][c]);
+                }
+            }
+        }
+        /* this thread's H . H' elements: channels ty + 16r, columns tx + 16c of the tile */
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int at = (ty + 16 * r) * P + tx + 16 * c;
+                hd[r] = fmaf(sH[at], sD[at], hd[r]);
+            }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+    const float *gl = sG + (L - 1) * P;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int cl = tx + 16 * c, cc = kt * TC_C + cl;
+            wsW[(((long long)bh * NT + n) * TC_C + i) * K + cc] = -aw[r][c];
+            if (i < L) {
+                dqh[((row0 + i) * H + h) * K + cc] = scale * expf(sG[i * P + cl]) * aq[r][c];
+                dks[((row0 + i) * H + h) * K + cc] = expf(gl[cl] - sG[i * P + cl]) * ak[r][c];
+            }
+        }
+    }
+    tc_gdn_rowsum(hd, sR, sHD); /* synchronises */
+    if (tid < TC_C) hdh[((long long)bh * NT + n) * K + kt * TC_C + tid] = sHD[tid];
+}
+
+// ---- pass 6: the WY part and the chunk's gradients ----------------------------------------------
+
+/* Dynamic shared memory of tc_kda_bwy_f32<K>: six 64 x 64 matrices [64][65] (A then dTm, T, M, dP,
+ * dA then dG, Y then dM), five tiles [64][65], the inversion's scratch [768], G [64][K+1], beta
+ * [64] and the row reduction [64][17]: 223,744 B at K = 128, 207,360 at K = 64 (one CTA an SM). */
+__host__ __device__ constexpr unsigned tc_kda_bwy_f32_smem(int K)
+{
+    return (unsigned)(4 * (11 * TC_C * TC_F32P + 768 + TC_C * (K + 1) + TC_C + TC_C * 17));
+}
+
+/* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
+ * 64 x 64 matrix and tile. q, k, v, beta, dO fp32 (bf16 inputs: tc_kda_widen's copies), dq, dk,
+ * dv in TO (fp32 or bf16, rounded once), dg, db fp32 (either may be NULL). Reads pass 5's dW
+ * (wsW), dqh, dks, hdh, pass 4's du and the forward's u. M_ij and every E-weighted sum term by
+ * term, channels (and steps) in increasing order. */
+template <int K, class TO>
+__global__ void TC_BOUNDS(256, tc_kda_bwy_f32_smem(K))
+    tc_kda_bwy_f32(const float *q, const float *k, const float *v, const float *beta, const float *g, const float *dO,
+                   const float *u, const float *du, const float *wsW, const float *dqh, const float *dks,
+                   const float *hdh, TO *dq, TO *dk, TO *dv, float *dg, float *db, int T, int H, int V, int NT,
+                   float scale)
+{
+    constexpr int P = TC_F32P, CC = TC_C * TC_F32P, LD = K + 1;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sA = reinterpret_cast<float *>(tc_smem), *sT = sA + CC, *sM = sT + CC, *sP = sM + CC, *sDA = sP + CC;
+    float *sY = sDA + CC, *sX0 = sY + CC, *sX1 = sX0 + CC, *sX2 = sX1 + CC, *sX3 = sX2 + CC, *sX4 = sX3 + CC;
+    float *sInv = sX4 + CC, *sG = sInv + 768, *sB = sG + TC_C * LD, *sR = sB + TC_C;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    const long long rk = (long long)H * K, rv = (long long)H * V;
+    const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
+
+    if (tid < TC_C) sB[tid] = tid < L ? beta[(row0 + tid) * H + h] : 0.f;
+    tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises: sB too */
+    /* M_ij = sum_c k_ic k_jc E_ijc (j < i) and dW (K * e)^T (j <= i), channels in order */
+    float mk[4][4], dw[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) mk[r][c] = dw[r][c] = 0.f;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+        tc_gdn_tile(Wn + c0, K, L, sX2);
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int i = ty + 16 * r, j = tx + 16 * c;
+                if (i >= L || j > i) continue;
+                const float *gi = sG + i * LD + c0, *gj = sG + j * LD + c0;
+                float m = mk[r][c], x = dw[r][c];
+                for (int kk = 0; kk < TC_C; kk++) {
+                    const float kj = sX1[j * P + kk];
+                    if (j < i) m = fmaf(sX1[i * P + kk] * kj, expf(gi[kk] - gj[kk]), m);
+                    x = fmaf(sX2[i * P + kk], kj * expf(gj[kk]), x);
+                }
+                mk[r][c] = m, dw[r][c] = x;
+            }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            const float m = (j < i && i < L) ? mk[r][c] : 0.f;
+            sM[at] = m;
+            sA[at] = m * sB[i];
+        }
+    __syncthreads();
+    tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
+
+    /* over V: dP = scale dO u^T, du v^T; dv_j = beta_j (T^T du)_j and its part of db */
+    float dp[4][4], da[4][4], dbv[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
+        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
+        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
+        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+        __syncthreads();
+        for (int vv = 0; vv < TC_C; vv++) {
+            float uj[4], vj[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
+                    da[r][c] = fmaf(di, vj[c], da[r][c]);
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int j = ty + 16 * r;
+            if (j >= L) continue;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float s = 0.f;
+                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
+                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
+                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c, at = i * P + j;
+            const bool on = j <= i && i < L;
+            sP[at] = on ? scale * dp[r][c] : 0.f;
+            sDA[at] = on ? sB[j] * (dw[r][c] + da[r][c]) : 0.f;
+        }
+    __syncthreads();
+    /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
+     * diagonal into sA, then dM_ij = beta_i dTm_ij into sY */
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
+            float s = 0.f;
+            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
+            sY[m * P + l] = s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            float s = 0.f;
+            if (j < i && i < L)
+                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
+            sA[i * P + j] = -s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            sY[i * P + j] = (j < i && i < L) ? sB[i] * sA[i * P + j] : 0.f;
+        }
+    __syncthreads();
+
+    /* over K, 64 channels at a time: dq, dk, dG and the rows' part of db; dg as the per-channel
+     * reverse cumsum of dG (in sDA) */
+    float gb[4] = {0.f, 0.f, 0.f, 0.f};
+    float *sDG = sDA;
+    const float *gl = sG + (L - 1) * LD;
+    for (int c0 = 0; c0 < K; c0 += TC_C) {
+        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
+        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
+        tc_gdn_tile(Wn + c0, K, L, sX2);
+        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
+        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+            if (i >= L) continue;
+            const float bi = sB[i];
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int cc = tx + 16 * c;
+                const float *G = sG + c0 + cc, gi = G[i * LD];
+                const float qi = sX0[i * P + cc], ki = sX1[i * P + cc], ei = expf(gi);
+                float xq = sX3[i * P + cc]; /* dq: the state term, then sum_{j <= i} dP_ij k_jc E_ijc */
+                for (int j = 0; j <= i; j++) xq = fmaf(sP[i * P + j], sX1[j * P + cc] * expf(gi - G[j * LD]), xq);
+                float xk = sX4[i * P + cc]; /* dk's state and dP terms: sum_{m >= i} dP_mi q_mc E_mic */
+                for (int m = i; m < L; m++) xk = fmaf(sP[m * P + i], sX0[m * P + cc] * expf(G[m * LD] - gi), xk);
+                float bk = 0.f; /* dBk_ic = sum_{m >= i} T_mi dW_mc */
+                for (int m = i; m < L; m++) bk = fmaf(sT[m * P + i], sX2[m * P + cc], bk);
+                float mr = 0.f; /* sum_{j < i} dM_ij k_jc E_ijc */
+                for (int j = 0; j < i; j++) mr = fmaf(sY[i * P + j], sX1[j * P + cc] * expf(gi - G[j * LD]), mr);
+                float mc = 0.f; /* sum_{m > i} dM_mi k_mc E_mic */
+                for (int m = i + 1; m < L; m++) mc = fmaf(sY[m * P + i], sX1[m * P + cc] * expf(G[m * LD] - gi), mc);
+                const float wk = bi * ei * bk;
+                tc_gdn_put(dq + ((row0 + i) * H + h) * K + c0 + cc, xq);
+                tc_gdn_put(dk + ((row0 + i) * H + h) * K + c0 + cc, xk + wk + mr + mc);
+                sDG[i * P + cc] = qi * xq + ki * (wk + mr - mc - xk);
+                gb[r] = fmaf(ei * ki, bk, gb[r]);
+            }
+        }
+        __syncthreads(); /* sDG complete */
+        if (dg && tid < TC_C) {
+            const int c = tid;
+            float z = 0.f; /* z_c = sum_j k_jc dks_jc + e_{L-1,c} (H . H')_c */
+            for (int j = 0; j < L; j++) z = fmaf(sX1[j * P + c], sX4[j * P + c], z);
+            z = fmaf(expf(gl[c0 + c]), hdh[((long long)bh * NT + n) * K + c0 + c], z);
+            float run = z;
+            for (int i = L - 1; i >= 0; i--) {
+                run += sDG[i * P + c];
+                dg[((row0 + i) * H + h) * K + c0 + c] = run;
+            }
+        }
+        __syncthreads(); /* the tiles and sDG are rewritten next */
+    }
+    if (!db) return;
+    /* db_i = (T^T du)_i . v_i + sum_c e_ic k_ic dBk_ic + sum_{j < i} dTm_ij M_ij */
+    float *rb = sX0, *rdv = sX0 + TC_C;
+    tc_gdn_rowsum(gb, sR, rb);
+    tc_gdn_rowsum(dbv, sR, rdv);
+    if (tid < L) {
+        const int i = tid;
+        float y = rdv[i] + rb[i];
+        for (int j = 0; j < i; j++) y = fmaf(sA[i * P + j], sM[i * P + j], y);
+        db[(row0 + i) * H + h] = y;
+    }
+}
+
+#endif
