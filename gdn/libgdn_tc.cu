@@ -11,6 +11,7 @@
 #include "chunk_bwd_tc.cuh"
 #include "chunk_bwd_gla_tc.cuh" /* includes chunk_fwd_gla_tc.cuh */
 #include "chunk_bwd_gdn_tc.cuh"
+#include "chunk_bwd_kda_tc.cuh"
 #include "chunk_fwd_gla_tc.cuh"
 #include "libgdn.h"
 #include "libgdn_impl.cuh" /* GDN_CUDA_TRY, gdn_lib_set_error */
@@ -264,9 +265,8 @@ extern "C" int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, c
     int rc = gdn_cuda_fwd_tc_supported(f, d);
     if (rc) return rc;
     if (dt != GDN_DTYPE_F32 && dt != GDN_DTYPE_BF16) return GDN_EINVAL;
-    /* SSD in fp32: its dg would reach the fp32 bar at long T (chunk_bwd_tc.cuh's tc_ssd_dg); KDA:
-     * not yet (the sequential kernels of gdn_cuda_bwd) */
-    if (f == GDN_KDA || (f == GDN_SSD && dt != GDN_DTYPE_BF16)) return GDN_EUNSUPPORTED;
+    /* SSD in fp32: its dg would reach the fp32 bar at long T (chunk_bwd_tc.cuh's tc_ssd_dg) */
+    if (f == GDN_SSD && dt != GDN_DTYPE_BF16) return GDN_EUNSUPPORTED;
     return GDN_OK;
 }
 
@@ -275,6 +275,8 @@ extern "C" size_t gdn_cuda_bwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt
     if (gdn_cuda_bwd_tc_supported(f, dt, d) != GDN_OK) return 0;
     if (f == GDN_GDN)
         return (size_t)tc_gdn_bwd_layout(dt == GDN_DTYPE_BF16, d->B * d->H, d->T, (int)d->K, (int)d->V).total;
+    if (f == GDN_KDA)
+        return (size_t)tc_kda_bwd_layout(dt == GDN_DTYPE_BF16, d->B * d->H, d->T, (int)d->K, (int)d->V).total;
     return (size_t)tc_bwd_layout(d->B * d->H, d->T, (int)d->K, (int)d->V, f == GDN_GLA).total * 4;
 }
 
@@ -678,13 +680,92 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     return rc;
 }
 
+/* KDA's backward (gdn/chunk_bwd_kda_tc.cuh), every pass in fp32 on CUDA cores: bf16 inputs are
+ * widened into the workspace first, and pass 6 rounds dq, dk, dv to bf16 as it stores them. */
+template <int K>
+static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+{
+    const int BH = c.B * c.H;
+    const tc_kda_bws l = tc_kda_bwd_layout(bf16, BH, c.T, K, c.V);
+    unsigned char *ws = (unsigned char *)c.ws;
+    const float *x[5] = {(const float *)c.q, (const float *)c.k, (const float *)c.v, (const float *)c.beta,
+                         (const float *)dO};
+    if (bf16 && c.NT > 0) {
+        typedef const __nv_bfloat16 *cb;
+        const long long rows = (long long)BH * c.T;
+        const void *src[5] = {c.q, c.k, c.v, c.beta, dO};
+        const unsigned long long at[5] = {l.q, l.k, l.v, l.beta, l.dO};
+        const long long len[5] = {rows * K, rows * K, rows * c.V, rows, rows * c.V};
+        for (int i = 0; i < 5; i++) {
+            tc_kda_widen<<<1024, 256, 0, c.stream>>>((cb)src[i], (float *)(ws + at[i]), len[i]);
+            GDN_CUDA_TRY(cudaGetLastError());
+            x[i] = (const float *)(ws + at[i]);
+        }
+        TC_BWD_PASS(c.stream, "0 widen");
+    }
+    float *W = (float *)(ws + l.g.f.w), *U0 = (float *)(ws + l.g.f.u0), *hs = (float *)(ws + l.g.f.hs);
+    float *u = (float *)(ws + l.g.f.u), *dh = (float *)(ws + l.g.dh), *du = (float *)(ws + l.g.du);
+    float *dqh = (float *)(ws + l.g.dqh), *dks = (float *)(ws + l.g.dks), *hdh = (float *)(ws + l.g.hdh);
+    const dim3 grid_c((unsigned)c.NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
+    if (c.NT > 0) {
+        const unsigned sp = tc_gdn_prep_f32_smem(K, true), ss = tc_gdn_state_f32_smem(K, true);
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_prep_f32<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+        tc_gdn_prep_f32<K, true><<<grid_c, 256, sp, c.stream>>>(x[1], x[2], x[3], c.g, W, U0, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "1 prep W U0");
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_state_f32<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_f32<K, true>
+            <<<grid_s, 256, ss, c.stream>>>(x[1], c.g, c.S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "2 scan H");
+        const unsigned sd = tc_kda_bdu_f32_smem();
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bdu_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
+        tc_kda_bdu_f32<<<grid_c, 256, sd, c.stream>>>(x[0], x[1], c.g, x[4], du, c.T, c.H, K, c.V, c.scale);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "3 du local");
+    }
+    const unsigned sb = tc_kda_bscan_f32_smem(K);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bscan_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+    tc_kda_bscan_f32<K>
+        <<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H, c.V, c.NT, c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "4 scan dH");
+    if (c.NT == 0) return 0;
+    const dim3 grid_h((unsigned)(K / TC_C), (unsigned)c.NT, (unsigned)BH);
+    const unsigned sh = tc_kda_bdh_f32_smem();
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bdh_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sh));
+    tc_kda_bdh_f32<<<grid_h, 256, sh, c.stream>>>(c.g, x[4], hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, c.NT,
+                                                  c.scale);
+    GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "5 H products");
+    const unsigned sw = tc_kda_bwy_f32_smem(K);
+    if (bf16) {
+        typedef __nv_bfloat16 bf;
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bwy_f32<K, bf>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sw));
+        tc_kda_bwy_f32<K, bf><<<grid_c, 256, sw, c.stream>>>(x[0], x[1], x[2], x[3], c.g, x[4], u, du, W, dqh, dks, hdh,
+                                                             (bf *)out->dq, (bf *)out->dk, (bf *)out->dv, out->dg,
+                                                             out->db, c.T, c.H, c.V, c.NT, c.scale);
+    } else {
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_kda_bwy_f32<K, float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sw));
+        tc_kda_bwy_f32<K, float><<<grid_c, 256, sw, c.stream>>>(
+            x[0], x[1], x[2], x[3], c.g, x[4], u, du, W, dqh, dks, hdh, (float *)out->dq, (float *)out->dk,
+            (float *)out->dv, out->dg, out->db, c.T, c.H, c.V, c.NT, c.scale);
+    }
+    GDN_CUDA_TRY(cudaGetLastError());
+    TC_BWD_PASS(c.stream, "6 WY, dq dk dv dg db");
+    return 0;
+}
+
 extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                                const struct gdn_dev_in *in, const void *dO, const float *dST,
                                const struct gdn_dev_grad *out, void *ws, size_t ws_bytes, void *stream)
 {
     int rc = gdn_cuda_bwd_tc_supported(f, dt, d);
     if (rc) return rc;
-    const bool delta = f == GDN_GDN, gated = f == GDN_SSD || f == GDN_GLA || delta;
+    const bool delta = f == GDN_GDN || f == GDN_KDA, gated = f != GDN_LINEAR;
     if (!in || !out) return GDN_EINVAL;
     if (d->T > 0 && (!in->q || !in->k || !in->v || !dO || !out->dq || !out->dk || !out->dv || (gated && !in->g) ||
                      (delta && !in->b)))
@@ -698,6 +779,11 @@ extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     const size_t need = gdn_cuda_bwd_tc_workspace(f, dt, d);
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
     tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
+    if (f == GDN_KDA) {
+        c.beta = in->b;
+        return c.K == 64 ? tc_run_bwd_kda<64>(c, dt == GDN_DTYPE_BF16, dO, dST, out)
+                         : tc_run_bwd_kda<128>(c, dt == GDN_DTYPE_BF16, dO, dST, out);
+    }
     if (delta) {
         c.beta = in->b;
         switch (c.K) {
