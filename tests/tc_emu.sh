@@ -1,7 +1,8 @@
 #!/bin/sh
 # tc_emu.sh: the chunk-parallel tensor-core kernels (gdn/chunk_fwd_tc.cuh: linear attention,
 # SSD; gdn/chunk_fwd_gla_tc.cuh: GLA; gdn/chunk_fwd_gdn_tc.cuh: GDN, KDA; gdn/chunk_bwd_tc.cuh:
-# the backward of linear attention and SSD; gdn/chunk_bwd_gla_tc.cuh: GLA's; gdn/chunk_bwd_gdn_tc.cuh: GDN's) on the CPU through gdn/tc_emu.h: builds
+# the backward of linear attention and SSD; gdn/chunk_bwd_gla_tc.cuh: GLA's; gdn/chunk_bwd_gdn_tc.cuh: GDN's;
+# gdn/chunk_bwd_kda_tc.cuh: KDA's) on the CPU through gdn/tc_emu.h: builds
 # gdn/tc_emu_check.cc with g++ and runs every case against the fp64 oracle; then the quick cases again under
 # AddressSanitizer and UBSan (any access to the NaN guards around inputs and outputs, a
 # misaligned vector move, a stack or heap overrun); then planted bugs in a copy of the kernels --
@@ -16,7 +17,9 @@
 # tensor-core reverse scan a missing __syncthreads, the decayed keys one step off and its next dO
 # copied over the staging tile early, in its pass 5
 # a stage read before its copies landed, and in its pass 6 Y = dA T^T without each warp's diagonal
-# block of dA and dM + dM^T without dM^T's hi plane -- each of which
+# block of dA and dM + dM^T without dM^T's hi plane, for KDA's backward (gdn/chunk_bwd_kda_tc.cuh)
+# two state rows' decays swapped in its reverse scan, dg without its last row's state terms and
+# a missing __syncthreads before dg's reverse cumsum -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -170,6 +173,12 @@ plant gdn_bwy_dmt chunk_bwd_gdn_tc.cuh '/aY\[j \* TC_TP + i\] = hi;/d'
 # stores and dTm's product (checked by hand, not caught): the warp of row block I stores its Y^T
 # rows after 12 (I + 1) mma, before any warp's dTm reaches block I in that count.
 plant gdn_bdh_landed chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* stage s landed, every thread.s copies \*\//d'
+# KDA's backward reverse scan: the state rows r and r + 1 (of a thread's K/16) take each other's per-channel decay
+plant kda_bwd_decay chunk_bwd_kda_tc.cuh 's/const float decay = expf(gl\[ty + 16 \* r\]);/const float decay = expf(gl[ty + 16 * (r ^ 1)]);/'
+# KDA's backward pass 6: dg's chunk-local reverse cumsum without its last row's state terms z
+plant kda_bwd_dg_last chunk_bwd_kda_tc.cuh 's/float run = z;/float run = 0.f * z;/'
+# KDA's backward pass 6: the column threads read dG before every thread has stored it
+plant kda_bwd_no_sync chunk_bwd_kda_tc.cuh '/__syncthreads(); \/\* sDG complete \*\//d'
 wait
 for n in $planted; do
     cat "$t/$n.out"
