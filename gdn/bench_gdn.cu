@@ -470,7 +470,7 @@ int main(int argc, char **argv)
     printf("%-7s %-10s | %9s %9s %9s %8s %7s | %9s %8s %7s\n", "member", "check", "old f+b", "new f+b", "new bwd",
            "TFLOP/s", "speedup", "FLA f+b", "new/FLA", "cuBLAS");
     for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA}) {
-        if (gdn_cuda_bwd_tc_supported(f, GDN_DTYPE_BF16, &d) != 0) continue; /* KDA: not yet */
+        if (gdn_cuda_bwd_tc_supported(f, GDN_DTYPE_BF16, &d) != 0) continue;
         const double fla = f == GDN_LINEAR ? 1.68
                            : f == GDN_SSD  ? 2.13
                            : f == GDN_GLA  ? 5.84

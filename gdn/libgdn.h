@@ -83,26 +83,29 @@ size_t gdn_cuda_fwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const str
 int gdn_cuda_fwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                     const struct gdn_dev_in *in, void *o, float *ST, void *ws, size_t ws_bytes, void *stream);
 
-/* ---- chunk-parallel backward: linear attention, SSD, GLA, GDN (gdn/chunk_bwd_tc.cuh, --------
- * gdn/chunk_bwd_gla_tc.cuh, gdn/chunk_bwd_gdn_tc.cuh). The gradients of gdn_cuda_bwd, computed
+/* ---- chunk-parallel backward: linear attention, SSD, GLA, GDN, KDA (gdn/chunk_bwd_tc.cuh, ---
+ * gdn/chunk_bwd_gla_tc.cuh, gdn/chunk_bwd_gdn_tc.cuh, gdn/chunk_bwd_kda_tc.cuh). The gradients of gdn_cuda_bwd, computed
  * chunk-parallel: the forward's state scan again, the reverse scan of the state gradient dH
  * (parallel over (b, h, 64 x 64 tiles), sequential over chunks), then dq, dk, dv of every chunk
  * in parallel and dg as a reverse cumsum of q . dq - k . dk (SSD) or of q * dq - k * dk per
  * channel (GLA); bf16 on tensor cores, fp32 in exact fp32 on CUDA cores. GDN (first version):
  * the WY form's passes in exact fp32 on CUDA cores for fp32 inputs, on tensor cores (bf16 inputs
- * read as they are, fp32 intermediates as bf16 hi + lo) for bf16 inputs, db too. Deterministic. Supported: what gdn_cuda_fwd_tc supports, for
- * GDN_LINEAR, GDN_GLA and GDN_GDN (bf16, fp32) and GDN_SSD (bf16; others: GDN_EUNSUPPORTED).
+ * read as they are, fp32 intermediates as bf16 hi + lo) for bf16 inputs, db too. KDA (first
+ * version, emulated only, never run on a GPU): every pass in exact fp32 on CUDA cores, bf16
+ * inputs widened to fp32 first. Deterministic. Supported: what gdn_cuda_fwd_tc supports, for
+ * GDN_LINEAR, GDN_GLA, GDN_GDN and GDN_KDA (bf16, fp32) and GDN_SSD (bf16; others: GDN_EUNSUPPORTED).
  * Opt-in, as the forward. */
 
 /* 0 when gdn_cuda_bwd_tc supports (f, dt, d), else GDN_EINVAL / GDN_EUNSUPPORTED. */
 int gdn_cuda_bwd_tc_supported(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d);
 
 /* Workspace bytes gdn_cuda_bwd_tc needs (three sets of chunk states, ST, SSD's dots or GLA's
- * products; GDN: gdn/chunk_bwd_gdn_tc.cuh's tc_gdn_bwd_layout); 0 when unsupported. */
+ * products; GDN: gdn/chunk_bwd_gdn_tc.cuh's tc_gdn_bwd_layout; KDA: gdn/chunk_bwd_kda_tc.cuh's
+ * tc_kda_bwd_layout); 0 when unsupported. */
 size_t gdn_cuda_bwd_tc_workspace(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d);
 
 /* The gradients of L = sum(dO * o) + sum(dST * ST) (dST nullable) as gdn_cuda_bwd: dq, dk, dv
- * in the call's dtype (required when T > 0), dg (SSD, GLA, GDN), db (GDN) and dS0 fp32, nullable; ws: at least
+ * in the call's dtype (required when T > 0), dg (SSD, GLA, GDN, KDA), db (GDN, KDA) and dS0 fp32, nullable; ws: at least
  * gdn_cuda_bwd_tc_workspace() bytes, 16-byte aligned; bf16 q, k, v, dO 16-byte aligned. */
 int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struct gdn_dims *d, double scale,
                     const struct gdn_dev_in *in, const void *dO, const float *dST, const struct gdn_dev_grad *out,

@@ -5,7 +5,7 @@
  * bytes before each run); bitwise equal over two runs; and the API's refusals. Then the
  * chunk-parallel backward gdn_cuda_bwd_tc (gdn/chunk_bwd_tc.cuh: linear attention in bf16 and
  * fp32, SSD in bf16; gdn/chunk_bwd_gla_tc.cuh: GLA in bf16 and fp32; gdn/chunk_bwd_gdn_tc.cuh: GDN in
- * bf16 and fp32): dq, dk, dv, dg, db, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
+ * bf16 and fp32; gdn/chunk_bwd_kda_tc.cuh: KDA in bf16 and fp32): dq, dk, dv, dg, db, dS0 against gdn_oracle_bwd at the same bars and sizes. Exits 77 (SKIP)
  * without an sm_90 GPU. Built by gdn/local.mk; run: tests/gpu/test_gdn_tc. */
 #include <cuda_runtime.h>
 
@@ -184,8 +184,8 @@ static int run_cfg(const Cfg &c)
     return !ok;
 }
 
-/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD, GLA, GDN) of one configuration
- * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD, GLA, GDN), db (GDN), dS0 at the
+/* The chunk-parallel backward gdn_cuda_bwd_tc (linear attention, SSD, GLA, GDN, KDA) of one configuration
+ * (c.state: S0 and dST given) against the oracle's gradients: dq, dk, dv, dg (SSD, GLA, GDN, KDA), db (GDN, KDA), dS0 at the
  * dtype's bar; two runs bitwise equal, outputs and workspace poisoned before each. 0 when it
  * passes. */
 static int run_bwd_cfg(const Cfg &c)
@@ -193,8 +193,8 @@ static int run_bwd_cfg(const Cfg &c)
     Inputs in;
     make_inputs(c, &in);
     const size_t rows = (size_t)c.B * c.T * c.H, nS = in.S0.size();
-    const bool delta = c.f == GDN_GDN, gated = c.f == GDN_SSD || c.f == GDN_GLA || delta, bf = c.bf16;
-    const size_t ng = in.g.size(); /* GLA: a gate (and dg) per key channel */
+    const bool delta = c.f == GDN_GDN || c.f == GDN_KDA, gated = c.f != GDN_LINEAR, bf = c.bf16;
+    const size_t ng = in.g.size(); /* GLA, KDA: a gate (and dg) per key channel */
     const gdn_dtype dt = bf ? GDN_DTYPE_BF16 : GDN_DTYPE_F32;
     const size_t es = bf ? 2 : 4;
     uint64_t s = 0xbd0000u + (uint64_t)c.T * 11 + (uint64_t)c.K + (uint64_t)c.f;
@@ -286,7 +286,9 @@ static int refusal_check(void)
         bad++, printf("GDN workspace size %zu: FAIL\n", gdn_cuda_fwd_tc_workspace(GDN_GDN, GDN_DTYPE_BF16, &d));
     if (gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_BF16, &d) != 0 ||
         gdn_cuda_bwd_tc_supported(GDN_GDN, GDN_DTYPE_F32, &d) != 0 ||
-        gdn_cuda_bwd_tc_supported(GDN_KDA, GDN_DTYPE_BF16, &d) != GDN_EUNSUPPORTED ||
+        gdn_cuda_bwd_tc_supported(GDN_KDA, GDN_DTYPE_BF16, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_KDA, GDN_DTYPE_F32, &d) != 0 ||
+        gdn_cuda_bwd_tc_supported(GDN_KDA, GDN_DTYPE_F32, &k256) != GDN_EUNSUPPORTED ||
         gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_F32, &d) != 0 ||
         gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_BF16, &d) != 0 ||
         gdn_cuda_bwd_tc_supported(GDN_GLA, GDN_DTYPE_BF16, &k256) != GDN_EUNSUPPORTED ||
@@ -342,9 +344,9 @@ int main(void)
         }
     int fails = 0;
     for (const Cfg &c : cfgs) fails += run_cfg(c);
-    /* the backward: linear attention, SSD, GLA and GDN, bf16 and fp32 */
+    /* the backward: linear attention, SSD, GLA, GDN and KDA, bf16 and fp32 */
     std::vector<Cfg> bw;
-    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN})
+    for (enum gdn_family f : {GDN_LINEAR, GDN_SSD, GDN_GLA, GDN_GDN, GDN_KDA})
         for (int b = 1; b >= 0; b--) {
             const bool bf = b;
             if (!bf && f == GDN_SSD) continue; /* SSD's backward is bf16 only (gdn/libgdn_tc.cu) */
@@ -352,7 +354,7 @@ int main(void)
             for (int T : {0, 1, 63, 65, 130}) bw.push_back({f, bf, 1, T, 2, 128, 128, true});
             bw.push_back({f, bf, 2, 77, 3, 64, 64, true});
             bw.push_back({f, bf, 1, 130, 2, 64, 256, true});
-            if (f == GDN_GLA) { /* K <= 128; K != V the other way; T = 64 exactly */
+            if (gdn_family_per_channel(f)) { /* GLA, KDA: K <= 128; K != V the other way; T = 64 exactly */
                 bw.push_back({f, bf, 1, 130, 2, 128, 64, false});
                 bw.push_back({f, bf, 2, 64, 3, 64, 128, true});
                 continue;
