@@ -5,8 +5,8 @@
  * bf16 inputs: tc_kda_widen copies q, k, v, beta, dO into fp32 workspace copies, the fp32 passes
  * run on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
  * gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_KDA); runs on the host through gdn/tc_emu.h with
- * TC_HOST_EMU (gdn/tc_emu_check.cc). Emulated and compiled with ptxas only: never run on a GPU
- * yet (see gdn/README.md).
+ * TC_HOST_EMU (gdn/tc_emu_check.cc). Emulated, then run on an H100 (tests/gpu/test_gdn_tc passes,
+ * 2026-12-07); never timed (see gdn/README.md).
  *
  * The math is gdn/chunk_host_impl.h's stages 6-10 with per-channel gates, in
  * chunk_bwd_gdn_tc.cuh's notation: chunk n (steps t0 .. t0 + L - 1), G_ic the chunk-local

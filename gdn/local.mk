@@ -38,7 +38,7 @@ EXTRA_DIST += tests/tc_emu.sh gdn/tc_emu.h gdn/tc_emu_check.cc
 # emulation check (a manual tool: see the header of gdn/glr_emu_check.cc) and the GPU script.
 GDN_CUDA_HDRS = gdn/glr_common.cuh gdn/glr_fwd.cuh gdn/glr_bwd.cuh gdn/libgdn_impl.cuh gdn/libgdn.h \
 	gdn/chunk_fwd_tc.cuh gdn/chunk_fwd_gdn_tc.cuh gdn/chunk_fwd_gla_tc.cuh gdn/chunk_bwd_tc.cuh \
-	gdn/chunk_bwd_gla_tc.cuh gdn/chunk_bwd_kda_tc.cuh
+	gdn/chunk_bwd_gla_tc.cuh gdn/chunk_bwd_gdn_tc.cuh gdn/chunk_bwd_kda_tc.cuh
 GDN_CONTRACTS = gdn/linear_attn_fwd.cu gdn/linear_attn_bwd.cu gdn/gla_fwd.cu gdn/gla_bwd.cu \
 	gdn/ssd_fwd.cu gdn/ssd_bwd.cu gdn/gdn_fwd.cu gdn/gdn_bwd.cu gdn/kda_fwd.cu gdn/kda_bwd.cu
 EXTRA_DIST += $(GDN_CUDA_HDRS) $(GDN_CONTRACTS) gdn/libgdn.cu gdn/libgdn_linear.cu gdn/libgdn_gla.cu \
