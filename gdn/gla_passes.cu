@@ -1,10 +1,10 @@
-/* gla_passes.cu: times each pass of GLA's (or GDN's) chunk-parallel backward (gdn/libgdn_tc.cu's
- * tc_run_bwd_gla / GDN's passes, bf16) in its real sequence, by including libgdn_tc.cu with TC_BWD_PASS
+/* gla_passes.cu: times each pass of GLA's (or GDN's, KDA's) chunk-parallel backward (gdn/libgdn_tc.cu's
+ * tc_run_bwd_gla / GDN's / KDA's passes, bf16) in its real sequence, by including libgdn_tc.cu with TC_BWD_PASS
  * recording a CUDA event after each pass; also the forward and the whole backward. Not part of
  * the build (a measuring tool, as bench_gdn's GDN_BENCH_TC_ONLY); on an sm_90 host:
  *
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Igdn gdn/gla_passes.cu -o gla_passes
- *   ./gla_passes [B T H K V [gla|gdn]]   (default 8 4096 16 128 128 gla: bench_gdn's size)
+ *   ./gla_passes [B T H K V [gla|gdn|kda]]   (default 8 4096 16 128 128 gla: bench_gdn's size)
  *
  * Prints the median over 15 runs (after 3 warm-up) of every pass, in ms. */
 #include <algorithm>
@@ -70,18 +70,21 @@ int main(int argc, char **argv)
     enum gdn_family f = GDN_GLA;
     if (argc == 7 && !strcmp(argv[6], "gdn"))
         f = GDN_GDN;
+    else if (argc == 7 && !strcmp(argv[6], "kda"))
+        f = GDN_KDA;
     else if (argc == 7 && strcmp(argv[6], "gla"))
-        return fprintf(stderr, "gla_passes: member %s: gla or gdn\n", argv[6]), 2;
+        return fprintf(stderr, "gla_passes: member %s: gla, gdn or kda\n", argv[6]), 2;
     if (argc >= 6)
         d.B = atoll(argv[1]), d.T = atoll(argv[2]), d.H = atoll(argv[3]), d.K = atoll(argv[4]), d.V = atoll(argv[5]);
     for (int i = 0; i < 16; i++) CUDA_CHECK(cudaEventCreate(&g_ev[i]));
     const size_t rows = (size_t)d.B * d.T * d.H, nS = (size_t)d.B * d.H * d.K * d.V;
-    const bool gdn = f == GDN_GDN; /* GDN: a gate and a beta per (t, h), keys small enough that
-                                      beta |k|^2 < 1 (the delta rule stays bounded) */
+    const bool gdn = f == GDN_GDN || f == GDN_KDA; /* the delta rule: a beta per (t, h), keys small
+                                                     enough that beta |k|^2 < 1 (it stays bounded);
+                                                     GDN's gate per (t, h), KDA's per channel */
     void *q = dev_bf16(rows * d.K, -1, 1), *k = dev_bf16(rows * d.K, gdn ? -0.1f : -0.2f, gdn ? 0.1f : 0.2f);
     void *v = dev_bf16(rows * d.V, -1, 1), *dO = dev_bf16(rows * d.V, -1, 1);
     void *beta = gdn ? dev_bf16(rows, 0.05f, 0.95f) : nullptr;
-    float *g = dev_f32(gdn ? rows : rows * d.K, -0.7f, -0.01f), *S0 = dev_f32(nS, -0.3f, 0.3f),
+    float *g = dev_f32(f == GDN_GDN ? rows : rows * d.K, -0.7f, -0.01f), *S0 = dev_f32(nS, -0.3f, 0.3f),
           *dST = dev_f32(nS, -0.3f, 0.3f);
     void *o, *dq, *dk, *dv;
     float *ST, *dg, *dS0;
@@ -125,7 +128,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaEventElapsedTime(&all, g_ev[1], g_ev[g_n - 1]));
         t[0].push_back(all);
     }
-    printf("%s bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n", gdn ? "GDN" : "GLA", (long long)d.B,
+    printf("%s bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n", f == GDN_GLA ? "GLA" : f == GDN_KDA ? "KDA" : "GDN", (long long)d.B,
            (long long)d.T, (long long)d.H, (long long)d.K, (long long)d.V);
     for (int p = 1; p < g_n; p++) {
         std::sort(t[(size_t)p].begin(), t[(size_t)p].end());
