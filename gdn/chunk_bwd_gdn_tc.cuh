@@ -281,11 +281,11 @@ __global__ void TC_BOUNDS(128, tc_gdn_bdu_bf16_smem(K))
 
 // ---- pass 4: the reverse state scan -------------------------------------------------------------
 
-/* Dynamic shared memory of tc_gdn_bscan_f32<K>: dH [K][65], the decayed keys, then q scale e,
- * then W [64][K+1], dO and du tiles [64][65], G [64]. */
-__host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K)
+/* Dynamic shared memory of tc_gdn_bscan_f32<K, PC>: dH [K][65], the decayed keys, then q scale e,
+ * then W [64][K+1], dO and du tiles [64][65], G (tc_gdn_gates: [64], KDA's [64][K+1]). */
+__host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K, bool pc = false)
 {
-    return (unsigned)(4 * (K * TC_F32P + TC_C * (K + 1) + 2 * TC_C * TC_F32P + TC_C));
+    return (unsigned)(4 * (K * TC_F32P + TC_C * (K + 1) + 2 * TC_C * TC_F32P + tc_gdn_gates(K, pc)));
 }
 
 /* grid (V/64, B*H), 256 threads; thread (tx, ty) owns state rows ty + 16r (r < K/16) and columns
@@ -294,9 +294,11 @@ __host__ __device__ constexpr unsigned tc_gdn_bscan_f32_smem(int K)
  * [BH][NT][K][V]; du_j += exp(G_{L-1} - G_j) H'^T k_j (du holds pass 3's local term; one thread
  * reads and writes each element); dH = gamma H' + scale sum_i e_i q_i dO_i^T - sum_i W_i du_i^T,
  * each sum over i < L in increasing i. Finally dS0 = dH (when given). W as the fp32 forward left
- * it: [BH][NT][64][K]. The fp32 path's pass 4 (bf16 inputs: tc_gdn_bscan_bf16<K> below). */
-template <int K>
-__global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
+ * it: [BH][NT][64][K]. The fp32 path's pass 4 (bf16 inputs: tc_gdn_bscan_bf16<K> below). PC
+ * (KDA, gdn/chunk_bwd_kda_tc.cuh): a gate per key channel, g [B,T,H,K]; the keys' weights and
+ * q's scale e per element, each state row c its own decay e_{L-1,c} (as tc_gdn_state_f32<K, PC>). */
+template <int K, bool PC = false>
+__global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K, PC))
     tc_gdn_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
                      const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
 {
@@ -323,11 +325,15 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
                 sH[(ty + 16 * r) * TC_F32P + tx + 16 * c] = S[r][c];
                 dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
             }
-        tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
-        const float glast = sG[L - 1];
+        if constexpr (PC)
+            tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises: sH complete */
+        else
+            tc_gate_cumsum<true>(g, row0 * H + h, H, L, sG); /* synchronises: sH complete */
+        const float glast = PC ? 0.f : sG[L - 1];
         for (int idx = tid; idx < TC_C * K; idx += 256) {
             const int j = idx / K, c = idx % K;
-            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(glast - sG[j]) : 0.f;
+            const float ex = PC ? sG[(L - 1) * LD + c] - sG[j * LD + c] : glast - sG[j];
+            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(ex) : 0.f;
         }
         tc_gdn_tile(dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sO);
         __syncthreads();
@@ -352,17 +358,20 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K))
         __syncthreads(); /* sX becomes q scale e */
         for (int idx = tid; idx < TC_C * K; idx += 256) {
             const int j = idx / K, c = idx % K;
-            sX[j * LD + c] = j < L ? q[((row0 + j) * H + h) * K + c] * (scale * expf(sG[j])) : 0.f;
+            sX[j * LD + c] =
+                j < L ? q[((row0 + j) * H + h) * K + c] * (scale * expf(PC ? sG[j * LD + c] : sG[j])) : 0.f;
         }
         __syncthreads();
 #pragma unroll
-        for (int r = 0; r < R; r++)
+        for (int r = 0; r < R; r++) {
+            const float decay = expf(PC ? sG[(L - 1) * LD + ty + 16 * r] : glast);
 #pragma unroll
             for (int c = 0; c < 4; c++) {
-                float x = S[r][c] * expf(glast);
+                float x = S[r][c] * decay;
                 for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sO[j * TC_F32P + tx + 16 * c], x);
                 S[r][c] = x;
             }
+        }
         __syncthreads(); /* sX becomes W */
         {
             const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;

@@ -33,8 +33,9 @@
  *   1, 2. the forward's tc_gdn_prep_f32<K, true> and tc_gdn_state_f32<K, true> (W, U0, H of
  *      every chunk, u);
  *   3. tc_kda_bdu_f32, one CTA per (chunk, b, h): du's local term, P summed term by term;
- *   4. tc_kda_bscan_f32<K>, one CTA per (64-column V tile, b, h) walking the chunks backwards:
- *      H' into dh, du += the state term, dS0;
+ *   4. GDN's tc_gdn_bscan_f32<K, true> (chunk_bwd_gdn_tc.cuh: PC, a gate per key channel), one
+ *      CTA per (64-column V tile, b, h) walking the chunks backwards: H' into dh, du += the state
+ *      term, dS0;
  *   5. tc_kda_bdh_f32, one CTA per (64-row K tile, chunk, b, h): dqh, dks, dW = -du H^T (over W)
  *      and the per-channel (H . H')_c (hdh: a K-vector per chunk, summed in a fixed order);
  *   6. tc_kda_bwy_f32<K, TO>, one CTA per (chunk, b, h): M and T again, dP, dA, dTm, then dq, dk,
@@ -148,115 +149,6 @@ __global__ void TC_BOUNDS(256, tc_kda_bdu_f32_smem())
             }
         }
         __syncthreads(); /* the dO tile is rewritten next */
-    }
-}
-
-// ---- pass 4: the reverse state scan -------------------------------------------------------------
-
-/* Dynamic shared memory of tc_kda_bscan_f32<K>: dH [K][65], the decayed keys, then q scale e,
- * then W [64][K+1], dO and du tiles [64][65], G [64][K+1]. */
-__host__ __device__ constexpr unsigned tc_kda_bscan_f32_smem(int K)
-{
-    return (unsigned)(4 * (K * TC_F32P + 2 * TC_C * (K + 1) + 2 * TC_C * TC_F32P));
-}
-
-/* grid (V/64, B*H), 256 threads; tc_gdn_bscan_f32<K> with a gate per key channel: thread (tx, ty)
- * owns state rows ty + 16r (r < K/16) and columns tx + 16c (c < 4) of this V tile, and rows ty +
- * 16r (r < 4), the same columns, of du. Starting from dST (or 0), for n = NT-1 .. 0: H' into dh
- * [BH][NT][K][V]; du_j += (k_j * exp(G_{L-1} - G_j))^T H' (one thread reads and writes each
- * element); dH = Diag(e_{L-1}) H' + scale sum_i (q_i * e_i) dO_i^T - sum_i W_i du_i^T, each sum
- * over i < L in increasing i. Finally dS0 = dH (when given). W as the fp32 forward left it. */
-template <int K>
-__global__ void TC_BOUNDS(256, tc_kda_bscan_f32_smem(K))
-    tc_kda_bscan_f32(const float *q, const float *k, const float *g, const float *dO, const float *dST,
-                     const float *wsW, float *dh, float *du, float *dS0, int T, int H, int V, int NT, float scale)
-{
-    constexpr int LD = K + 1, R = K / 16;
-    TC_DYNAMIC_SMEM(tc_smem);
-    float *sH = reinterpret_cast<float *>(tc_smem);
-    float *sX = sH + K * TC_F32P, *sO = sX + TC_C * LD, *sU = sO + TC_C * TC_F32P, *sG = sU + TC_C * TC_F32P;
-    const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
-    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
-    float S[R][4];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++)
-            S[r][c] = dST ? dST[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] : 0.f;
-    for (int it = 0; it < NT; it++) {
-        const int n = NT - 1 - it, t0 = n * TC_C, L = min(TC_C, T - t0);
-        const long long row0 = (long long)b * T + t0;
-        float *dst = dh + (((long long)bh * NT + n) * K) * V + vt * TC_C;
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                sH[(ty + 16 * r) * TC_F32P + tx + 16 * c] = S[r][c];
-                dst[(long long)(ty + 16 * r) * V + tx + 16 * c] = S[r][c];
-            }
-        tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LD); /* synchronises: sH complete */
-        const float *gl = sG + (L - 1) * LD;
-        for (int idx = tid; idx < TC_C * K; idx += 256) {
-            const int j = idx / K, c = idx % K;
-            sX[j * LD + c] = j < L ? k[((row0 + j) * H + h) * K + c] * expf(gl[c] - sG[j * LD + c]) : 0.f;
-        }
-        tc_gdn_tile(dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, sO);
-        __syncthreads();
-        /* du = local term + (decayed K) H' */
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int i = ty + 16 * r;
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int vv = tx + 16 * c;
-                float x = 0.f;
-                if (i < L) {
-                    float d = 0.f;
-                    for (int kk = 0; kk < K; kk++) d = fmaf(sX[i * LD + kk], sH[kk * TC_F32P + vv], d);
-                    float *p = du + ((row0 + i) * H + h) * V + vt * TC_C + vv;
-                    x = *p + d;
-                    *p = x;
-                }
-                sU[i * TC_F32P + vv] = x;
-            }
-        }
-        __syncthreads(); /* sX becomes q scale e */
-        for (int idx = tid; idx < TC_C * K; idx += 256) {
-            const int j = idx / K, c = idx % K;
-            sX[j * LD + c] = j < L ? q[((row0 + j) * H + h) * K + c] * (scale * expf(sG[j * LD + c])) : 0.f;
-        }
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            const float decay = expf(gl[ty + 16 * r]);
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                float x = S[r][c] * decay;
-                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sO[j * TC_F32P + tx + 16 * c], x);
-                S[r][c] = x;
-            }
-        }
-        __syncthreads(); /* sX becomes W */
-        {
-            const float *W = wsW + ((long long)bh * NT + n) * TC_C * K;
-            for (int idx = tid; idx < TC_C * K; idx += 256) sX[(idx / K) * LD + idx % K] = W[idx];
-        }
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                float x = 0.f;
-                for (int j = 0; j < L; j++) x = fmaf(sX[j * LD + ty + 16 * r], sU[j * TC_F32P + tx + 16 * c], x);
-                S[r][c] -= x;
-            }
-        __syncthreads(); /* sH, sX, sO, sU, sG are rewritten by the next chunk */
-    }
-    if (dS0) {
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) dS0[((long long)bh * K + ty + 16 * r) * V + vt * TC_C + tx + 16 * c] = S[r][c];
     }
 }
 

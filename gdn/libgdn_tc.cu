@@ -726,9 +726,9 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "3 du local");
     }
-    const unsigned sb = tc_kda_bscan_f32_smem(K);
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bscan_f32<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
-    tc_kda_bscan_f32<K>
+    const unsigned sb = tc_gdn_bscan_f32_smem(K, true);
+    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_f32<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+    tc_gdn_bscan_f32<K, true>
         <<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H, c.V, c.NT, c.scale);
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "4 scan dH");

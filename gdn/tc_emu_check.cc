@@ -857,8 +857,9 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
         tc_emu_launch(grid_c, dim3(256), tc_kda_bdu_f32_smem(),
                       [&] { tc_kda_bdu_f32(x[0], x[1], g, x[4], du, c.T, c.H, K, c.V, scale); });
     }
-    tc_emu_launch(grid_s, dim3(256), tc_kda_bscan_f32_smem(K),
-                  [&] { tc_kda_bscan_f32<K>(x[0], x[1], g, x[4], dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale); });
+    tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K, true), [&] {
+        tc_gdn_bscan_f32<K, true>(x[0], x[1], g, x[4], dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale);
+    });
     if (NT == 0) return;
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     tc_emu_launch(grid_h, dim3(256), tc_kda_bdh_f32_smem(),
