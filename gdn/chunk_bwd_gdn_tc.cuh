@@ -1020,6 +1020,96 @@ __device__ __forceinline__ void tc_bwy_mma2t(float (&acc)[NM][4], const __nv_bfl
  * flight a thread) is what fits 128 registers without a spill (ptxas, nvcc 13: 4 spilled 8 bytes) */
 #define TC_BWY_LD 2
 
+/* Pass 6's loop over V on CUDA cores (tc_gdn_bwy_f32, KDA's tc_kda_bwy_f32<K, TO>): 64 columns
+ * at a time, each sum in increasing column order, thread (tx, ty)'s rows ty + 16r, columns tx +
+ * 16c: dp = dO u^T, da = du v^T (every row: du and v are 0 past L), dv_j = beta_j (T^T du)_j
+ * (rows j < L, into TO) and dbv[r] = (T^T du)_j . v_j for row j = ty + 16r. sT holds T, sB beta;
+ * sX four tiles [64][65] (dO, u, du, v). Starts synchronised (sT, sB complete), ends so. */
+template <class TO>
+__device__ __forceinline__ void tc_gdn_bwy_over_v(const float *v, const float *dO, const float *u, const float *du,
+                                                  const float *sT, const float *sB, float *sX, TO *dv, int L, int H,
+                                                  int h, int V, long long row0, float (&dp)[4][4], float (&da)[4][4],
+                                                  float (&dbv)[4])
+{
+    constexpr int P = TC_F32P, CC = TC_C * TC_F32P;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const long long rv = (long long)H * V;
+    float *sX0 = sX, *sX1 = sX + CC, *sX2 = sX + 2 * CC, *sX3 = sX + 3 * CC;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        dbv[r] = 0.f;
+#pragma unroll
+        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
+    }
+    for (int c0 = 0; c0 < V; c0 += TC_C) {
+        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
+        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
+        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
+        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
+        __syncthreads();
+        for (int vv = 0; vv < TC_C; vv++) {
+            float uj[4], vj[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = ty + 16 * r;
+                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
+                    da[r][c] = fmaf(di, vj[c], da[r][c]);
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int j = ty + 16 * r;
+            if (j >= L) continue;
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                const int vv = tx + 16 * c;
+                float s = 0.f;
+                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
+                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
+                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
+            }
+        }
+        __syncthreads(); /* the tiles are rewritten next */
+    }
+}
+
+/* Pass 6's Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj) into sY, then dTm = -T^T Y strictly
+ * below the diagonal (rows < L; 0 elsewhere) into sA, both kernels on CUDA cores: thread (tx, ty)'s
+ * rows ty + 16r, columns tx + 16c, each sum in increasing index. Starts synchronised (sDA, sT
+ * complete), ends so. */
+__device__ __forceinline__ void tc_gdn_bwy_dtm(const float *sDA, const float *sT, float *sY, float *sA, int L)
+{
+    constexpr int P = TC_F32P;
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
+            float s = 0.f;
+            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
+            sY[m * P + l] = s;
+        }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const int i = ty + 16 * r, j = tx + 16 * c;
+            float s = 0.f;
+            if (j < i && i < L)
+                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
+            sA[i * P + j] = -s;
+        }
+    __syncthreads();
+}
+
 /* grid (NT, B*H), 256 threads; thread (tx, ty) owns rows ty + 16r, columns tx + 16c of every
  * 64 x 64 matrix and tile. fp32 inputs: q, k, v, beta, dO and dq, dk, dv fp32 as the caller gave
  * them, dg, db fp32 (either may be NULL). Reads pass 5's dW (wsW), dqh, dks, hdh, pass 4's du and
@@ -1039,7 +1129,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
     const int t0 = n * TC_C, L = min(TC_C, T - t0);
     const long long row0 = (long long)b * T + t0;
-    const long long rk = (long long)H * K, rv = (long long)H * V;
+    const long long rk = (long long)H * K;
     const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
 
     if (tid < TC_C) sB[tid] = tid < L ? tc_gdn_get(beta + (row0 + tid) * H + h) : 0.f;
@@ -1090,47 +1180,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     tc_gdn_invert(sA, sT, sInv); /* synchronises; sA is free */
 
     /* over V: dP = scale E (dO u^T), du v^T; dv_j = beta_j (T^T du)_j and its part of db */
-    float dp[4][4], da[4][4], dbv[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) dp[r][c] = da[r][c] = 0.f;
-    for (int c0 = 0; c0 < V; c0 += TC_C) {
-        tc_gdn_tile(du + (row0 * H + h) * V + c0, rv, L, sX2);
-        tc_gdn_tile(v + (row0 * H + h) * V + c0, rv, L, sX3);
-        tc_gdn_tile(dO + (row0 * H + h) * V + c0, rv, L, sX0);
-        tc_gdn_tile(u + (row0 * H + h) * V + c0, rv, L, sX1);
-        __syncthreads();
-        for (int vv = 0; vv < TC_C; vv++) {
-            float uj[4], vj[4];
-#pragma unroll
-            for (int c = 0; c < 4; c++) uj[c] = sX1[(tx + 16 * c) * P + vv], vj[c] = sX3[(tx + 16 * c) * P + vv];
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float oi = sX0[i * P + vv], di = sX2[i * P + vv];
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    dp[r][c] = fmaf(oi, uj[c], dp[r][c]);
-                    da[r][c] = fmaf(di, vj[c], da[r][c]);
-                }
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int j = ty + 16 * r;
-            if (j >= L) continue;
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                const int vv = tx + 16 * c;
-                float s = 0.f;
-                for (int i = j; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);
-                tc_gdn_put(dv + ((row0 + j) * H + h) * V + c0 + vv, sB[j] * s);
-                dbv[r] = fmaf(s, sX3[j * P + vv], dbv[r]);
-            }
-        }
-        __syncthreads(); /* the tiles are rewritten next */
-    }
+    float dp[4][4], da[4][4], dbv[4];
+    tc_gdn_bwy_over_v(v, dO, u, du, sT, sB, sX0, dv, L, H, h, V, row0, dp, da, dbv);
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll
@@ -1144,27 +1195,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     __syncthreads();
     /* Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj), then dTm = -T^T Y strictly below the
      * diagonal into sA, then dM_ij = beta_i dTm_ij E_ij into sY */
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int m = ty + 16 * r, l = tx + 16 * c, e = m < l ? m : l;
-            float s = 0.f;
-            for (int j = 0; j <= e; j++) s = fmaf(sDA[m * P + j], sT[l * P + j], s);
-            sY[m * P + l] = s;
-        }
-    __syncthreads();
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            const int i = ty + 16 * r, j = tx + 16 * c;
-            float s = 0.f;
-            if (j < i && i < L)
-                for (int m = i; m < L; m++) s = fmaf(sT[m * P + i], sY[m * P + j], s);
-            sA[i * P + j] = -s;
-        }
-    __syncthreads();
+    tc_gdn_bwy_dtm(sDA, sT, sY, sA, L);
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll

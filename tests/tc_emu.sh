@@ -147,7 +147,8 @@ plant gdn_state_landed chunk_fwd_tc.cuh '/^__device__ void tc_gate_sum(int L, fl
 # mma, so every warp has read its last H^T fragments before any thread is past its last mma, as
 # with pass 5's stages (below).
 plant gdn_state_kstage chunk_fwd_gdn_tc.cuh '/__syncthreads(); \/\* K^T complete; KST: k read by every thread \*\//i\        if (KST \&\& n + 1 < NT) tc_load_rows_async(k + ((row0 + TC_C) * H + h) * K, (long long)H * K, min(TC_C, T - t0 - TC_C), K, sKr, LD);'
-# GDN's backward: dv = beta T^T du leaves out T's unit diagonal (the sum from i = j + 1)
+# GDN's backward: dv = beta T^T du leaves out T's unit diagonal (the sum from i = j + 1; in
+# tc_gdn_bwy_over_v, which KDA's pass 6 shares)
 plant gdn_bwd_dv chunk_bwd_gdn_tc.cuh 's/for (int i = j; i < L; i++) s = fmaf(sT\[i \* P + j\], sX2\[i \* P + vv\], s);/for (int i = j + 1; i < L; i++) s = fmaf(sT[i * P + j], sX2[i * P + vv], s);/'
 # GDN's reverse scan: q scale e overwrites the decayed keys while other threads still form du with them
 plant gdn_bwd_no_sync chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* sX becomes q scale e \*\//d'
