@@ -594,6 +594,42 @@ __host__ __device__ constexpr unsigned tc_gdn_bdh_f32_smem()
     return (unsigned)(4 * (5 * TC_C * TC_F32P + TC_C + 256));
 }
 
+/* Pass 5 on CUDA cores (tc_gdn_bdh_f32, KDA's tc_kda_bdh_f32), value columns v0 .. v0 + 63: the
+ * tiles of H and H' (Hn, Dn: this K tile's rows) and of dO, du, u (the chunk's rows from row0, 0
+ * past L) into the five tiles [64][65] from sH (H, H', dO, du, u), a barrier, then in increasing
+ * column order aq += dO H^T, aw += du H^T, ak += u H'^T at thread (tx, ty)'s rows ty + 16r (steps)
+ * and columns tx + 16c (channels). Ends without a barrier: the caller reads the tiles, then waits
+ * for every thread before the next call rewrites them. */
+__device__ __forceinline__ void tc_gdn_bdh_f32_cols(const float *Hn, const float *Dn, const float *dO, const float *du,
+                                                    const float *u, long long row0, int H, int h, int V, int v0, int L,
+                                                    float *sH, float (&aq)[4][4], float (&aw)[4][4], float (&ak)[4][4])
+{
+    const int tid = (int)threadIdx.x, tx = tid % 16, ty = tid / 16;
+    float *sD = sH + TC_C * TC_F32P, *sO = sD + TC_C * TC_F32P, *sDU = sO + TC_C * TC_F32P, *sU = sDU + TC_C * TC_F32P;
+    tc_gdn_tile(Hn + v0, V, TC_C, sH);
+    tc_gdn_tile(Dn + v0, V, TC_C, sD);
+    tc_gdn_tile(dO + (row0 * H + h) * V + v0, (long long)H * V, L, sO);
+    tc_gdn_tile(du + (row0 * H + h) * V + v0, (long long)H * V, L, sDU);
+    tc_gdn_tile(u + (row0 * H + h) * V + v0, (long long)H * V, L, sU);
+    __syncthreads();
+    for (int vv = 0; vv < TC_C; vv++) {
+        float hc[4], dc[4];
+#pragma unroll
+        for (int c = 0; c < 4; c++) hc[c] = sH[(tx + 16 * c) * TC_F32P + vv], dc[c] = sD[(tx + 16 * c) * TC_F32P + vv];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int i = ty + 16 * r;
+            const float o = sO[i * TC_F32P + vv], w = sDU[i * TC_F32P + vv], x = sU[i * TC_F32P + vv];
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                aq[r][c] = fmaf(o, hc[c], aq[r][c]);
+                aw[r][c] = fmaf(w, hc[c], aw[r][c]);
+                ak[r][c] = fmaf(x, dc[c], ak[r][c]);
+            }
+        }
+    }
+}
+
 /* grid (K/64, NT, B*H), 256 threads; thread (tx, ty) owns rows i = ty + 16r (steps) and key
  * channels c = kt 64 + tx + 16cc of the outputs: summed over all V in increasing column order,
  *   dqh_ic = scale e_i (H dO_i)_c,   dks_ic = exp(G_{L-1} - G_i) (H' u_i)_c   ([B,T,H,K], i < L),
@@ -620,29 +656,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bdh_f32_smem())
     const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
     const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
     for (int v0 = 0; v0 < V; v0 += TC_C) {
-        tc_gdn_tile(Hn + v0, V, TC_C, sH);
-        tc_gdn_tile(Dn + v0, V, TC_C, sD);
-        tc_gdn_tile(dO + (row0 * H + h) * V + v0, (long long)H * V, L, sO);
-        tc_gdn_tile(du + (row0 * H + h) * V + v0, (long long)H * V, L, sDU);
-        tc_gdn_tile(u + (row0 * H + h) * V + v0, (long long)H * V, L, sU);
-        __syncthreads();
-        for (int vv = 0; vv < TC_C; vv++) {
-            float hc[4], dc[4];
-#pragma unroll
-            for (int c = 0; c < 4; c++)
-                hc[c] = sH[(tx + 16 * c) * TC_F32P + vv], dc[c] = sD[(tx + 16 * c) * TC_F32P + vv];
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float o = sO[i * TC_F32P + vv], w = sDU[i * TC_F32P + vv], x = sU[i * TC_F32P + vv];
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    aq[r][c] = fmaf(o, hc[c], aq[r][c]);
-                    aw[r][c] = fmaf(w, hc[c], aw[r][c]);
-                    ak[r][c] = fmaf(x, dc[c], ak[r][c]);
-                }
-            }
-        }
+        tc_gdn_bdh_f32_cols(Hn, Dn, dO, du, u, row0, H, h, V, v0, L, sH, aq, aw, ak);
         /* this thread's H . H' elements: rows ty + 16r, columns tx + 16c of the tile */
 #pragma unroll
         for (int r = 0; r < 4; r++)
@@ -1079,6 +1093,23 @@ __device__ __forceinline__ void tc_gdn_bwy_over_v(const float *v, const float *d
     }
 }
 
+/* Pass 6's tiles of key channels c0 .. c0 + 63 for dq and dk on CUDA cores (both members): q, k,
+ * dW (Wn: the chunk's block of wsW), dqh and dks, rows 0 past L, into the five tiles [64][65] from
+ * sX, then a barrier. */
+__device__ __forceinline__ void tc_gdn_bwy_ktiles(const float *q, const float *k, const float *Wn, const float *dqh,
+                                                  const float *dks, long long row0, int H, int h, int K, int c0, int L,
+                                                  float *sX)
+{
+    constexpr int CC = TC_C * TC_F32P;
+    const long long rk = (long long)H * K;
+    tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX);
+    tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX + CC);
+    tc_gdn_tile(Wn + c0, K, L, sX + 2 * CC);
+    tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX + 3 * CC);
+    tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX + 4 * CC);
+    __syncthreads();
+}
+
 /* Pass 6's Y = dA T^T (Y_ml = sum_{j <= min(m, l)} dA_mj T_lj) into sY, then dTm = -T^T Y strictly
  * below the diagonal (rows < L; 0 elsewhere) into sA, both kernels on CUDA cores: thread (tx, ty)'s
  * rows ty + 16r, columns tx + 16c, each sum in increasing index. Starts synchronised (sDA, sT
@@ -1208,12 +1239,7 @@ __global__ void TC_BOUNDS(256, tc_gdn_bwy_f32_smem())
     /* over K: dq, dk, and the rows' parts of dG and db */
     float gq[4] = {0.f, 0.f, 0.f, 0.f}, gb[4] = {0.f, 0.f, 0.f, 0.f}, gk[4] = {0.f, 0.f, 0.f, 0.f};
     for (int c0 = 0; c0 < K; c0 += TC_C) {
-        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-        tc_gdn_tile(Wn + c0, K, L, sX2);
-        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
-        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
-        __syncthreads();
+        tc_gdn_bwy_ktiles(q, k, Wn, dqh, dks, row0, H, h, K, c0, L, sX0);
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int i = ty + 16 * r;

@@ -190,28 +190,7 @@ __global__ void TC_BOUNDS(256, tc_kda_bdh_f32_smem())
     const float *Hn = hs + (((long long)bh * NT + n) * K + kt * TC_C) * V;
     const float *Dn = dh + (((long long)bh * NT + n) * K + kt * TC_C) * V;
     for (int v0 = 0; v0 < V; v0 += TC_C) {
-        tc_gdn_tile(Hn + v0, V, TC_C, sH);
-        tc_gdn_tile(Dn + v0, V, TC_C, sD);
-        tc_gdn_tile(dO + (row0 * H + h) * V + v0, (long long)H * V, L, sO);
-        tc_gdn_tile(du + (row0 * H + h) * V + v0, (long long)H * V, L, sDU);
-        tc_gdn_tile(u + (row0 * H + h) * V + v0, (long long)H * V, L, sU);
-        __syncthreads();
-        for (int vv = 0; vv < TC_C; vv++) {
-            float hc[4], dc[4];
-#pragma unroll
-            for (int c = 0; c < 4; c++) hc[c] = sH[(tx + 16 * c) * P + vv], dc[c] = sD[(tx + 16 * c) * P + vv];
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int i = ty + 16 * r;
-                const float o = sO[i * P + vv], w = sDU[i * P + vv], x = sU[i * P + vv];
-#pragma unroll
-                for (int c = 0; c < 4; c++) {
-                    aq[r][c] = fmaf(o, hc[c], aq[r][c]);
-                    aw[r][c] = fmaf(w, hc[c], aw[r][c]);
-                    ak[r][c] = fmaf(x, dc[c], ak[r][c]);
-                }
-            }
-        }
+        tc_gdn_bdh_f32_cols(Hn, Dn, dO, du, u, row0, H, h, V, v0, L, sH, aq, aw, ak);
         /* this thread's H . H' elements: channels ty + 16r, columns tx + 16c of the tile */
 #pragma unroll
         for (int r = 0; r < 4; r++)
@@ -346,12 +325,7 @@ __global__ void TC_BOUNDS(256, tc_kda_bwy_f32_smem(K))
     float *sDG = sDA;
     const float *gl = sG + (L - 1) * LD;
     for (int c0 = 0; c0 < K; c0 += TC_C) {
-        tc_gdn_tile(q + (row0 * H + h) * K + c0, rk, L, sX0);
-        tc_gdn_tile(k + (row0 * H + h) * K + c0, rk, L, sX1);
-        tc_gdn_tile(Wn + c0, K, L, sX2);
-        tc_gdn_tile(dqh + (row0 * H + h) * K + c0, rk, L, sX3);
-        tc_gdn_tile(dks + (row0 * H + h) * K + c0, rk, L, sX4);
-        __syncthreads();
+        tc_gdn_bwy_ktiles(q, k, Wn, dqh, dks, row0, H, h, K, c0, L, sX0);
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int i = ty + 16 * r;
