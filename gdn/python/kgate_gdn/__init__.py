@@ -4,8 +4,9 @@ chunk_* calls. Import with PYTHONPATH=gdn/python after `make`; see gdn/README.md
     from kgate_gdn import chunk_gated_delta_rule
     o, final_state = chunk_gated_delta_rule(q, k, v, g, beta, initial_state=S0, output_final_state=True)
 
-CUDA tensors run libgdn.so's kernels (sm_90a) on the current stream; CPU tensors run the host
-chunked algorithm (libgdn_host.so), the same stages in float32 or float64.
+CUDA tensors run libgdn.so's kernels (sm_90a) on the current stream, the chunk-parallel ones where
+they take the call (set_kernels(), KGATE_GDN_KERNELS); CPU tensors run the host chunked algorithm
+(libgdn_host.so), the same stages in float32 or float64.
 """
 
 from .ops import (  # noqa: F401
@@ -21,6 +22,8 @@ from .ops import (  # noqa: F401
     chunk_kda,
     chunk_linear_attn,
     chunk_simple_gla,
+    kernels,
+    set_kernels,
 )
 from .reference import chunked, oracle, recurrent  # noqa: F401
 
@@ -50,4 +53,4 @@ def call(member, q, k, v, g=None, beta=None, scale=None, initial_state=None, out
 
 
 __all__ = ["chunk_gated_delta_rule", "chunk_kda", "chunk_gla", "chunk_simple_gla", "chunk_linear_attn", "call",
-           "oracle", "recurrent", "chunked", "MEMBERS", "FUNCTIONS", "FLA_CALLS"]
+           "oracle", "recurrent", "chunked", "MEMBERS", "FUNCTIONS", "FLA_CALLS", "kernels", "set_kernels"]

@@ -87,6 +87,17 @@ def _declare(name, lib):
         lib.gdn_cuda_fwd.restype = i32
         lib.gdn_cuda_bwd.argtypes = [i32, i32, pd, dbl, pi, _P, _P, pg, _P, ctypes.c_size_t, _P]
         lib.gdn_cuda_bwd.restype = i32
+        # the chunk-parallel kernels (gdn_cuda_*_tc): the default where they support the call
+        lib.gdn_cuda_fwd_tc_supported.argtypes, lib.gdn_cuda_fwd_tc_supported.restype = [i32, pd], i32
+        lib.gdn_cuda_fwd_tc_workspace.argtypes = [i32, i32, pd]
+        lib.gdn_cuda_fwd_tc_workspace.restype = ctypes.c_size_t
+        lib.gdn_cuda_fwd_tc.argtypes = [i32, i32, pd, dbl, pi, _P, _P, _P, ctypes.c_size_t, _P]
+        lib.gdn_cuda_fwd_tc.restype = i32
+        lib.gdn_cuda_bwd_tc_supported.argtypes, lib.gdn_cuda_bwd_tc_supported.restype = [i32, i32, pd], i32
+        lib.gdn_cuda_bwd_tc_workspace.argtypes = [i32, i32, pd]
+        lib.gdn_cuda_bwd_tc_workspace.restype = ctypes.c_size_t
+        lib.gdn_cuda_bwd_tc.argtypes = [i32, i32, pd, dbl, pi, _P, _P, pg, _P, ctypes.c_size_t, _P]
+        lib.gdn_cuda_bwd_tc.restype = i32
         lib.gdn_cuda_strerror.argtypes, lib.gdn_cuda_strerror.restype = [i32], ctypes.c_char_p
         lib.gdn_cuda_last_error.argtypes, lib.gdn_cuda_last_error.restype = [], ctypes.c_char_p
 

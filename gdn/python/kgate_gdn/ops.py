@@ -2,14 +2,17 @@
 calls (argument names, [B, T, H, D] layout, return values (o, final_state)).
 
 CUDA tensors go to libgdn.so (fp32 or bf16 q, k, v, beta; fp32 g and states) on PyTorch's current
-stream of the tensors' device; CPU tensors go to libgdn_host.so's chunked algorithm (float32 or
-float64 throughout, chunk 64 as the kernels). libgdn's layout is FLA's, so tensors are passed by
+stream of the tensors' device: its chunk-parallel kernels (gdn_cuda_fwd_tc, gdn_cuda_bwd_tc) where
+they take the call, else the sequential ones (gdn_cuda_fwd, gdn_cuda_bwd); KGATE_GDN_KERNELS or
+set_kernels() picks otherwise (kernels()). CPU tensors go to libgdn_host.so's chunked algorithm
+(float32 or float64 throughout, chunk 64 as the kernels). libgdn's layout is FLA's, so tensors are passed by
 data pointer as they are: nothing is transposed or copied. An input that does not fit (dtype,
 device, shape, strides) is refused with a message naming it; nothing is cast or made contiguous
 behind the caller's back.
 """
 
 import ctypes
+import os
 
 import torch
 
@@ -33,6 +36,61 @@ def _in(q, k, v, g, b, S0):
     return _lib.In(_ptr(q), _ptr(k), _ptr(v), _ptr(g), _ptr(b), _ptr(S0))
 
 
+# ---- which CUDA kernels ----------------------------------------------------------------------
+
+KERNELS = ("auto", "chunk", "seq")
+_kernels = [os.environ.get("KGATE_GDN_KERNELS", "auto")]
+
+
+def set_kernels(mode):
+    """The CUDA kernels every later call takes: "auto" (the default; KGATE_GDN_KERNELS sets another)
+    the chunk-parallel ones (gdn_cuda_fwd_tc / gdn_cuda_bwd_tc) where they take the call, else the
+    sequential ones; "chunk" only the chunk-parallel ones (a call they do not take is refused);
+    "seq" only the sequential ones. Returns the mode before."""
+    if mode not in KERNELS:
+        raise ValueError("kgate_gdn.set_kernels: %r is not one of %s" % (mode, ", ".join(KERNELS)))
+    before, _kernels[0] = _kernels[0], mode
+    return before
+
+
+def _mode(fn):
+    if _kernels[0] not in KERNELS:
+        _fail(fn, "KGATE_GDN_KERNELS=%s is not one of %s" % (_kernels[0], ", ".join(KERNELS)))
+    return _kernels[0]
+
+
+def _aligned(ts, n):
+    return all(t is None or t.numel() == 0 or t.data_ptr() % n == 0 for t in ts)
+
+
+def kernels(member, dims, dtype, tensors=()):
+    """("chunk" or "seq" for the forward, the same for the backward) on CUDA for this call under
+    the current mode, or the reason neither takes it (a str). The chunk-parallel kernels take
+    K, V in {64, 128, 256} (GLA, KDA: K <= 128) and bf16 q, k, v on 16-byte boundaries; their SSD
+    backward is bf16 only (an fp32 SSD call runs the chunk-parallel forward, the sequential
+    backward); the sequential ones take 1 <= K, V <= 128."""
+    lib, fam = _lib.cuda(), MEMBERS[member][0]
+    dt = _lib.DTYPE_BF16 if dtype == torch.bfloat16 else _lib.DTYPE_F32
+    mode = _kernels[0]
+    seq = lib.gdn_cuda_supported(fam, ctypes.byref(dims)) == 0
+    chunk_fwd = mode != "seq" and lib.gdn_cuda_fwd_tc_supported(fam, ctypes.byref(dims)) == 0 and \
+        _aligned(tensors, 16 if dt == _lib.DTYPE_BF16 else 4)
+    chunk_bwd = chunk_fwd and lib.gdn_cuda_bwd_tc_supported(fam, dt, ctypes.byref(dims)) == 0
+    if mode == "chunk":
+        if not chunk_fwd:
+            return "the chunk-parallel kernels take K, V in {64, 128, 256} (GLA, KDA: K <= 128) and bf16 q, k, v " \
+                "on 16-byte boundaries (KGATE_GDN_KERNELS=chunk)"
+        if not chunk_bwd:
+            return "the chunk-parallel backward of %s takes bf16 only (KGATE_GDN_KERNELS=chunk)" % member
+        return "chunk", "chunk"
+    if not chunk_fwd and not seq:
+        return "libgdn's kernels take 1 <= K, V <= 128 (sequential) or K, V in {64, 128, 256} (chunk-parallel), " \
+            "B * H <= 65535"
+    fwd = "chunk" if chunk_fwd else "seq"
+    bwd = "chunk" if chunk_bwd else "seq" if seq else None  # None: a forward without a backward
+    return fwd, bwd
+
+
 # ---- validation ------------------------------------------------------------------------------
 
 
@@ -41,8 +99,9 @@ def _fail(fn, msg, exc=ValueError):
 
 
 def validate(fn, member, q, k, v, g, beta, S0):
-    """Checks every tensor against what libgdn takes; returns the dims. Raises TypeError (dtype)
-    or ValueError (device, shape, strides) naming the tensor and what to do."""
+    """Checks every tensor against what libgdn takes; returns the dims and, on CUDA, the kernels
+    (kernels()). Raises TypeError (dtype) or ValueError (device, shape, strides) naming the tensor
+    and what to do."""
     _, gate, delta = MEMBERS[member]
     named = [("q", q), ("k", k), ("v", v)]
     if gate is not None:
@@ -103,12 +162,13 @@ def validate(fn, member, q, k, v, g, beta, S0):
             if t.dtype != dt:
                 _fail(fn, "%s is %s, q %s: on the CPU every tensor has q's dtype" % (name, t.dtype, dt), TypeError)
     dims = _lib.Dims(B, T, H, K, V)
+    path = None
     if dev.type == "cuda":
-        rc = _lib.cuda().gdn_cuda_supported(MEMBERS[member][0], ctypes.byref(dims))
-        if rc != 0:
-            _fail(fn, "B=%d T=%d H=%d K=%d V=%d: %s (libgdn's kernels take 1 <= K, V <= 128, B, H <= 65535)" % (
-                B, T, H, K, V, _lib.cuda().gdn_cuda_strerror(rc).decode()))
-    return dims
+        _mode(fn)
+        path = kernels(member, dims, dt, [q, k, v])
+        if isinstance(path, str):
+            _fail(fn, "B=%d T=%d H=%d K=%d V=%d: not supported: %s" % (B, T, H, K, V, path))
+    return dims, path
 
 
 # ---- the calls into libgdn -------------------------------------------------------------------
@@ -118,7 +178,13 @@ def _stream(t):
     return ctypes.c_void_p(torch.cuda.current_stream(t.device).cuda_stream)
 
 
-def forward(member, dims, q, k, v, g, beta, S0, scale, want_state):
+def _workspace(nbytes, device):
+    """Device scratch of nbytes (None when 0), from PyTorch's allocator (256-byte aligned)."""
+    return torch.empty(nbytes, dtype=torch.uint8, device=device) if nbytes else None
+
+
+def forward(member, dims, q, k, v, g, beta, S0, scale, want_state, path="seq"):
+    """path: "chunk" (gdn_cuda_fwd_tc) or "seq" (gdn_cuda_fwd) on CUDA."""
     fam = MEMBERS[member][0]
     B, H, K, V = dims.B, dims.H, dims.K, dims.V
     o = torch.empty_like(v)
@@ -126,10 +192,17 @@ def forward(member, dims, q, k, v, g, beta, S0, scale, want_state):
     if q.is_cuda:
         ST = torch.empty(B, H, K, V, dtype=torch.float32, device=q.device) if want_state else None
         dt = _lib.DTYPE_BF16 if q.dtype == torch.bfloat16 else _lib.DTYPE_F32
+        lib = _lib.cuda()
         with torch.cuda.device(q.device):
-            rc = _lib.cuda().gdn_cuda_fwd(fam, dt, ctypes.byref(dims), _lib.nan_or(scale), ctypes.byref(inp),
-                                          _ptr(o), _ptr(ST), _stream(q))
-        _lib.check_cuda(rc, "gdn_cuda_fwd")
+            if path == "chunk":
+                n = lib.gdn_cuda_fwd_tc_workspace(fam, dt, ctypes.byref(dims))
+                ws = _workspace(n, q.device)
+                rc = lib.gdn_cuda_fwd_tc(fam, dt, ctypes.byref(dims), _lib.nan_or(scale), ctypes.byref(inp),
+                                         _ptr(o), _ptr(ST), _ptr(ws), n, _stream(q))
+            else:
+                rc = lib.gdn_cuda_fwd(fam, dt, ctypes.byref(dims), _lib.nan_or(scale), ctypes.byref(inp),
+                                      _ptr(o), _ptr(ST), _stream(q))
+        _lib.check_cuda(rc, "gdn_cuda_fwd_tc" if path == "chunk" else "gdn_cuda_fwd")
     else:
         ST = q.new_empty(B, H, K, V) if want_state else None
         sfx = "f64" if q.dtype == torch.float64 else "f32"
@@ -139,8 +212,9 @@ def forward(member, dims, q, k, v, g, beta, S0, scale, want_state):
     return o, ST
 
 
-def backward(member, dims, q, k, v, g, beta, S0, scale, dO, dST, need):
-    """need: (dg, db, dS0) wanted. Returns dq, dk, dv, dg, db, dS0 (None where not wanted)."""
+def backward(member, dims, q, k, v, g, beta, S0, scale, dO, dST, need, path="seq"):
+    """need: (dg, db, dS0) wanted; path: "chunk" (gdn_cuda_bwd_tc) or "seq" (gdn_cuda_bwd) on CUDA.
+    Returns dq, dk, dv, dg, db, dS0 (None where not wanted)."""
     fam = MEMBERS[member][0]
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     dg = torch.empty_like(g) if need[0] else None
@@ -150,13 +224,18 @@ def backward(member, dims, q, k, v, g, beta, S0, scale, dO, dST, need):
         dS0 = torch.empty_like(S0) if need[2] else None
         lib = _lib.cuda()
         dt = _lib.DTYPE_BF16 if q.dtype == torch.bfloat16 else _lib.DTYPE_F32
+        chunk = path == "chunk"
         with torch.cuda.device(q.device):
-            ws_bytes = lib.gdn_cuda_bwd_workspace(fam, ctypes.byref(dims))
+            if chunk:
+                ws_bytes = lib.gdn_cuda_bwd_tc_workspace(fam, dt, ctypes.byref(dims))
+            else:
+                ws_bytes = lib.gdn_cuda_bwd_workspace(fam, ctypes.byref(dims))
             ws = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=q.device)
             out = _lib.Grad(_ptr(dq), _ptr(dk), _ptr(dv), _ptr(dg), _ptr(db), _ptr(dS0))
-            rc = lib.gdn_cuda_bwd(fam, dt, ctypes.byref(dims), _lib.nan_or(scale), ctypes.byref(inp), _ptr(dO),
-                                  _ptr(dST), ctypes.byref(out), _ptr(ws), ws_bytes, _stream(q))
-        _lib.check_cuda(rc, "gdn_cuda_bwd")
+            call = lib.gdn_cuda_bwd_tc if chunk else lib.gdn_cuda_bwd
+            rc = call(fam, dt, ctypes.byref(dims), _lib.nan_or(scale), ctypes.byref(inp), _ptr(dO), _ptr(dST),
+                      ctypes.byref(out), _ptr(ws), ws_bytes, _stream(q))
+        _lib.check_cuda(rc, "gdn_cuda_bwd_tc" if chunk else "gdn_cuda_bwd")
         if db is not None and db.dtype != beta.dtype:
             db = db.to(beta.dtype)  # libgdn accumulates db in fp32; autograd wants beta's dtype
     else:
@@ -178,13 +257,15 @@ def _function(member, cls_name):
     _, gate, delta = MEMBERS[member]
 
     def fwd(ctx, q, k, v, g, beta, initial_state, scale, output_final_state, fn):
-        dims = validate(fn, member, q, k, v, g if gate else None, beta if delta else None, initial_state)
+        dims, path = validate(fn, member, q, k, v, g if gate else None, beta if delta else None, initial_state)
         g = g if gate else None
         beta = beta if delta else None
         ctx.set_materialize_grads(False)
-        o, ST = forward(member, dims, q, k, v, g, beta, initial_state, scale, output_final_state)
+        o, ST = forward(member, dims, q, k, v, g, beta, initial_state, scale, output_final_state,
+                        path[0] if path else "seq")
         ctx.save_for_backward(q, k, v, g, beta, initial_state)
         ctx.dims, ctx.scale = (dims.B, dims.T, dims.H, dims.K, dims.V), scale
+        ctx.fn, ctx.bwd_path = fn, path[1] if path else "seq"
         ctx.state_dtype = torch.float32 if q.is_cuda else q.dtype
         if ST is not None:
             return o, ST
@@ -200,9 +281,16 @@ def _function(member, cls_name):
         do = do.to(v.dtype).contiguous()
         if dST is not None:
             dST = dST.to(ctx.state_dtype).contiguous()
+        if ctx.bwd_path == "chunk" and do.data_ptr() % 16:
+            do = do.clone()  # the chunk-parallel backward reads bf16 dO 16 bytes at a time
         need = (g is not None and ctx.needs_input_grad[3], beta is not None and ctx.needs_input_grad[4],
                 S0 is not None and ctx.needs_input_grad[5])
-        dq, dk, dv, dg, db, dS0 = backward(member, dims, q, k, v, g, beta, S0, ctx.scale, do, dST, need)
+        if ctx.bwd_path is None:
+            _fail(ctx.fn, "B=%d T=%d H=%d K=%d V=%d: no backward for %s %s here: the chunk-parallel backward of "
+                  "SSD takes bf16 only, the sequential one K, V <= 128" % (*ctx.dims, member, q.dtype),
+                  NotImplementedError)
+        dq, dk, dv, dg, db, dS0 = backward(member, dims, q, k, v, g, beta, S0, ctx.scale, do, dST, need,
+                                           ctx.bwd_path)
         return dq, dk, dv, dg, db, dS0, None, None, None
 
     return type(cls_name, (torch.autograd.Function,), {
