@@ -128,8 +128,11 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaEventElapsedTime(&all, g_ev[1], g_ev[g_n - 1]));
         t[0].push_back(all);
     }
-    printf("%s bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n", f == GDN_GLA ? "GLA" : f == GDN_KDA ? "KDA" : "GDN", (long long)d.B,
-           (long long)d.T, (long long)d.H, (long long)d.K, (long long)d.V);
+    printf("%s bf16 B%lld T%lld H%lld K%lld V%lld: median of 15, ms\n",
+           f == GDN_GLA   ? "GLA"
+           : f == GDN_KDA ? "KDA"
+                          : "GDN",
+           (long long)d.B, (long long)d.T, (long long)d.H, (long long)d.K, (long long)d.V);
     for (int p = 1; p < g_n; p++) {
         std::sort(t[(size_t)p].begin(), t[(size_t)p].end());
         printf("  %-12s %8.3f\n", g_name[p], t[(size_t)p][7]);
