@@ -2,8 +2,10 @@
  * per key channel, g [B,T,H,K], and one beta per (b, t, h)); a first version, every pass on CUDA
  * cores in exact fp32 (no TF32), for correctness and determinism first; tensor cores are the next
  * step. K <= 128 (the chunk's gates of every channel sit in shared memory, as in KDA's forward).
- * bf16 inputs: tc_kda_widen copies q, k, v, beta, dO into fp32 workspace copies, the fp32 passes
- * run on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
+ * bf16 inputs: passes 1 and 2 are the bf16 forward's tensor-core kernels (tc_gdn_prep_bf16<K,
+ * true>, tc_gdn_state_bf16<K, true>), whose W, H and u planes tc_kda_unsplit turns into the fp32
+ * sections the later passes read; tc_kda_widen copies q, k, v, beta, dO into fp32 workspace
+ * copies, the fp32 passes 3-6 run on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
  * gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_KDA); runs on the host through gdn/tc_emu.h with
  * TC_HOST_EMU (gdn/tc_emu_check.cc). Emulated, then run on an H100 (tests/gpu/test_gdn_tc passes,
  * 2026-12-07); never timed (see gdn/README.md).
@@ -31,7 +33,9 @@
  * channel (chunk_bwd_gla_tc.cuh's argument: the cancellation of q dq - k dk stays within 64
  * steps). Six launches (seven with bf16's widening):
  *   1, 2. the forward's tc_gdn_prep_f32<K, true> and tc_gdn_state_f32<K, true> (W, U0, H of
- *      every chunk, u);
+ *      every chunk, u); bf16: tc_gdn_prep_bf16<K, true>, tc_gdn_state_bf16<K, true>, their planes
+ *      left where nothing is yet (W's in hs's bytes, H's in dh's, u's in du's) and widened to
+ *      hi + lo in fp32 into W, hs, u by tc_kda_unsplit;
  *   3. tc_kda_bdu_f32, one CTA per (chunk, b, h): du's local term, P summed term by term;
  *   4. GDN's tc_gdn_bscan_f32<K, true> (chunk_bwd_gdn_tc.cuh: PC, a gate per key channel), one
  *      CTA per (64-column V tile, b, h) walking the chunks backwards: H' into dh, du += the state
@@ -53,7 +57,10 @@
 
 /* Byte offsets of KDA's backward workspace: GDN's (tc_gdn_bwd_layout, fp32) with hdh a K-vector
  * per chunk ([BH][NT][K]), then for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
- * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. */
+ * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. bf16: passes 1 and 2
+ * leave their planes in sections not yet written (W's [BH][NT][2][64][K] in hs, H's
+ * [BH][NT][2][V][K] in dh, u's hi then lo [B,T,H,V] in du: each fits) until tc_kda_unsplit has
+ * read them. */
 struct tc_kda_bws {
     tc_gdn_bws g;
     unsigned long long q, k, v, dO, beta, total;
@@ -81,6 +88,20 @@ __global__ void tc_kda_widen(const __nv_bfloat16 *x, float *y, long long n)
 {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
         y[i] = __bfloat162float(x[i]);
+}
+
+/* bf16 inputs: n fp32 elements of dst from bf16 hi + lo planes (dst = hi + lo, exact in fp32),
+ * as the bf16 forward kernels leave W, H and u: src holds blocks of 2 blk elements, the hi plane
+ * of blk then the lo plane. nv > 0: a block is [blk / nv][nv] in dst and its transpose in src
+ * (hs: [K][V] fp32 from [2][V][K]); nv = 0: the same order. Grid-stride, any grid. */
+__global__ void tc_kda_unsplit(const __nv_bfloat16 *src, float *dst, long long n, long long blk, int nv)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const long long nb = i / blk, r = i % blk;
+        const long long s = nb * 2 * blk + (nv > 0 ? (r % nv) * (blk / nv) + r / nv : r);
+        dst[i] = __bfloat162float(src[s]) + __bfloat162float(src[s + blk]);
+    }
 }
 
 // ---- pass 3: du's local term --------------------------------------------------------------------

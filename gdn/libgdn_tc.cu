@@ -680,8 +680,10 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
     return rc;
 }
 
-/* KDA's backward (gdn/chunk_bwd_kda_tc.cuh), every pass in fp32 on CUDA cores: bf16 inputs are
- * widened into the workspace first, and pass 6 rounds dq, dk, dv to bf16 as it stores them. */
+/* KDA's backward (gdn/chunk_bwd_kda_tc.cuh): fp32 inputs, every pass in fp32 on CUDA cores; bf16
+ * inputs, passes 1 and 2 on tensor cores (the bf16 forward's kernels, their planes then widened
+ * to fp32), the rest in fp32 on CUDA cores on inputs widened into the workspace first, and pass 6
+ * rounds dq, dk, dv to bf16 as it stores them. */
 template <int K>
 static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const float *dST, const struct gdn_dev_grad *out)
 {
@@ -707,7 +709,34 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
     float *u = (float *)(ws + l.g.f.u), *dh = (float *)(ws + l.g.dh), *du = (float *)(ws + l.g.du);
     float *dqh = (float *)(ws + l.g.dqh), *dks = (float *)(ws + l.g.dks), *hdh = (float *)(ws + l.g.hdh);
     const dim3 grid_c((unsigned)c.NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
-    if (c.NT > 0) {
+    if (c.NT > 0 && bf16) {
+        /* passes 1, 2: the bf16 forward's tensor-core kernels. Their bf16 hi + lo planes go where
+         * nothing is yet (W's into hs's bytes, H's into dh's, u's into du's), then into the fp32
+         * sections the later passes read (tc_kda_unsplit) */
+        typedef __nv_bfloat16 bf;
+        const long long rows = (long long)BH * c.T, nst = (long long)BH * c.NT;
+        bf *Wb = (bf *)hs, *hsb = (bf *)dh, *ub = (bf *)du, *ulb = ub + rows * c.V;
+        const unsigned sp = tc_gdn_prep_bf16_smem(K, true), ss = tc_gdn_state_bf16_smem(K, true);
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_prep_bf16<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
+        tc_gdn_prep_bf16<K, true><<<grid_c, 128, sp, c.stream>>>((const bf *)c.k, (const bf *)c.v, (const bf *)c.beta,
+                                                                 c.g, Wb, U0, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "1 prep W U0");
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_state_bf16<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_bf16<K, true><<<grid_s, 2 * K, ss, c.stream>>>((const bf *)c.k, c.g, c.S0, Wb, U0, hsb, ub, ulb,
+                                                                    nullptr, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "2 scan H");
+        tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(Wb, W, nst * TC_C * K, (long long)TC_C * K, 0);
+        GDN_CUDA_TRY(cudaGetLastError());
+        tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(hsb, hs, nst * K * c.V, (long long)K * c.V, c.V);
+        GDN_CUDA_TRY(cudaGetLastError());
+        tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(ub, u, rows * c.V, rows * c.V, 0);
+        GDN_CUDA_TRY(cudaGetLastError());
+        TC_BWD_PASS(c.stream, "2b planes to fp32");
+    } else if (c.NT > 0) {
         const unsigned sp = tc_gdn_prep_f32_smem(K, true), ss = tc_gdn_state_f32_smem(K, true);
         GDN_CUDA_TRY(
             cudaFuncSetAttribute(tc_gdn_prep_f32<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
@@ -720,6 +749,8 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
             <<<grid_s, 256, ss, c.stream>>>(x[1], c.g, c.S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "2 scan H");
+    }
+    if (c.NT > 0) {
         const unsigned sd = tc_kda_bdu_f32_smem();
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bdu_f32, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sd));
         tc_kda_bdu_f32<<<grid_c, 256, sd, c.stream>>>(x[0], x[1], c.g, x[4], du, c.T, c.H, K, c.V, c.scale);

@@ -849,11 +849,26 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
     float *u = (float *)(ws + l.g.f.u), *dh = (float *)(ws + l.g.dh), *du = (float *)(ws + l.g.du);
     float *dqh = (float *)(ws + l.g.dqh), *dks = (float *)(ws + l.g.dks), *hdh = (float *)(ws + l.g.hdh);
     const dim3 grid_c((unsigned)NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
-    if (NT > 0) {
+    typedef __nv_bfloat16 bf;
+    if (NT > 0 && c.bf16) {
+        const long long rows = (long long)BH * c.T, nst = (long long)BH * NT;
+        bf *Wb = (bf *)hs, *hsb = (bf *)dh, *ub = (bf *)du, *ulb = ub + rows * c.V;
+        tc_emu_launch(grid_c, dim3(128), tc_gdn_prep_bf16_smem(K, true), [&] {
+            tc_gdn_prep_bf16<K, true>((const bf *)k, (const bf *)v, (const bf *)beta, g, Wb, U0, c.T, c.H, c.V, NT);
+        });
+        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K, true), [&] {
+            tc_gdn_state_bf16<K, true>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
+        });
+        tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(Wb, W, nst * TC_C * K, (long long)TC_C * K, 0); });
+        tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(hsb, hs, nst * K * c.V, (long long)K * c.V, c.V); });
+        tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(ub, u, rows * c.V, rows * c.V, 0); });
+    } else if (NT > 0) {
         tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K, true),
                       [&] { tc_gdn_prep_f32<K, true>(x[1], x[2], x[3], g, W, U0, c.T, c.H, c.V, NT); });
         tc_emu_launch(grid_s, dim3(256), tc_gdn_state_f32_smem(K, true),
                       [&] { tc_gdn_state_f32<K, true>(x[1], g, S0, W, U0, hs, u, nullptr, c.T, c.H, c.V, NT); });
+    }
+    if (NT > 0) {
         tc_emu_launch(grid_c, dim3(256), tc_kda_bdu_f32_smem(),
                       [&] { tc_kda_bdu_f32(x[0], x[1], g, x[4], du, c.T, c.H, K, c.V, scale); });
     }
@@ -864,7 +879,6 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     tc_emu_launch(grid_h, dim3(256), tc_kda_bdh_f32_smem(),
                   [&] { tc_kda_bdh_f32(g, x[4], hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
-    typedef __nv_bfloat16 bf;
     if (c.bf16)
         tc_emu_launch(grid_c, dim3(256), tc_kda_bwy_f32_smem(K), [&] {
             tc_kda_bwy_f32<K, bf>(x[0], x[1], x[2], x[3], g, x[4], u, du, W, dqh, dks, hdh, (bf *)dq, (bf *)dk,
