@@ -42,7 +42,8 @@
  *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16 (as the bf16 forward runs them);
  *   3. tc_gdn_bdu_f32 (bf16: tc_gdn_bdu_bf16<K>, tensor cores), all chunks in parallel: du's
  *      local term into du;
- *   4. tc_gdn_bscan_f32 (bf16: tc_gdn_bscan_bf16<K>, tensor cores, dH in mma accumulators), one
+ *   4. tc_gdn_bscan_f32 (bf16: tc_gdn_bscan_bf16<K>, tensor cores, dH in mma accumulators; KDA's
+ *      backward runs both with PC, a gate per key channel), one
  *      CTA per (64-column V tile, b, h) walking the chunks backwards with the K x 64 tile of dH
  *      in registers: H' of every chunk into dh, du += the state term, dS0;
  *   5. tc_gdn_bdh_f32 (bf16: tc_gdn_bdh_bf16), one CTA per (64-row K tile, chunk, b, h): the
@@ -401,25 +402,28 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K, PC))
  * [K][72]; -du^T hi, lo and dO^T [64][72]; the next chunk's dO as loaded [64][72]; G and the
  * weights scale e_j [64] fp32. 74,240 / 111,104 / 184,832 B at K = 64 / 128 / 256: the dO tile
  * costs no CTA an SM (3 / 2 / 1, as before it). Since the products take the hi planes alone
- * (tc_mma1) every lo half is unused; not yet given back: registers (2K threads) bound the CTAs
- * an SM at K = 128 as much as shared memory does. */
+ * (tc_mma1) every lo half is unused (but H'^T's with PC); not yet given back: registers (2K
+ * threads) bound the CTAs an SM at K = 128 as much as shared memory does. PC: G is [64][K+1],
+ * 90,624 / 143,872 B at K = 64 / 128. */
 __host__ __device__ constexpr int tc_gdn_bscan_bf16_region(int K)
 {
     return 2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP;
 }
-__host__ __device__ constexpr unsigned tc_gdn_bscan_bf16_smem(int K)
+__host__ __device__ constexpr unsigned tc_gdn_bscan_bf16_smem(int K, bool pc = false)
 {
-    return (unsigned)(2 * tc_gdn_bscan_bf16_region(K) * 2 + 4 * TC_C * TC_TP * 2 + 2 * TC_C * 4);
+    return (unsigned)(2 * tc_gdn_bscan_bf16_region(K) * 2 + 4 * TC_C * TC_TP * 2 + (tc_gdn_gates(K, pc) + TC_C) * 4);
 }
 
-/* Starts tc_gdn_bscan_bf16's copies of chunk n's gates into sG (tc_gate_copy) and of its dO tile
- * (rows < L, else zeros) into sOr [64][72]; they land at the thread's next wait. */
+/* Starts tc_gdn_bscan_bf16's copies of chunk n's gates into sG (tc_gate_copy; not PC: KDA's come
+ * at the chunk's start) and of its dO tile (rows < L, else zeros) into sOr [64][72]; they land at
+ * the thread's next wait. */
+template <bool PC = false>
 __device__ __forceinline__ void tc_gdn_bscan_fetch(const float *g, const __nv_bfloat16 *dO, int n, int b, int h, int T,
                                                    int H, int V, int vt, float *sG, __nv_bfloat16 *sOr)
 {
     const long long row0 = (long long)b * T + n * TC_C;
     const int L = min(TC_C, T - n * TC_C);
-    tc_gate_copy(g, row0 * H + h, H, L, sG);
+    if constexpr (!PC) tc_gate_copy(g, row0 * H + h, H, L, sG);
     tc_load_rows_async(dO + (row0 * H + h) * V + vt * TC_C, (long long)H * V, L, TC_C, sOr, TC_TP);
 }
 
@@ -435,9 +439,14 @@ __device__ __forceinline__ void tc_gdn_bscan_fetch(const float *g, const __nv_bf
  * Deterministic: each du element has one writer, each accumulator one fixed order of mma. The
  * next chunk's gates and dO tile are copied in (cp.async) while this chunk computes, from the
  * moment the decayed keys are formed; a thread's loads of k, and of du, are all in flight before
- * its first store. */
-template <int K>
-__global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
+ * its first store. PC (KDA, gdn/chunk_bwd_kda_tc.cuh): a gate per key channel, g [B,T,H,K], G
+ * [64][K+1] from tc_gla_cumsum at the chunk's start (not copied ahead: it is read until the update);
+ * the keys' weights exp(G_{L-1,c} - G_jc) and q's scale e_jc per element, each dH row c its own
+ * decay e_{L-1,c} (as tc_gdn_state_bf16<K, PC> and tc_gdn_bscan_f32<K, PC>); and du's product
+ * takes H' as hi + lo (H'^T's lo plane in region A's free half, two mma): with H''s hi plane
+ * alone, KDA's db at T = 1 (one element, emulated) was 1.0e-2 off, over the bar. */
+template <int K, bool PC = false>
+__global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
     tc_gdn_bscan_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const float *g, const __nv_bfloat16 *dO,
                       const float *dST, const __nv_bfloat16 *wsW, float *dh, float *du, float *dS0, int T, int H, int V,
                       int NT, float scale)
@@ -449,7 +458,8 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
     __nv_bfloat16 *sUT = sX + RG;                                   /* -du^T [2][v][j] */
     __nv_bfloat16 *sOT = sUT + 2 * CT;                              /* dO^T [v][j] */
     __nv_bfloat16 *sOr = sOT + CT;                                  /* dO [j][v] as loaded */
-    float *sG = reinterpret_cast<float *>(sOr + CT), *sQw = sG + TC_C;
+    float *sG = reinterpret_cast<float *>(sOr + CT), *sQw = sG + tc_gdn_gates(K, PC);
+    constexpr int LG = K + 1; /* PC: sG [64][K+1] */
     const int vt = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
     const int tid = (int)threadIdx.x, w = tid >> 5, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
     const int r0 = 16 * w + gi;
@@ -463,7 +473,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1);
             acc[m][e] = dST ? dST[((long long)bh * K + r) * V + vt * TC_C + c] : 0.f;
         }
-    if (NT > 0) tc_gdn_bscan_fetch(g, dO, NT - 1, b, h, T, H, V, vt, sG, sOr);
+    if (NT > 0) tc_gdn_bscan_fetch<PC>(g, dO, NT - 1, b, h, T, H, V, vt, sG, sOr);
     for (int it = 0; it < NT; it++) {
         const int n = NT - 1 - it, t0 = n * TC_C, L = min(TC_C, T - t0);
         const long long row0 = (long long)b * T + t0;
@@ -474,11 +484,20 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             for (int e = 0; e < 4; e++) {
                 const int r = r0 + (e >> 1) * 8, c = 8 * m + 2 * ti + (e & 1), at = c * LD + r;
                 dst[(long long)r * V + c] = acc[m][e];
-                sA[at] = __float2bfloat16_rn(acc[m][e]);
+                const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
+                sA[at] = hi;
+                if constexpr (PC) sA[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
             }
-        tc_gate_sum(L, sG); /* waits, synchronises: H' staged, the gates and dO there */
-        const float glast = sG[L - 1];
-        if (tid < TC_C) sQw[tid] = tid < L ? scale * expf(sG[tid]) : 0.f;
+        float glast = 0.f, dc0 = 1.f, dc1 = 1.f; /* KDA: the decays of dH rows r0, r0 + 8 */
+        if constexpr (PC) {
+            tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* waits, synchronises: H' staged, dO there */
+            dc0 = expf(sG[(L - 1) * LG + r0]), dc1 = expf(sG[(L - 1) * LG + r0 + 8]);
+            if (tid < TC_C) sQw[tid] = tid < L ? scale : 0.f;
+        } else {
+            tc_gate_sum(L, sG); /* waits, synchronises: H' staged, the gates and dO there */
+            glast = sG[L - 1];
+            if (tid < TC_C) sQw[tid] = tid < L ? scale * expf(sG[tid]) : 0.f;
+        }
         const int nk = TC_C * (K / 8), nth = (int)blockDim.x;
         /* four 16-byte loads of k in flight before the first store (as tc_load_kt_decayed) */
         for (int base = tid; base < nk; base += 4 * nth) {
@@ -498,13 +517,16 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
                 const __nv_bfloat16 *e = reinterpret_cast<const __nv_bfloat16 *>(&raw[q4]);
 #pragma unroll
                 for (int c = 0; c < 8; c++) {
-                    sX[j * LD + grp * 8 + c] = __float2bfloat16_rn(__bfloat162float(e[c]) * wj);
+                    const int cc = grp * 8 + c;
+                    float wc = wj;
+                    if constexpr (PC) wc = j < L ? expf(sG[(L - 1) * LG + cc] - sG[j * LG + cc]) : 0.f;
+                    sX[j * LD + cc] = __float2bfloat16_rn(__bfloat162float(e[c]) * wc);
                 }
             }
         }
         if (tid < 128) tc_copy_transposed(tid, 128, sOr, TC_TP, L, sOT);
         __syncthreads(); /* the du product reads the decayed keys every thread stored; sG, sOr are free */
-        if (it + 1 < NT) tc_gdn_bscan_fetch(g, dO, n - 1, b, h, T, H, V, vt, sG, sOr);
+        if (it + 1 < NT) tc_gdn_bscan_fetch<PC>(g, dO, n - 1, b, h, T, H, V, vt, sG, sOr);
         /* du = local term + Kd H' for this warp's tiles */
         float x[NPG][4];
 #pragma unroll
@@ -515,7 +537,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
             uint32_t a[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sA, LD, 8 * (nt0 + mm), 16 * ks);
+            for (int mm = 0; mm < NPG; mm++) {
+                tc_mma1(x[mm], a, sA, LD, 8 * (nt0 + mm), 16 * ks);
+                if constexpr (PC) tc_mma1(x[mm], a, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks); /* H'^T lo */
+            }
         }
         /* every du load of this thread in flight before the first store (a load after a store
          * to du waits for it) */
@@ -542,7 +567,8 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
                 sUT[c * TC_TP + j] = __float2bfloat16_rn(-y0), sUT[(c + 1) * TC_TP + j] = __float2bfloat16_rn(-y1);
             }
         __syncthreads(); /* H'^T and the decayed keys read by every warp: their memory becomes Qs^T, W^T */
-        tc_load_kt_decayed(q + (row0 * H + h) * K, (long long)H * K, L, K, sQw, nullptr, 0, 0, sA, nullptr);
+        tc_load_kt_decayed(q + (row0 * H + h) * K, (long long)H * K, L, K, sQw, PC ? sG : nullptr, PC ? LG : 0,
+                           PC ? -1 : 0, sA, nullptr);
         {
             const __nv_bfloat16 *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
             const int grp = tid / 128, ngrp = (int)blockDim.x / 128; /* K/64 groups of 128 threads */
@@ -557,7 +583,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K))
 #pragma unroll
         for (int m = 0; m < 8; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[m][e] *= gamma;
+            for (int e = 0; e < 4; e++) acc[m][e] *= PC ? (e < 2 ? dc0 : dc1) : gamma;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
             uint32_t a[4];

@@ -1,11 +1,12 @@
 /* chunk_bwd_kda_tc.cuh: the chunk-parallel backward of KDA (the gated delta rule with a log gate
- * per key channel, g [B,T,H,K], and one beta per (b, t, h)); a first version, every pass on CUDA
- * cores in exact fp32 (no TF32), for correctness and determinism first; tensor cores are the next
- * step. K <= 128 (the chunk's gates of every channel sit in shared memory, as in KDA's forward).
- * bf16 inputs: passes 1 and 2 are the bf16 forward's tensor-core kernels (tc_gdn_prep_bf16<K,
- * true>, tc_gdn_state_bf16<K, true>), whose W, H and u planes tc_kda_unsplit turns into the fp32
- * sections the later passes read; tc_kda_widen copies q, k, v, beta, dO into fp32 workspace
- * copies, the fp32 passes 3-6 run on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
+ * per key channel, g [B,T,H,K], and one beta per (b, t, h)); fp32 inputs, every pass on CUDA
+ * cores in exact fp32 (no TF32), for correctness and determinism first. K <= 128 (the chunk's
+ * gates of every channel sit in shared memory, as in KDA's forward). bf16 inputs (since
+ * 2026-12-07): passes 1, 2 and 4 on tensor cores -- the bf16 forward's tc_gdn_prep_bf16<K, true>
+ * and tc_gdn_state_bf16<K, true>, whose H and u planes tc_kda_unsplit turns into the fp32
+ * sections passes 5 and 6 read, and GDN's tc_gdn_bscan_bf16<K, true> reading W's planes;
+ * tc_kda_widen copies q, k, v, beta, dO into fp32 workspace copies, the fp32 passes 3, 5, 6 run
+ * on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
  * gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_KDA); runs on the host through gdn/tc_emu.h with
  * TC_HOST_EMU (gdn/tc_emu_check.cc). Emulated, then run on an H100 (tests/gpu/test_gdn_tc passes,
  * 2026-12-07); never timed (see gdn/README.md).
@@ -33,13 +34,13 @@
  * channel (chunk_bwd_gla_tc.cuh's argument: the cancellation of q dq - k dk stays within 64
  * steps). Six launches (seven with bf16's widening):
  *   1, 2. the forward's tc_gdn_prep_f32<K, true> and tc_gdn_state_f32<K, true> (W, U0, H of
- *      every chunk, u); bf16: tc_gdn_prep_bf16<K, true>, tc_gdn_state_bf16<K, true>, their planes
- *      left where nothing is yet (W's in hs's bytes, H's in dh's, u's in du's) and widened to
- *      hi + lo in fp32 into W, hs, u by tc_kda_unsplit;
+ *      every chunk, u); bf16: tc_gdn_prep_bf16<K, true>, tc_gdn_state_bf16<K, true>, W's planes
+ *      in W's bytes (pass 4 reads them), H's and u's left where nothing is yet (dh's, du's bytes)
+ *      and widened to hi + lo in fp32 into hs, u by tc_kda_unsplit;
  *   3. tc_kda_bdu_f32, one CTA per (chunk, b, h): du's local term, P summed term by term;
- *   4. GDN's tc_gdn_bscan_f32<K, true> (chunk_bwd_gdn_tc.cuh: PC, a gate per key channel), one
- *      CTA per (64-column V tile, b, h) walking the chunks backwards: H' into dh, du += the state
- *      term, dS0;
+ *   4. GDN's tc_gdn_bscan_f32<K, true> (chunk_bwd_gdn_tc.cuh: PC, a gate per key channel; bf16:
+ *      tc_gdn_bscan_bf16<K, true>, tensor cores), one CTA per (64-column V tile, b, h) walking
+ *      the chunks backwards: H' into dh, du += the state term, dS0;
  *   5. tc_kda_bdh_f32, one CTA per (64-row K tile, chunk, b, h): dqh, dks, dW = -du H^T (over W)
  *      and the per-channel (H . H')_c (hdh: a K-vector per chunk, summed in a fixed order);
  *   6. tc_kda_bwy_f32<K, TO>, one CTA per (chunk, b, h): M and T again, dP, dA, dTm, then dq, dk,
@@ -57,10 +58,10 @@
 
 /* Byte offsets of KDA's backward workspace: GDN's (tc_gdn_bwd_layout, fp32) with hdh a K-vector
  * per chunk ([BH][NT][K]), then for bf16 inputs the fp32 copies of q, k ([B,T,H,K]), v, dO
- * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. bf16: passes 1 and 2
- * leave their planes in sections not yet written (W's [BH][NT][2][64][K] in hs, H's
- * [BH][NT][2][V][K] in dh, u's hi then lo [B,T,H,V] in du: each fits) until tc_kda_unsplit has
- * read them. */
+ * ([B,T,H,V]) and beta ([B,T,H]). Every section a multiple of 16 bytes. bf16: W is the planes
+ * [BH][NT][2][64][K] until pass 5 writes dW (fp32) over them; passes 1 and 2 leave H's planes
+ * ([BH][NT][2][V][K]) in dh and u's (hi then lo [B,T,H,V]) in du, sections not yet written (each
+ * fits), until tc_kda_unsplit has read them. */
 struct tc_kda_bws {
     tc_gdn_bws g;
     unsigned long long q, k, v, dO, beta, total;

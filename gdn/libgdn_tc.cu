@@ -681,9 +681,9 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
 }
 
 /* KDA's backward (gdn/chunk_bwd_kda_tc.cuh): fp32 inputs, every pass in fp32 on CUDA cores; bf16
- * inputs, passes 1 and 2 on tensor cores (the bf16 forward's kernels, their planes then widened
- * to fp32), the rest in fp32 on CUDA cores on inputs widened into the workspace first, and pass 6
- * rounds dq, dk, dv to bf16 as it stores them. */
+ * inputs, passes 1, 2 and 4 on tensor cores (the bf16 forward's kernels, their H and u planes then
+ * widened to fp32; GDN's bf16 reverse scan with PC), passes 3, 5, 6 in fp32 on CUDA cores on
+ * inputs widened into the workspace first, and pass 6 rounds dq, dk, dv to bf16 as it stores them. */
 template <int K>
 static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const float *dST, const struct gdn_dev_grad *out)
 {
@@ -709,13 +709,14 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
     float *u = (float *)(ws + l.g.f.u), *dh = (float *)(ws + l.g.dh), *du = (float *)(ws + l.g.du);
     float *dqh = (float *)(ws + l.g.dqh), *dks = (float *)(ws + l.g.dks), *hdh = (float *)(ws + l.g.hdh);
     const dim3 grid_c((unsigned)c.NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
+    typedef __nv_bfloat16 bf;
+    bf *Wb = (bf *)W; /* bf16: W's planes ([BH][NT][2][64][K]), read by pass 4, then dW over them */
     if (c.NT > 0 && bf16) {
-        /* passes 1, 2: the bf16 forward's tensor-core kernels. Their bf16 hi + lo planes go where
-         * nothing is yet (W's into hs's bytes, H's into dh's, u's into du's), then into the fp32
-         * sections the later passes read (tc_kda_unsplit) */
-        typedef __nv_bfloat16 bf;
+        /* passes 1, 2: the bf16 forward's tensor-core kernels. W's planes stay in W's bytes (pass 4
+         * reads them); H's and u's go where nothing is yet (dh's, du's bytes), then into the fp32
+         * sections passes 5, 6 read (tc_kda_unsplit) */
         const long long rows = (long long)BH * c.T, nst = (long long)BH * c.NT;
-        bf *Wb = (bf *)hs, *hsb = (bf *)dh, *ub = (bf *)du, *ulb = ub + rows * c.V;
+        bf *hsb = (bf *)dh, *ub = (bf *)du, *ulb = ub + rows * c.V;
         const unsigned sp = tc_gdn_prep_bf16_smem(K, true), ss = tc_gdn_state_bf16_smem(K, true);
         GDN_CUDA_TRY(
             cudaFuncSetAttribute(tc_gdn_prep_bf16<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sp));
@@ -729,8 +730,6 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
                                                                     nullptr, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "2 scan H");
-        tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(Wb, W, nst * TC_C * K, (long long)TC_C * K, 0);
-        GDN_CUDA_TRY(cudaGetLastError());
         tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(hsb, hs, nst * K * c.V, (long long)K * c.V, c.V);
         GDN_CUDA_TRY(cudaGetLastError());
         tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(ub, u, rows * c.V, rows * c.V, 0);
@@ -757,10 +756,20 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "3 du local");
     }
-    const unsigned sb = tc_gdn_bscan_f32_smem(K, true);
-    GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_bscan_f32<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
-    tc_gdn_bscan_f32<K, true>
-        <<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T, c.H, c.V, c.NT, c.scale);
+    if (bf16) {
+        const unsigned sb = tc_gdn_bscan_bf16_smem(K, true);
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_bscan_bf16<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+        tc_gdn_bscan_bf16<K, true><<<grid_s, 2 * K, sb, c.stream>>>((const bf *)c.q, (const bf *)c.k, c.g,
+                                                                    (const bf *)dO, dST, Wb, dh, du, out->dS0, c.T, c.H,
+                                                                    c.V, c.NT, c.scale);
+    } else {
+        const unsigned sb = tc_gdn_bscan_f32_smem(K, true);
+        GDN_CUDA_TRY(
+            cudaFuncSetAttribute(tc_gdn_bscan_f32<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sb));
+        tc_gdn_bscan_f32<K, true><<<grid_s, 256, sb, c.stream>>>(x[0], x[1], c.g, x[4], dST, W, dh, du, out->dS0, c.T,
+                                                                 c.H, c.V, c.NT, c.scale);
+    }
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "4 scan dH");
     if (c.NT == 0) return 0;
@@ -773,7 +782,6 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
     TC_BWD_PASS(c.stream, "5 H products");
     const unsigned sw = tc_kda_bwy_f32_smem(K);
     if (bf16) {
-        typedef __nv_bfloat16 bf;
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bwy_f32<K, bf>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sw));
         tc_kda_bwy_f32<K, bf><<<grid_c, 256, sw, c.stream>>>(x[0], x[1], x[2], x[3], c.g, x[4], u, du, W, dqh, dks, hdh,
                                                              (bf *)out->dq, (bf *)out->dk, (bf *)out->dv, out->dg,

@@ -850,16 +850,16 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
     float *dqh = (float *)(ws + l.g.dqh), *dks = (float *)(ws + l.g.dks), *hdh = (float *)(ws + l.g.hdh);
     const dim3 grid_c((unsigned)NT, (unsigned)BH), grid_s((unsigned)(c.V / TC_C), (unsigned)BH);
     typedef __nv_bfloat16 bf;
+    bf *Wb = (bf *)W;
     if (NT > 0 && c.bf16) {
         const long long rows = (long long)BH * c.T, nst = (long long)BH * NT;
-        bf *Wb = (bf *)hs, *hsb = (bf *)dh, *ub = (bf *)du, *ulb = ub + rows * c.V;
+        bf *hsb = (bf *)dh, *ub = (bf *)du, *ulb = ub + rows * c.V;
         tc_emu_launch(grid_c, dim3(128), tc_gdn_prep_bf16_smem(K, true), [&] {
             tc_gdn_prep_bf16<K, true>((const bf *)k, (const bf *)v, (const bf *)beta, g, Wb, U0, c.T, c.H, c.V, NT);
         });
         tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K, true), [&] {
             tc_gdn_state_bf16<K, true>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
         });
-        tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(Wb, W, nst * TC_C * K, (long long)TC_C * K, 0); });
         tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(hsb, hs, nst * K * c.V, (long long)K * c.V, c.V); });
         tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(ub, u, rows * c.V, rows * c.V, 0); });
     } else if (NT > 0) {
@@ -872,9 +872,15 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
         tc_emu_launch(grid_c, dim3(256), tc_kda_bdu_f32_smem(),
                       [&] { tc_kda_bdu_f32(x[0], x[1], g, x[4], du, c.T, c.H, K, c.V, scale); });
     }
-    tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K, true), [&] {
-        tc_gdn_bscan_f32<K, true>(x[0], x[1], g, x[4], dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale);
-    });
+    if (c.bf16)
+        tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_bscan_bf16_smem(K, true), [&] {
+            tc_gdn_bscan_bf16<K, true>((const bf *)q, (const bf *)k, g, (const bf *)dO, dST, Wb, dh, du, dS0, c.T, c.H,
+                                       c.V, NT, scale);
+        });
+    else
+        tc_emu_launch(grid_s, dim3(256), tc_gdn_bscan_f32_smem(K, true), [&] {
+            tc_gdn_bscan_f32<K, true>(x[0], x[1], g, x[4], dST, W, dh, du, dS0, c.T, c.H, c.V, NT, scale);
+        });
     if (NT == 0) return;
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     tc_emu_launch(grid_h, dim3(256), tc_kda_bdh_f32_smem(),
