@@ -18,7 +18,8 @@
 # copied over the staging tile early, in its pass 5
 # a stage read before its copies landed, and in its pass 6 Y = dA T^T without each warp's diagonal
 # block of dA and dM + dM^T without dM^T's hi plane, for KDA's backward (gdn/chunk_bwd_kda_tc.cuh)
-# two state rows' decays swapped in its reverse scan (GDN's, per channel), dg without its last row's state terms and
+# two state rows' decays swapped in its reverse scan (GDN's, per channel) and in its bf16 one (tensor cores),
+# dg without its last row's state terms and
 # a missing __syncthreads before dg's reverse cumsum -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
@@ -177,6 +178,9 @@ plant gdn_bdh_landed chunk_bwd_gdn_tc.cuh '/__syncthreads(); \/\* stage s landed
 # KDA's backward reverse scan (chunk_bwd_gdn_tc.cuh's tc_gdn_bscan_f32<K, true>): the state rows r
 # and r + 1 (of a thread's K/16) take each other's per-channel decay
 plant kda_bwd_decay chunk_bwd_gdn_tc.cuh 's/const float decay = expf(PC ? sG\[(L - 1) \* LD + ty + 16 \* r\] : glast);/const float decay = expf(PC ? sG[(L - 1) * LD + ty + 16 * (r ^ 1)] : glast);/'
+# KDA's bf16 backward reverse scan (chunk_bwd_gdn_tc.cuh's tc_gdn_bscan_bf16<K, true>, tensor
+# cores): the dH rows r0 and r0 + 8 take each other's per-channel decay
+plant kda_bscan_decay chunk_bwd_gdn_tc.cuh 's/acc\[m\]\[e\] \*= PC ? (e < 2 ? dc0 : dc1) : gamma;/acc[m][e] *= PC ? (e < 2 ? dc1 : dc0) : gamma;/'
 # KDA's backward pass 6: dg's chunk-local reverse cumsum without its last row's state terms z
 plant kda_bwd_dg_last chunk_bwd_kda_tc.cuh 's/float run = z;/float run = 0.f * z;/'
 # KDA's backward pass 6: the column threads read dG before every thread has stored it
