@@ -2,8 +2,9 @@
  * one beta per (b, t, h)). fp32 inputs: every pass on CUDA cores in exact fp32 (no TF32). bf16
  * inputs: passes 1-5 and pass 6's products on tensor cores (mma.sync m16n8k16, fp32
  * accumulation, fp32 operands as bf16 hi + lo, bf16 inputs as they are, read as bf16): 1 and 2
- * are the bf16 forward's own kernels, which leave W, H and u as bf16 hi + lo planes (~16
- * significant bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; what
+ * are the bf16 forward's own kernels (2 with its products in hi + lo, LO, where the forward
+ * takes the hi planes alone), which leave W, H and u as bf16 hi + lo planes (~16 significant
+ * bits, ~1e-5 relative: far inside the bf16 bar), read as such by passes 4-6; what
  * is left on CUDA cores in pass 6 is the inversion, the element-wise steps and the dg/db
  * epilogue. The gradients dq, dk, dv leave in the inputs' dtype, dg, db, dS0 in fp32. Launched
  * by gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_GDN); runs on the host through gdn/tc_emu.h with
@@ -39,7 +40,9 @@
  * within the chunk (chunk_bwd_gla_tc.cuh's tc_gla_dg_local argument: the cancellation stays within
  * 64 steps). Six launches:
  *   1, 2. the forward's tc_gdn_prep_f32 (W, U0) and tc_gdn_state_f32 (H of every chunk, u), for
- *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16 (as the bf16 forward runs them);
+ *      bf16 inputs tc_gdn_prep_bf16 and tc_gdn_state_bf16<K, false, true> (the forward's scan,
+ *      its two products as tc_mma3: with the forward's hi planes alone H and u carry ~2e-3,
+ *      which dg inherits through gamma (H . H') of a short last chunk, and db through u);
  *   3. tc_gdn_bdu_f32 (bf16: tc_gdn_bdu_bf16<K>, tensor cores), all chunks in parallel: du's
  *      local term into du;
  *   4. tc_gdn_bscan_f32 (bf16: tc_gdn_bscan_bf16<K>, tensor cores, dH in mma accumulators; KDA's

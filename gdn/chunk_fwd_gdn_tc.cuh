@@ -337,8 +337,8 @@ __host__ __device__ constexpr int tc_gdn_state_region(int K)
 
 /* Bytes of tc_gdn_state_bf16<K>'s shared memory: the two regions; U^T hi, lo [64][72]; with
  * kstage, the next chunk's k as loaded [64][K+8]; the decay weights [64]; G (tc_gdn_gates).
- * H^T's lo plane is staged for hs; the lo halves of W, K^T and U^T are unused since the
- * products take the hi planes alone (tc_mma1), not yet given back. */
+ * H^T's lo plane is staged for hs; the lo halves of W, K^T and U^T are read only where the
+ * products take hi + lo (LO: the backward's pass 2), unused by the forward's (tc_mma1). */
 __host__ __device__ constexpr unsigned tc_gdn_state_bytes(int K, bool pc, bool kstage)
 {
     return (unsigned)(2 * tc_gdn_state_region(K) * 2 + 2 * TC_C * TC_TP * 2 + (kstage ? TC_C * (K + 8) * 2 : 0) +
@@ -359,13 +359,14 @@ __host__ __device__ constexpr unsigned tc_gdn_state_bf16_smem(int K, bool pc = f
     return tc_gdn_state_bytes(K, pc, tc_gdn_state_kstage(K, pc));
 }
 
-/* Starts tc_gdn_state_bf16's copies of chunk n's W planes into sW ([2][64][K+8]) and, GDN, of its
- * gates into sG (tc_gate_copy); they land at the thread's next wait. */
-template <int K, bool PC>
+/* Starts tc_gdn_state_bf16's copies of chunk n's W planes into sW ([2][64][K+8]; without LO the
+ * hi plane alone) and, GDN, of its gates into sG (tc_gate_copy); they land at the thread's next
+ * wait. */
+template <int K, bool PC, bool LO>
 __device__ __forceinline__ void tc_gdn_state_fetch(const __nv_bfloat16 *wsW, const float *g, int n, int bh, int b,
                                                    int h, int T, int H, int NT, __nv_bfloat16 *sW, float *sG)
 {
-    for (int pl = 0; pl < 1; pl++) /* the hi plane alone: the scan's products take no lo (tc_mma1) */
+    for (int pl = 0; pl < (LO ? 2 : 1); pl++)
         tc_load_rows_async(wsW + (((long long)bh * NT + n) * 2 + pl) * TC_C * K, K, TC_C, K, sW + pl * TC_C * (K + 8),
                            K + 8);
     if constexpr (!PC) tc_gate_copy(g, ((long long)b * T + n * TC_C) * H + h, H, min(TC_C, T - n * TC_C), sG);
@@ -377,12 +378,16 @@ __device__ __forceinline__ void tc_gdn_state_fetch(const __nv_bfloat16 *wsW, con
  * row tile w % 4, a contiguous share of the column tiles) written as hi + lo to the workspace u
  * and as hi to smem, then H = exp(G_last) H + (K Diag(exp(G_last - G)))^T U. The two products
  * take their operands' bf16 hi planes alone (tc_mma1: W's hi plane is all that is copied in, the
- * decayed keys are rounded once); H stays in the fp32 accumulators.
+ * decayed keys are rounded once); H stays in the fp32 accumulators. LO (the backward's pass 2,
+ * gdn/chunk_bwd_gdn_tc.cuh): both products as tc_mma3 (hi hi, lo hi, hi lo) of hi + lo planes,
+ * W's lo plane copied in, the decayed keys and U kept as hi + lo: H and u to ~1e-5 instead of the
+ * hi planes' ~2e-3, which dg's state term gamma (H . H') and the backward's db, dg through u
+ * would carry (gdn/README.md).
  * The next chunk's loads are in flight while this chunk computes (cp.async): its W planes (and,
  * GDN, its gates) from the moment U is formed, into the region that held H^T; its k (kstage)
  * from the moment this chunk's k is decayed. The two regions trade roles every chunk: H^T in
  * region n % 2, W and then the decayed K^T in the other. */
-template <int K, bool PC = false>
+template <int K, bool PC = false, bool LO = false>
 __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
     tc_gdn_state_bf16(const __nv_bfloat16 *k, const float *g, const float *S0, const __nv_bfloat16 *wsW,
                       const float *wsU0, __nv_bfloat16 *hs, __nv_bfloat16 *u, __nv_bfloat16 *u_lo, float *ST, int T,
@@ -411,7 +416,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
             acc[m][e] = S0 ? S0[((long long)bh * K + r) * V + vt * TC_C + c] : 0.f;
         }
     if (NT > 0) {
-        tc_gdn_state_fetch<K, PC>(wsW, g, 0, bh, b, h, T, H, NT, sR + RG, sG);
+        tc_gdn_state_fetch<K, PC, LO>(wsW, g, 0, bh, b, h, T, H, NT, sR + RG, sG);
         if constexpr (KST)
             tc_load_rows_async(k + ((long long)b * T * H + h) * K, (long long)H * K, min(TC_C, T), K, sKr, LD);
     }
@@ -453,8 +458,15 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
         for (int ks = 0; ks < K / 16; ks++) {
             uint32_t a[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
+            if constexpr (LO) {
+                uint32_t al[4];
+                tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sH, LD, 8 * (nt0 + mm), 16 * ks);
+                for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sH, sH + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
+            } else {
+#pragma unroll
+                for (int mm = 0; mm < NPG; mm++) tc_mma1(x[mm], a, sH, LD, 8 * (nt0 + mm), 16 * ks);
+            }
         }
         /* every U0 load of this thread in flight before the first store (a load after a store
          * to u, which it might alias, waits for it) */
@@ -477,6 +489,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
                 tc_split(y0, y1, &hi, &lo);
                 const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
                 sUT[c * TC_TP + j] = ph[0], sUT[(c + 1) * TC_TP + j] = ph[1];
+                if constexpr (LO) {
+                    const __nv_bfloat16 *pl = reinterpret_cast<const __nv_bfloat16 *>(&lo);
+                    sUT[TC_C * TC_TP + c * TC_TP + j] = pl[0], sUT[TC_C * TC_TP + (c + 1) * TC_TP + j] = pl[1];
+                }
                 if (j < L) {
                     const long long at = ((row0 + j) * H + h) * V + vt * TC_C + c;
                     *reinterpret_cast<uint32_t *>(u + at) = hi;
@@ -484,13 +500,13 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
                 }
             }
         __syncthreads(); /* W, H^T (and GDN's G) read by every warp: sX becomes K^T, sH the next W */
-        if (n + 1 < NT) tc_gdn_state_fetch<K, PC>(wsW, g, n + 1, bh, b, h, T, H, NT, sH, sG);
+        if (n + 1 < NT) tc_gdn_state_fetch<K, PC, LO>(wsW, g, n + 1, bh, b, h, T, H, NT, sH, sG);
         const __nv_bfloat16 *ksrc = KST ? sKr : k + (row0 * H + h) * K;
         const long long kstride = KST ? (long long)LD : (long long)H * K;
         if constexpr (PC)
-            tc_load_kt_decayed(ksrc, kstride, L, K, nullptr, sG, LG, L - 1, sX, nullptr);
+            tc_load_kt_decayed(ksrc, kstride, L, K, nullptr, sG, LG, L - 1, sX, LO ? sX + K * TC_TP : nullptr);
         else
-            tc_load_kt_decayed(ksrc, kstride, L, K, sWt, nullptr, 0, 0, sX, nullptr);
+            tc_load_kt_decayed(ksrc, kstride, L, K, sWt, nullptr, 0, 0, sX, LO ? sX + K * TC_TP : nullptr);
         __syncthreads(); /* K^T complete; KST: k read by every thread */
         if (KST && n + 1 < NT)
             tc_load_rows_async(k + ((row0 + TC_C) * H + h) * K, (long long)H * K, min(TC_C, T - t0 - TC_C), K, sKr, LD);
@@ -502,8 +518,15 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_state_bf16_smem(K, PC))
         for (int s = 0; s < 4; s++) {
             uint32_t a[4];
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
+            if constexpr (LO) {
+                uint32_t al[4];
+                tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
+                for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + TC_C * TC_TP, TC_TP, 8 * m, 16 * s);
+            } else {
+#pragma unroll
+                for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
+            }
         }
         __syncthreads(); /* sX (the next H^T), sUT, KDA's sG are rewritten by the next chunk */
     }

@@ -360,7 +360,9 @@ __device__ __forceinline__ void tc_mma3(float d[4], const uint32_t a[4], const u
  * rows k0..): one mma where tc_mma3 takes three. The sequential scans' products (tc_gdn_state_bf16,
  * tc_gdn_bscan_bf16) take it: they are chains of dependent mma over the chunks, latency-bound;
  * their state stays in fp32 accumulators, and the operands' ~2^-9 rounding (no lo planes) keeps
- * every output within the bar (gdn/README.md, "The scans' products in bf16"). */
+ * the forward's outputs within the bar (gdn/README.md, "The scans' products in bf16"). Not the
+ * backward's dg, which carries H's error through gamma (H . H'): its pass 2 runs the state scan
+ * with tc_mma3 (tc_gdn_state_bf16's LO). */
 __device__ __forceinline__ void tc_mma1(float d[4], const uint32_t a[4], const __nv_bfloat16 *sB, int ld, int n0,
                                         int k0)
 {

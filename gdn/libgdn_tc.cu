@@ -616,9 +616,11 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
                                                            Wb, U0, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "1 prep W U0");
-        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
-        tc_gdn_state_bf16<K><<<grid_s, 2 * K, ss, c.stream>>>((const bf *)c.k, c.g, c.S0, Wb, U0, hsb, ub, ulb, nullptr,
-                                                              c.T, c.H, c.V, c.NT);
+        /* the products with hi + lo (LO): H and u to ~1e-5, as dg, db, dv need them */
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_bf16<K, false, true>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
+        tc_gdn_state_bf16<K, false, true><<<grid_s, 2 * K, ss, c.stream>>>((const bf *)c.k, c.g, c.S0, Wb, U0, hsb, ub,
+                                                                           ulb, nullptr, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "2 scan H");
     } else if (c.NT > 0) {

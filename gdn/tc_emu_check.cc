@@ -779,7 +779,7 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
             tc_gdn_prep_bf16<K>((const bf *)k, (const bf *)v, (const bf *)beta, g, Wb, U0, c.T, c.H, c.V, NT);
         });
         tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K), [&] {
-            tc_gdn_state_bf16<K>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
+            tc_gdn_state_bf16<K, false, true>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
         });
     } else if (NT > 0) {
         tc_emu_launch(grid_c, dim3(256), tc_gdn_prep_f32_smem(K),

@@ -138,7 +138,7 @@ plant gla_bwd_decay chunk_bwd_tc.cuh 's/d0 = expf(sG\[(L - 1) \* TC_F32P + r0\])
 # GDN: the forward substitution drops the diagonal term A_ij T_jj (T = (I + A)^{-1} off by one)
 plant gdn_invert chunk_fwd_gdn_tc.cuh 's/for (int m = j; m < i; m++)/for (int m = j + 1; m < i; m++)/'
 # GDN: the bf16 state kernel's update reads the decayed keys before every thread has stored them
-plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, nullptr);/{n;d;}'
+plant gdn_no_sync chunk_fwd_gdn_tc.cuh '/sWt, nullptr, 0, 0, sX, LO ? sX + K \* TC_TP : nullptr);/{n;d;}'
 # GDN's bf16 state scan: the chunk's W planes, gates and keys (copied in during the chunk before)
 # read without waiting for this thread's copies of them
 plant gdn_state_landed chunk_fwd_tc.cuh '/^__device__ void tc_gate_sum(int L, float \*sG)$/{n;n;d;}'
