@@ -404,10 +404,8 @@ __global__ void TC_BOUNDS(256, tc_gdn_bscan_f32_smem(K, PC))
  * (q scale e)^T hi, lo [K][72]; region X, the decayed keys hi, lo [64][K+8] then W^T hi, lo
  * [K][72]; -du^T hi, lo and dO^T [64][72]; the next chunk's dO as loaded [64][72]; G and the
  * weights scale e_j [64] fp32. 74,240 / 111,104 / 184,832 B at K = 64 / 128 / 256: the dO tile
- * costs no CTA an SM (3 / 2 / 1, as before it). Since the products take the hi planes alone
- * (tc_mma1) every lo half is unused (but H'^T's with PC); not yet given back: registers (2K
- * threads) bound the CTAs an SM at K = 128 as much as shared memory does. PC: G is [64][K+1],
- * 90,624 / 143,872 B at K = 64 / 128. */
+ * costs no CTA an SM (3 / 2 / 1, as before it). Every product reads both planes (tc_mma3).
+ * PC: G is [64][K+1], 90,624 / 143,872 B at K = 64 / 128. */
 __host__ __device__ constexpr int tc_gdn_bscan_bf16_region(int K)
 {
     return 2 * TC_C * (K + 8) > 2 * K * TC_TP ? 2 * TC_C * (K + 8) : 2 * K * TC_TP;
@@ -433,21 +431,22 @@ __device__ __forceinline__ void tc_gdn_bscan_fetch(const float *g, const __nv_bf
 /* Pass 4 for bf16 inputs on tensor cores, as tc_gdn_state_bf16 runs the forward scan: grid (V/64,
  * B*H), 2K threads (K/16 warps); warp w owns dH rows 16w .. 16w+15, the 64 columns of this V
  * tile, in mma accumulators (acc[m]: columns 8m ..; fp32, carried across the chunks). Per chunk,
- * n = NT-1 .. 0: H' = acc into dh (fp32) and as a bf16 plane; du = du (pass 3's local term) +
- * Kd H' with Kd_j = exp(G_{L-1} - G_j) k_j (bf16) over the 4 x 8 tiles of 16 x 8 (warp w: row
+ * n = NT-1 .. 0: H' = acc into dh (fp32) and as hi + lo planes; du = du (pass 3's local term) +
+ * Kd H' with Kd_j = exp(G_{L-1} - G_j) k_j (hi + lo) over the 4 x 8 tiles of 16 x 8 (warp w: row
  * tile w % 4, a contiguous share of the column tiles, as the forward's U), written back to du
- * and kept as -du in bf16; then dH = gamma H' + (q scale e)^T dO + W^T (-du): q scale e against
- * dO as it is, W (the forward's hi plane) against -du. Every product takes bf16 operands, one
- * mma each (tc_mma1), into fp32 accumulators. Rows j >= L of every operand are zeros. Finally dS0 = dH (when given).
+ * and kept as -du hi + lo; then dH = gamma H' + (q scale e)^T dO + W^T (-du): q scale e (hi + lo)
+ * against dO as it is (bf16), W (the forward's two planes) against -du (tc_mma3: hi hi, lo hi,
+ * hi lo), into fp32 accumulators. With the hi planes alone (tc_mma1, 2026-12-06 to 12-07) dH
+ * carried ~2e-3, and so did GDN's dg, db and dS0 (fp32 outputs; 3.5e-3 on an H100 at the PyTorch
+ * test's inputs); with both planes they are ~3e-6 (emulated; gdn/README.md). Rows j >= L of every
+ * operand are zeros. Finally dS0 = dH (when given).
  * Deterministic: each du element has one writer, each accumulator one fixed order of mma. The
  * next chunk's gates and dO tile are copied in (cp.async) while this chunk computes, from the
  * moment the decayed keys are formed; a thread's loads of k, and of du, are all in flight before
  * its first store. PC (KDA, gdn/chunk_bwd_kda_tc.cuh): a gate per key channel, g [B,T,H,K], G
  * [64][K+1] from tc_gla_cumsum at the chunk's start (not copied ahead: it is read until the update);
  * the keys' weights exp(G_{L-1,c} - G_jc) and q's scale e_jc per element, each dH row c its own
- * decay e_{L-1,c} (as tc_gdn_state_bf16<K, PC> and tc_gdn_bscan_f32<K, PC>); and du's product
- * takes H' as hi + lo (H'^T's lo plane in region A's free half, two mma): with H''s hi plane
- * alone, KDA's db at T = 1 (one element, emulated) was 1.0e-2 off, over the bar. */
+ * decay e_{L-1,c} (as tc_gdn_state_bf16<K, PC> and tc_gdn_bscan_f32<K, PC>). */
 template <int K, bool PC = false>
 __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
     tc_gdn_bscan_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const float *g, const __nv_bfloat16 *dO,
@@ -489,7 +488,7 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
                 dst[(long long)r * V + c] = acc[m][e];
                 const __nv_bfloat16 hi = __float2bfloat16_rn(acc[m][e]);
                 sA[at] = hi;
-                if constexpr (PC) sA[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
+                sA[TC_C * LD + at] = __float2bfloat16_rn(acc[m][e] - __bfloat162float(hi));
             }
         float glast = 0.f, dc0 = 1.f, dc1 = 1.f; /* KDA: the decays of dH rows r0, r0 + 8 */
         if constexpr (PC) {
@@ -523,7 +522,10 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
                     const int cc = grp * 8 + c;
                     float wc = wj;
                     if constexpr (PC) wc = j < L ? expf(sG[(L - 1) * LG + cc] - sG[j * LG + cc]) : 0.f;
-                    sX[j * LD + cc] = __float2bfloat16_rn(__bfloat162float(e[c]) * wc);
+                    const float xv = __bfloat162float(e[c]) * wc;
+                    const __nv_bfloat16 hi = __float2bfloat16_rn(xv);
+                    sX[j * LD + cc] = hi;
+                    sX[TC_C * LD + j * LD + cc] = __float2bfloat16_rn(xv - __bfloat162float(hi));
                 }
             }
         }
@@ -537,13 +539,11 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
 #pragma unroll
             for (int e = 0; e < 4; e++) x[mm][e] = 0.f;
         for (int ks = 0; ks < K / 16; ks++) {
-            uint32_t a[4];
+            uint32_t a[4], al[4];
             tc_frag_a(a, sX, LD, 16 * mt, 16 * ks);
+            tc_frag_a(al, sX + TC_C * LD, LD, 16 * mt, 16 * ks);
 #pragma unroll
-            for (int mm = 0; mm < NPG; mm++) {
-                tc_mma1(x[mm], a, sA, LD, 8 * (nt0 + mm), 16 * ks);
-                if constexpr (PC) tc_mma1(x[mm], a, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks); /* H'^T lo */
-            }
+            for (int mm = 0; mm < NPG; mm++) tc_mma3(x[mm], a, al, sA, sA + TC_C * LD, LD, 8 * (nt0 + mm), 16 * ks);
         }
         /* every du load of this thread in flight before the first store (a load after a store
          * to du waits for it) */
@@ -567,15 +567,20 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
                     y0 = d0[mm][half].x + x[mm][2 * half], y1 = d0[mm][half].y + x[mm][2 * half + 1];
                     *reinterpret_cast<float2 *>(du + ((row0 + j) * H + h) * V + vt * TC_C + c) = make_float2(y0, y1);
                 }
-                sUT[c * TC_TP + j] = __float2bfloat16_rn(-y0), sUT[(c + 1) * TC_TP + j] = __float2bfloat16_rn(-y1);
+                uint32_t hi, lo;
+                tc_split(-y0, -y1, &hi, &lo);
+                const __nv_bfloat16 *ph = reinterpret_cast<const __nv_bfloat16 *>(&hi);
+                const __nv_bfloat16 *pl = reinterpret_cast<const __nv_bfloat16 *>(&lo);
+                sUT[c * TC_TP + j] = ph[0], sUT[(c + 1) * TC_TP + j] = ph[1];
+                sUT[CT + c * TC_TP + j] = pl[0], sUT[CT + (c + 1) * TC_TP + j] = pl[1];
             }
         __syncthreads(); /* H'^T and the decayed keys read by every warp: their memory becomes Qs^T, W^T */
         tc_load_kt_decayed(q + (row0 * H + h) * K, (long long)H * K, L, K, sQw, PC ? sG : nullptr, PC ? LG : 0,
-                           PC ? -1 : 0, sA, nullptr);
+                           PC ? -1 : 0, sA, sA + K * TC_TP);
         {
             const __nv_bfloat16 *W = wsW + ((long long)bh * NT + n) * 2 * TC_C * K;
             const int grp = tid / 128, ngrp = (int)blockDim.x / 128; /* K/64 groups of 128 threads */
-            for (int blk = grp; blk < K / TC_C; blk += ngrp) {       /* W's hi plane alone (tc_mma1) */
+            for (int blk = grp; blk < 2 * (K / TC_C); blk += ngrp) { /* W's hi and lo planes */
                 const int pl = blk / (K / TC_C), kb = blk % (K / TC_C);
                 tc_copy_transposed(tid % 128, 128, W + (long long)pl * TC_C * K + kb * TC_C, K, L,
                                    sX + pl * K * TC_TP + kb * TC_C * TC_TP);
@@ -589,17 +594,20 @@ __global__ void TC_BOUNDS(2 * K, tc_gdn_bscan_bf16_smem(K, PC))
             for (int e = 0; e < 4; e++) acc[m][e] *= PC ? (e < 2 ? dc0 : dc1) : gamma;
 #pragma unroll
         for (int s = 0; s < 4; s++) {
-            uint32_t a[4];
+            uint32_t a[4], al[4];
             tc_frag_a(a, sA, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sA + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
             for (int m = 0; m < 8; m++) {
                 uint32_t b0, b1;
                 tc_frag_b(&b0, &b1, sOT, TC_TP, 8 * m, 16 * s);
                 tc_mma(acc[m], a, b0, b1);
+                tc_mma(acc[m], al, b0, b1);
             }
             tc_frag_a(a, sX, TC_TP, 16 * w, 16 * s);
+            tc_frag_a(al, sX + K * TC_TP, TC_TP, 16 * w, 16 * s);
 #pragma unroll
-            for (int m = 0; m < 8; m++) tc_mma1(acc[m], a, sUT, TC_TP, 8 * m, 16 * s);
+            for (int m = 0; m < 8; m++) tc_mma3(acc[m], a, al, sUT, sUT + CT, TC_TP, 8 * m, 16 * s);
         }
         __syncthreads(); /* every region is rewritten by the next chunk */
     }

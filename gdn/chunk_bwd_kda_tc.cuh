@@ -34,7 +34,8 @@
  * channel (chunk_bwd_gla_tc.cuh's argument: the cancellation of q dq - k dk stays within 64
  * steps). Six launches (seven with bf16's widening):
  *   1, 2. the forward's tc_gdn_prep_f32<K, true> and tc_gdn_state_f32<K, true> (W, U0, H of
- *      every chunk, u); bf16: tc_gdn_prep_bf16<K, true>, tc_gdn_state_bf16<K, true>, W's planes
+ *      every chunk, u); bf16: tc_gdn_prep_bf16<K, true>, tc_gdn_state_bf16<K, true, true> (hi + lo
+ *      products, as GDN's backward), W's planes
  *      in W's bytes (pass 4 reads them), H's and u's left where nothing is yet (dh's, du's bytes)
  *      and widened to hi + lo in fp32 into hs, u by tc_kda_unsplit;
  *   3. tc_kda_bdu_f32, one CTA per (chunk, b, h): du's local term, P summed term by term;

@@ -726,10 +726,10 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
                                                                  c.g, Wb, U0, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "1 prep W U0");
-        GDN_CUDA_TRY(
-            cudaFuncSetAttribute(tc_gdn_state_bf16<K, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)ss));
-        tc_gdn_state_bf16<K, true><<<grid_s, 2 * K, ss, c.stream>>>((const bf *)c.k, c.g, c.S0, Wb, U0, hsb, ub, ulb,
-                                                                    nullptr, c.T, c.H, c.V, c.NT);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_gdn_state_bf16<K, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)ss));
+        tc_gdn_state_bf16<K, true, true><<<grid_s, 2 * K, ss, c.stream>>>((const bf *)c.k, c.g, c.S0, Wb, U0, hsb, ub,
+                                                                          ulb, nullptr, c.T, c.H, c.V, c.NT);
         GDN_CUDA_TRY(cudaGetLastError());
         TC_BWD_PASS(c.stream, "2 scan H");
         tc_kda_unsplit<<<1024, 256, 0, c.stream>>>(hsb, hs, nst * K * c.V, (long long)K * c.V, c.V);
