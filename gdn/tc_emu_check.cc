@@ -858,7 +858,7 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
             tc_gdn_prep_bf16<K, true>((const bf *)k, (const bf *)v, (const bf *)beta, g, Wb, U0, c.T, c.H, c.V, NT);
         });
         tc_emu_launch(grid_s, dim3(2 * K), tc_gdn_state_bf16_smem(K, true), [&] {
-            tc_gdn_state_bf16<K, true>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
+            tc_gdn_state_bf16<K, true, true>((const bf *)k, g, S0, Wb, U0, hsb, ub, ulb, nullptr, c.T, c.H, c.V, NT);
         });
         tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(hsb, hs, nst * K * c.V, (long long)K * c.V, c.V); });
         tc_emu_launch(dim3(4), dim3(256), 0, [&] { tc_kda_unsplit(ub, u, rows * c.V, rows * c.V, 0); });
