@@ -95,7 +95,10 @@ def block_of(t):
 LATE_SAMPLE = 1 << 26  # bytes of an output kept to tell a late write: all of a smaller one, else evenly spaced
 CANARY_READ = 64 << 20  # bytes of each free part the canary reads back (a write past an end lands at its start)
 SLACK_KEPT = 256 << 20  # bytes of cached, unallocated device memory a worker keeps between calls (give_back_cache)
-GIVES_BACK = (DESCRIBE, INPUTS, ORACLE, RESIDENT)  # the oracle's commands: their memory goes back after each
+# the commands whose memory goes back after each: the oracle's, and the candidate's RUN (its caching
+# allocator held the peak of the largest case between runs: on the H100 l1_42's kernel worker held
+# 22.0 GiB after its last run for 4.29 GB of tensors, and the audit kept other checks waiting for it)
+GIVES_BACK = (DESCRIBE, INPUTS, ORACLE, RESIDENT, RUN)
 
 
 class ReqLoad(C.Structure):
