@@ -55,21 +55,17 @@ class ModelNew(nn.Module):
         wide = x.repeat(8)  # 2 GiB the call frees before it returns
         return wide[: x.numel()] * 2.0
 PY
-fail=0
-for side in oracle kernel; do
-    if [ $side = oracle ]; then
-        "$KGATE" check --ref "$p" "$c" --python "$py" --gates accuracy --json > "$t/r.json" 2> "$t/err"
-    else
-        "$KGATE" check --ref "$t/problem.py" "$t/candidate.py" --python "$py" --gates accuracy --json > "$t/r.json" 2> "$t/err"
-    fi
+# held SIDE PROBLEM CANDIDATE: the pair checked (accuracy alone); SIDE's worker held, after its
+# replies, under the share of its peak asserted above, and that peak was reached
+held() {
+    "$KGATE" check --ref "$2" "$3" --python "$py" --gates accuracy --json > "$t/r.json" 2> "$t/err"
     rc=$?
     [ $rc = 0 ] || {
-        echo "FAIL: $side: check exit $rc"
+        echo "FAIL: $1: check exit $rc"
         tail -5 "$t/err"
-        fail=1
-        continue
+        return 1
     }
-    "$py" - "$t/r.json" $side <<'PY' || fail=1
+    "$py" - "$t/r.json" "$1" <<'PY'
 import json, sys
 r, side = json.load(open(sys.argv[1])), sys.argv[2]
 m = r.get("memory") or {}
@@ -83,5 +79,8 @@ ok = ok and r["verdict"] == "pass"
 print("%s: %s: verdict %s" % ("ok" if ok else "FAIL", side, r["verdict"]))
 sys.exit(0 if ok else 1)
 PY
-done
+}
+fail=0
+held oracle "$p" "$c" || fail=1
+held kernel "$t/problem.py" "$t/candidate.py" || fail=1
 exit $fail
