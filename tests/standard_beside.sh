@@ -12,7 +12,11 @@
 #   - with the test beside the gates its worker loads as the check opens, beside the oracle's and
 #     the candidate's: a candidate whose import takes 2.5 s (imported by the candidate's worker and
 #     by the standard test's) costs the check's start (timing.compile, the loads waited for)
-#     less than 3.8 s, where one load after the other took 5 s and more.
+#     less than 3.8 s, where one load after the other took 5 s and more;
+#   - the trials' allclose runs over blocks of the output (standard_allclose: its temporaries a
+#     block's, not 3.8x the output's bytes) and is still allclose: on a 786,437-element output
+#     (three CPU blocks and 5 elements), a candidate off in only the last element fails naming
+#     it, one off in only the first fails naming that, one within the tolerance everywhere passes.
 # CPU KernelBench pairs (Debian's python3-torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
@@ -139,5 +143,61 @@ while read -r pid alive; do
     [ "$alive" = "$pid" ] || { echo "FAIL: standard test (worker $pid): workers still alive: $alive"; fails=$((fails + 1)); }
 done < "$t/reg/std"
 
+# allclose over blocks: the last element, the first, and a pass within the tolerance
+cat > "$t/pb.py" <<'PY'
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x):
+        return x * 2.0
+
+
+n = 3 * 262144 + 5
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+PY
+for c in last first near; do
+    case $c in
+    last) body="y = x * 2.0
+        y[-1] += 1.0" ;;
+    first) body="y = x * 2.0
+        y[0] += 1.0" ;;
+    near) body="y = x * 2.0 + 0.001" ;;
+    esac
+    cat > "$t/b$c.py" <<PY
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, x):
+        $body
+        return y
+PY
+    "$KGATE" check --ref "$t/pb.py" "$t/b$c.py" --python "$py" --baseline kernelbench --gates structure \
+        --json "$t/b$c.json" > /dev/null 2> "$t/b$c.err"
+    [ -s "$t/b$c.json" ] || { echo "FAIL: blocks, $c: no report: $(tail -3 "$t/b$c.err")"; fails=$((fails + 1)); continue; }
+    echo "blocks, $c: $(field "$t/b$c.json" "(d['baseline']['kernelbench'], d['baseline']['detail'])")"
+done
+check test "$(field "$t/blast.json" "d['baseline']['kernelbench']")" = fail
+check grep -q "trial 1: out0\[786436\]" "$t/blast.json"
+check test "$(field "$t/bfirst.json" "d['baseline']['kernelbench']")" = fail
+check grep -q "trial 1: out0\[0\]" "$t/bfirst.json"
+check test "$(field "$t/bnear.json" "d['baseline']['kernelbench']")" = pass
+
 [ $fails -eq 0 ] || exit 1
-echo "PASS: the standard test ran beside the gates, with the same answers; the judge's workers stop before its answer"
+echo "PASS: the standard test ran beside the gates, with the same answers; the judge's workers stop before its answer; its allclose over blocks is allclose"
