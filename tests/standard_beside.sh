@@ -16,7 +16,9 @@
 #   - the trials' allclose runs over blocks of the output (standard_allclose: its temporaries a
 #     block's, not 3.8x the output's bytes) and is still allclose: on a 786,437-element output
 #     (three CPU blocks and 5 elements), a candidate off in only the last element fails naming
-#     it, one off in only the first fails naming that, one within the tolerance everywhere passes.
+#     it, one off in only the first fails naming that, one off in the first by 1 and in the third
+#     block by 3 names the third block's (the worst miss, found block by block), one within the
+#     tolerance everywhere passes.
 # CPU KernelBench pairs (Debian's python3-torch).
 set -u
 . "$top_srcdir/tests/torch_python.sh"
@@ -167,12 +169,15 @@ def get_inputs():
 def get_init_inputs():
     return []
 PY
-for c in last first near; do
+for c in last first two near; do
     case $c in
     last) body="y = x * 2.0
         y[-1] += 1.0" ;;
     first) body="y = x * 2.0
         y[0] += 1.0" ;;
+    two) body="y = x * 2.0
+        y[0] += 1.0
+        y[600000] += 3.0" ;;
     near) body="y = x * 2.0 + 0.001" ;;
     esac
     cat > "$t/b$c.py" <<PY
@@ -197,6 +202,7 @@ check test "$(field "$t/blast.json" "d['baseline']['kernelbench']")" = fail
 check grep -q "trial 1: out0\[786436\]" "$t/blast.json"
 check test "$(field "$t/bfirst.json" "d['baseline']['kernelbench']")" = fail
 check grep -q "trial 1: out0\[0\]" "$t/bfirst.json"
+check grep -q "trial 1: out0\\[600000\\]" "$t/btwo.json"
 check test "$(field "$t/bnear.json" "d['baseline']['kernelbench']")" = pass
 
 [ $fails -eq 0 ] || exit 1
