@@ -403,4 +403,438 @@ __global__ void TC_BOUNDS(256, tc_kda_bwy_f32_smem(K))
     }
 }
 
+/* Pass 6 for bf16 inputs on tensor cores (tc_kda_bwy_bf16<K>): tc_kda_bwy_f32's outputs, its
+ * products as mma.sync m16n8k16 with fp32 accumulation, fp32 operands as bf16 hi + lo (tc_mma3's
+ * hi hi, lo hi, hi lo), bf16 inputs as they are. GDN's pass 6 (tc_gdn_bwy_bf16) with KDA's gates
+ * per key channel: a product that carries E_ijc = exp(G_ic - G_jc) cannot take the decay out of
+ * the sum over c (M) or over j (dq, dk), so, as the forward's A (tc_gdn_prep_bf16<K, true>), the
+ * 16 x 16 diagonal blocks are summed term by term on CUDA cores and the blocks off them on tensor
+ * cores through a reference row r = 16s (s = 1, 2, 3) between the two indices: E_ijc =
+ * exp(G_ic - G_rc) exp(G_rc - G_jc) for j < r <= i, each factor <= 1 (the gates are <= 0), so
+ * nothing overflows. R_s = K * exp(-|G - G_r|) (per row and channel: k_jc exp(G_rc - G_jc) above
+ * row r, k_jc exp(G_jc - G_rc) from it on) and Q_s = Q * exp(G - G_r) (rows >= r) are staged per
+ * 32 key channels; block row I (rows 16I ..) takes r = 16I for the blocks left of its diagonal
+ * (M, dq and dk's sum over dM_ij, j < i) and r = 16(I + 1) for those right of it (dk's sums over
+ * dP_mi, dM_mi, m > i), the factor of the row index applied to the accumulators. The products
+ * without a decay in them are GDN's: dW (K * e)^T, dO u^T, du v^T, T^T du, Y = dA T^T, dTm =
+ * -T^T Y, T^T dW. dP and dM leave their accumulators as the symmetric dP + dP^T and dM + dM^T
+ * (hi + lo planes): the blocks left of a row block's diagonal hold dP_ij, those right of it dP_mi,
+ * so one A operand serves both sides. Inputs and outputs as tc_kda_bwy_f32<K, bf16>'s but q, k, v,
+ * beta, dO read as the caller's bf16 (no widened copies). */
+
+/* Row stride of the 32-channel bf16 planes of tc_kda_bwy_bf16 (80 bytes: a 16-byte multiple for
+ * ldmatrix; 20 words, eight rows at 8 distinct 4-word bank groups) */
+#define TC_KBWY_NP 40
+
+/* The work area of tc_kda_bwy_bf16 in bytes: the largest of the phases -- the last: the planes of
+ * dP + dP^T and dM + dM^T [64][72] x 4, then per 32 key channels R_1..3, Q_1..3, dW (hi + lo each)
+ * and k, q [64][40] x 16, and dG [64][33] fp32 */
+#define TC_KBWY_WORK (4 * TC_C * TC_TP * 2 + 16 * TC_C * TC_KBWY_NP * 2 + TC_C * 33 * 4)
+
+/* Dynamic shared memory of tc_kda_bwy_bf16<K>: M then dTm M in fp32 [64][65], T's hi + lo planes,
+ * the work area, G [64][K+1], beta and db's dv part [64], the diagonal blocks of dP and dM in fp32
+ * [2][4][16][17]: 204,544 B at K = 128, 188,160 at K = 64 (one CTA an SM). */
+__host__ __device__ constexpr unsigned tc_kda_bwy_bf16_smem(int K)
+{
+    return (unsigned)(4 * TC_C * TC_F32P + 2 * TC_C * TC_TP * 2 + TC_KBWY_WORK + 4 * TC_C * (K + 1) + 4 * 2 * TC_C +
+                      4 * 2 * 4 * 16 * 17);
+}
+static_assert(TC_KBWY_WORK >= 4 * (2 * TC_C * TC_F32P + 768) && TC_KBWY_WORK >= 6 * TC_C * TC_TP * 2 &&
+                  TC_KBWY_WORK >= 11 * TC_C * TC_KBWY_NP * 2,
+              "the work area holds A, T and the inversion's scratch, the V tiles, phase 1's planes");
+
+/* (x as bf16 hi + lo) into dst[at] and dst[pl + at] */
+__device__ __forceinline__ void tc_kbwy_split(__nv_bfloat16 *dst, int pl, int at, float x)
+{
+    const __nv_bfloat16 hi = __float2bfloat16_rn(x);
+    dst[at] = hi;
+    dst[pl + at] = __float2bfloat16_rn(x - __bfloat162float(hi));
+}
+
+/* acc[m] (m < NM, columns n0 + 8m) += A B, A's hi + lo fragments fa, fl (rows r0 .., the k block
+ * k0), B = X stored [k][n] as hi + lo planes (X, X + pl, stride ld) by ldmatrix.trans: tc_mma3's
+ * order (hi hi, lo hi, hi lo) */
+template <int NM>
+__device__ __forceinline__ void tc_kbwy_mma3kn(float (&acc)[NM][4], const uint32_t fa[4], const uint32_t fl[4],
+                                               const __nv_bfloat16 *X, int pl, int ld, int n0, int k0)
+{
+#pragma unroll
+    for (int m = 0; m < NM; m++) {
+        uint32_t b[4];
+        tc_frag_b_kn2_ldsm(b, X, pl, ld, n0 + 8 * m, k0);
+        tc_mma(acc[m], fa, b[0], b[1]);
+        tc_mma(acc[m], fl, b[0], b[1]);
+        tc_mma(acc[m], fa, b[2], b[3]);
+    }
+}
+
+/* grid (NT, B*H), 256 threads. The 64 x 64 products (M, dW (K e)^T, dP, dA, T^T du, Y, dTm): warp
+ * w's 16 x 32 block, rows mw = 16 (w % 4) .., columns nw = 32 (w / 4) .., as tc_gdn_bwy_bf16 (the
+ * same (i, j) in every one, so sM is only read and written at its own thread's elements until the
+ * db epilogue); the products over a 32-channel tile (dq, dk, T^T dW): rows mw .., channels 16 (w /
+ * 4) .. of the tile. Every sum in a fixed order; deterministic. */
+template <int K>
+__global__ void TC_BOUNDS(256, tc_kda_bwy_bf16_smem(K))
+    tc_kda_bwy_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v, const __nv_bfloat16 *beta,
+                    const float *g, const __nv_bfloat16 *dO, const float *u, const float *du, const float *wsW,
+                    const float *dqh, const float *dks, const float *hdh, __nv_bfloat16 *dq, __nv_bfloat16 *dk,
+                    __nv_bfloat16 *dv, float *dg, float *db, int T, int H, int V, int NT, float scale)
+{
+    constexpr int P = TC_F32P, CC = TC_C * TC_F32P, CT = TC_C * TC_TP, NP = TC_KBWY_NP, CH = TC_C * NP, LG = K + 1;
+    TC_DYNAMIC_SMEM(tc_smem);
+    float *sM = reinterpret_cast<float *>(tc_smem);
+    __nv_bfloat16 *aT = reinterpret_cast<__nv_bfloat16 *>(sM + CC), *wk = aT + 2 * CT; /* T's planes, the work area */
+    float *sG = reinterpret_cast<float *>(reinterpret_cast<unsigned char *>(wk) + TC_KBWY_WORK);
+    float *sB = sG + TC_C * LG, *rdv = sB + TC_C, *sDP = rdv + TC_C, *sDM = sDP + 4 * 16 * 17;
+    const int n = (int)blockIdx.x, bh = (int)blockIdx.y, b = bh / H, h = bh % H;
+    const int tid = (int)threadIdx.x, lane = tid & 31, gi = lane >> 2, ti = lane & 3;
+    const int wr = (tid >> 5) & 3, mw = 16 * wr, nw = 32 * (tid >> 7); /* wr: this warp's row block */
+    const int t0 = n * TC_C, L = min(TC_C, T - t0);
+    const long long row0 = (long long)b * T + t0;
+    const float *Wn = wsW + ((long long)bh * NT + n) * TC_C * K;
+    const __nv_bfloat16 zero = __float2bfloat16_rn(0.f);
+
+    if (tid < TC_C) sB[tid] = tid < L ? __bfloat162float(beta[(row0 + tid) * H + h]) : 0.f;
+    tc_gla_cumsum(g, row0 * H + h, H, K, 0, K, L, sG, LG); /* synchronises: sB too */
+    /* M_ij = sum_c k_ic k_jc E_ijc (j < i) and dW (K * e)^T, 32 channels at a time in channel
+     * order: M's blocks left of the diagonal as R_I R_I^T (tensor cores), its diagonal blocks term
+     * by term (CUDA cores, the warps of the column half that holds them), dW (K * e)^T with both
+     * factors as hi + lo */
+    float dw[4][4], da[4][4];
+    {
+        __nv_bfloat16 *bR = wk, *bW = bR + 6 * CH, *bE = bW + 2 * CH, *bK = bE + 2 * CH; /* R_s: bR + 2 (s - 1) CH */
+        float mk[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) mk[m][e] = dw[m][e] = 0.f;
+        for (int c0 = 0; c0 < K; c0 += 32) {
+            for (int idx = tid; idx < TC_C * 32; idx += 256) {
+                const int j = idx / 32, c = idx % 32, at = j * NP + c;
+                const bool in = j < L;
+                const __nv_bfloat16 kb = in ? k[((row0 + j) * H + h) * K + c0 + c] : zero;
+                const float kv = __bfloat162float(kb), gj = sG[j * LG + c0 + c];
+                bK[at] = kb;
+#pragma unroll
+                for (int s = 1; s < 4; s++) {
+                    const float gr = sG[16 * s * LG + c0 + c];
+                    tc_kbwy_split(bR + 2 * (s - 1) * CH, CH, at, in ? kv * expf(j < 16 * s ? gr - gj : gj - gr) : 0.f);
+                }
+                tc_kbwy_split(bE, CH, at, in ? kv * expf(gj) : 0.f);
+                tc_kbwy_split(bW, CH, at, in ? Wn[j * K + c0 + c] : 0.f);
+            }
+            __syncthreads();
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++) {
+                uint32_t fa[4], fl[4];
+                tc_frag_a(fa, bW, NP, mw, 16 * ks);
+                tc_frag_a(fl, bW + CH, NP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++)
+                    if (nw + 8 * m < mw + 16) tc_mma3(dw[m], fa, fl, bE, bE + CH, NP, nw + 8 * m, 16 * ks);
+                if (wr > 0) { /* warp-uniform: M's blocks left of the diagonal, r = 16 wr */
+                    const __nv_bfloat16 *R = bR + 2 * (wr - 1) * CH;
+                    tc_frag_a(fa, R, NP, mw, 16 * ks);
+                    tc_frag_a(fl, R + CH, NP, mw, 16 * ks);
+#pragma unroll
+                    for (int m = 0; m < 4; m++)
+                        if (nw + 8 * m < mw) tc_mma3(mk[m], fa, fl, R, R + CH, NP, nw + 8 * m, 16 * ks);
+                }
+            }
+            /* the diagonal block's elements j < i < L, term by term */
+#pragma unroll
+            for (int m = 0; m < 4; m++) {
+                if (nw + 8 * m < mw || nw + 8 * m >= mw + 16) continue; /* warp-uniform */
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                    if (j >= i || i >= L) continue;
+                    float x = mk[m][e];
+                    for (int c = 0; c < 32; c++)
+                        x = fmaf(__bfloat162float(bK[i * NP + c]) * __bfloat162float(bK[j * NP + c]),
+                                 expf(sG[i * LG + c0 + c] - sG[j * LG + c0 + c]), x);
+                    mk[m][e] = x;
+                }
+            }
+            __syncthreads(); /* the tiles are rewritten next */
+        }
+        /* A = Diag(beta) M (fp32, for the inversion) in the work area, M (j < i < L) in sM, dA's
+         * accumulators start as dW (K * e)^T */
+        float *sA = reinterpret_cast<float *>(wk);
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                const float x = (j < i && i < L) ? mk[m][e] : 0.f;
+                sA[i * P + j] = x * sB[i];
+                sM[i * P + j] = x;
+                da[m][e] = dw[m][e];
+            }
+    }
+    __syncthreads();
+    {
+        float *sA = reinterpret_cast<float *>(wk), *sT = sA + CC, *sInv = sT + CC;
+        tc_gdn_invert(sA, sT, sInv); /* synchronises */
+        for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+            const int i = idx / TC_C, j = idx % TC_C;
+            tc_kbwy_split(aT, CT, i * TC_TP + j, sT[i * P + j]);
+        }
+    }
+    __syncthreads(); /* sT read: the V tiles take its memory */
+
+    /* over V: dP = scale dO u^T, dA += du v^T; dv_j = beta_j (T^T du)_j and its part of db (as
+     * tc_gdn_bwy_bf16; u, fp32 here, split into hi + lo as du is) */
+    float dp[4][4], dbv[2] = {0.f, 0.f};
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) dp[m][e] = 0.f;
+    {
+        __nv_bfloat16 *bO = wk, *bV = bO + CT, *bU = bV + CT, *bD = bU + 2 * CT;
+        for (int c0 = 0; c0 < V; c0 += TC_C) {
+            for (int idx = tid; idx < TC_C * TC_C; idx += 256) {
+                const int j = idx / TC_C, c = idx % TC_C, at = j * TC_TP + c;
+                const long long src = ((row0 + j) * H + h) * V + c0 + c;
+                const bool in = j < L;
+                bO[at] = in ? dO[src] : zero;
+                bV[at] = in ? v[src] : zero;
+                tc_kbwy_split(bU, CT, at, in ? u[src] : 0.f);
+                tc_kbwy_split(bD, CT, at, in ? du[src] : 0.f);
+            }
+            __syncthreads();
+            float tdu[4][4]; /* T^T du */
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) tdu[m][e] = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                if (ks >= wr) { /* warp-uniform: T^T is zero left of the diagonal block */
+                    uint32_t fa[4], fl[4];
+                    tc_frag_at_ldsm(fa, aT, TC_TP, mw, 16 * ks);
+                    tc_frag_at_ldsm(fl, aT + CT, TC_TP, mw, 16 * ks);
+                    tc_kbwy_mma3kn(tdu, fa, fl, bD, CT, TC_TP, nw, 16 * ks);
+                }
+                uint32_t fo[4];
+                tc_frag_a(fo, bO, TC_TP, mw, 16 * ks);
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    uint32_t b0, b1;
+                    tc_frag_b(&b0, &b1, bU, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(dp[m], fo, b0, b1);
+                    tc_frag_b(&b0, &b1, bU + CT, TC_TP, nw + 8 * m, 16 * ks);
+                    tc_mma(dp[m], fo, b0, b1);
+                }
+                tc_bwy_mma2(da, bD, bV, mw, nw, ks);
+            }
+#pragma unroll
+            for (int m = 0; m < 4; m++)
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    const int j = mw + gi + 8 * r;
+                    if (j >= L) continue;
+                    const long long at = ((row0 + j) * H + h) * V + c0 + nw + 8 * m + 2 * ti;
+                    const float x0 = tdu[m][2 * r], x1 = tdu[m][2 * r + 1];
+                    const __nv_bfloat162 v2 = *reinterpret_cast<const __nv_bfloat162 *>(v + at);
+                    *reinterpret_cast<__nv_bfloat162 *>(dv + at) = __floats2bfloat162_rn(sB[j] * x0, sB[j] * x1);
+                    dbv[r] = fmaf(x0, __bfloat162float(v2.x), dbv[r]);
+                    dbv[r] = fmaf(x1, __bfloat162float(v2.y), dbv[r]);
+                }
+            __syncthreads(); /* the tiles are rewritten next */
+        }
+    }
+    tc_gdn_rowsum_mma(dbv, reinterpret_cast<float *>(wk), rdv); /* db's dv part, out of the registers */
+    /* dP as the symmetric dP + dP^T (hi + lo planes; its diagonal blocks in fp32 too, sDP) and dA
+     * (on and below the diagonal) leave the accumulators */
+    __nv_bfloat16 *aP = wk, *aDA = aP + 2 * CT, *aYt = aDA + 2 * CT;
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+            const bool on = j <= i && i < L;
+            const float x = on ? scale * dp[m][e] : 0.f;
+            tc_kbwy_split(aDA, CT, i * TC_TP + j, on ? sB[j] * da[m][e] : 0.f);
+            if (i / 16 == j / 16) sDP[(i / 16 * 16 + i % 16) * 17 + j % 16] = x;
+            if (j > i) continue; /* written by the thread of (j, i) */
+            tc_kbwy_split(aP, CT, i * TC_TP + j, x);
+            if (j < i) tc_kbwy_split(aP, CT, j * TC_TP + i, x);
+        }
+    __syncthreads();
+    /* Y = dA T^T into Y^T's planes, then dTm = -T^T Y (tc_gdn_bwy_bf16's) */
+    {
+        float y[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) y[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks <= wr) tc_bwy_mma3(y, aDA, aT, mw, nw, ks); /* warp-uniform: Y = dA T^T */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                tc_kbwy_split(aYt, CT, j * TC_TP + i, y[m][e]);
+            }
+    }
+    __syncthreads(); /* dA read: dM takes its planes */
+    /* dM_ij = beta_i dTm_ij (j < i < L) as the symmetric dM + dM^T (hi + lo planes, in dA's; its
+     * diagonal blocks in fp32 too, sDM), and dTm_ij M_ij (db's) over M_ij in sM */
+    __nv_bfloat16 *aMs = aDA;
+    {
+        float d[4][4];
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) d[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks >= wr) tc_bwy_mma3t(d, aT, aYt, mw, nw, ks); /* warp-uniform: dTm = -T^T Y */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = mw + gi + 8 * (e >> 1), j = nw + 8 * m + 2 * ti + (e & 1);
+                if (j > i) continue; /* written by the thread of (j, i) */
+                const float dtm = (j < i && i < L) ? -d[m][e] : 0.f, x = sB[i] * dtm;
+                if (i / 16 == j / 16) sDM[(i / 16 * 16 + i % 16) * 17 + j % 16] = x;
+                sM[i * P + j] = dtm * sM[i * P + j];
+                tc_kbwy_split(aMs, CT, i * TC_TP + j, x);
+                if (j < i) tc_kbwy_split(aMs, CT, j * TC_TP + i, x);
+            }
+    }
+    __syncthreads(); /* Y^T read: the channel tiles take its memory */
+
+    /* over K, 32 channels at a time: dq, dk, dG and the rows' part of db; dg as the per-channel
+     * reverse cumsum of dG. Row block wr's sums: left of its diagonal (r = 16 wr) dq's P R and dk's
+     * dM R, right of it (r = 16 (wr + 1)) dk's P^T Q and dM^T R, from wr on T^T dW; the diagonal
+     * block term by term */
+    float gb[2] = {0.f, 0.f};
+    __nv_bfloat16 *bR = aMs + 2 * CT, *bQ = bR + 6 * CH, *bW = bQ + 6 * CH, *bK = bW + 2 * CH, *bQr = bK + CH;
+    float *sDG = reinterpret_cast<float *>(bQr + CH);
+    const int n1 = nw / 2; /* this warp's 16 channels of the tile */
+    for (int c0 = 0; c0 < K; c0 += 32) {
+        for (int idx = tid; idx < TC_C * 32; idx += 256) {
+            const int j = idx / 32, c = idx % 32, at = j * NP + c;
+            const long long src = ((row0 + j) * H + h) * K + c0 + c;
+            const bool in = j < L;
+            const __nv_bfloat16 kb = in ? k[src] : zero, qb = in ? q[src] : zero;
+            const float kv = __bfloat162float(kb), qv = __bfloat162float(qb), gj = sG[j * LG + c0 + c];
+            bK[at] = kb;
+            bQr[at] = qb;
+#pragma unroll
+            for (int s = 1; s < 4; s++) {
+                const float gr = sG[16 * s * LG + c0 + c];
+                tc_kbwy_split(bR + 2 * (s - 1) * CH, CH, at, in ? kv * expf(j < 16 * s ? gr - gj : gj - gr) : 0.f);
+                tc_kbwy_split(bQ + 2 * (s - 1) * CH, CH, at, in && j >= 16 * s ? qv * expf(gj - gr) : 0.f);
+            }
+            tc_kbwy_split(bW, CH, at, in ? Wn[j * K + c0 + c] : 0.f);
+        }
+        __syncthreads();
+        float aq[2][4], amr[2][4], akp[2][4], amc[2][4], bk[2][4];
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) aq[m][e] = amr[m][e] = akp[m][e] = amc[m][e] = bk[m][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            if (ks == wr) continue; /* warp-uniform: the diagonal block is the CUDA cores' */
+            const __nv_bfloat16 *R = bR + 2 * (ks < wr ? wr - 1 : wr) * CH;
+            uint32_t fa[4], fl[4];
+            tc_frag_a(fa, aP, TC_TP, mw, 16 * ks);
+            tc_frag_a(fl, aP + CT, TC_TP, mw, 16 * ks);
+            if (ks < wr)
+                tc_kbwy_mma3kn(aq, fa, fl, R, CH, NP, n1, 16 * ks);
+            else
+                tc_kbwy_mma3kn(akp, fa, fl, bQ + 2 * wr * CH, CH, NP, n1, 16 * ks);
+            tc_frag_a(fa, aMs, TC_TP, mw, 16 * ks);
+            tc_frag_a(fl, aMs + CT, TC_TP, mw, 16 * ks);
+            if (ks < wr)
+                tc_kbwy_mma3kn(amr, fa, fl, R, CH, NP, n1, 16 * ks);
+            else
+                tc_kbwy_mma3kn(amc, fa, fl, R, CH, NP, n1, 16 * ks);
+        }
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++)
+            if (ks >= wr) { /* warp-uniform: dBk = T^T dW */
+                uint32_t fa[4], fl[4];
+                tc_frag_at_ldsm(fa, aT, TC_TP, mw, 16 * ks);
+                tc_frag_at_ldsm(fl, aT + CT, TC_TP, mw, 16 * ks);
+                tc_kbwy_mma3kn(bk, fa, fl, bW, CH, NP, n1, 16 * ks);
+            }
+#pragma unroll
+        for (int m = 0; m < 2; m++)
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int i = mw + gi + 8 * r;
+                if (i >= L) continue;
+                const int cl = n1 + 8 * m + 2 * ti; /* the lane's two adjacent channels cl, cl + 1 */
+                const long long at = ((row0 + i) * H + h) * K + c0 + cl;
+                const float2 qh2 = *reinterpret_cast<const float2 *>(dqh + at);
+                const float2 kh2 = *reinterpret_cast<const float2 *>(dks + at);
+                const float qh[2] = {qh2.x, qh2.y}, kh[2] = {kh2.x, kh2.y};
+                float oq[2], ok[2];
+#pragma unroll
+                for (int x = 0; x < 2; x++) {
+                    const int c = cl + x, e = 2 * r + x;
+                    const float *G = sG + c0 + c, gic = G[i * LG];
+                    const float qi = __bfloat162float(bQr[i * NP + c]), ki = __bfloat162float(bK[i * NP + c]);
+                    const float fl = wr > 0 ? expf(gic - G[mw * LG]) : 0.f;
+                    const float fr = wr < 3 ? expf(G[(mw + 16) * LG] - gic) : 0.f;
+                    float xq = fmaf(fl, aq[m][e], qh[x]), mr = fl * amr[m][e];
+                    float xk = fmaf(fr, akp[m][e], kh[x]), mc = fr * amc[m][e];
+                    /* the diagonal block: sum_{j <= i} dP_ij k_jc E_ijc, sum_{j < i} dM_ij k_jc E_ijc */
+                    const float *dPi = sDP + (mw + i % 16) * 17, *dMi = sDM + (mw + i % 16) * 17;
+                    for (int j = mw; j <= i; j++) {
+                        const float kE = __bfloat162float(bK[j * NP + c]) * expf(gic - G[j * LG]);
+                        xq = fmaf(dPi[j - mw], kE, xq);
+                        if (j < i) mr = fmaf(dMi[j - mw], kE, mr);
+                    }
+                    /* sum_{m >= i} dP_mi q_mc E_mic, sum_{m > i} dM_mi k_mc E_mic */
+                    const int me = min(mw + 16, L);
+                    for (int mm = i; mm < me; mm++) {
+                        const float E = expf(G[mm * LG] - gic), *dPm = sDP + (mw + mm % 16) * 17 + i % 16;
+                        xk = fmaf(dPm[0], __bfloat162float(bQr[mm * NP + c]) * E, xk);
+                        if (mm > i)
+                            mc = fmaf(sDM[(mw + mm % 16) * 17 + i % 16], __bfloat162float(bK[mm * NP + c]) * E, mc);
+                    }
+                    const float ei = expf(gic), wkx = sB[i] * ei * bk[m][e];
+                    oq[x] = xq;
+                    ok[x] = xk + wkx + mr + mc;
+                    sDG[i * 33 + c] = qi * xq + ki * (wkx + mr - mc - xk);
+                    gb[r] = fmaf(ei * ki, bk[m][e], gb[r]);
+                }
+                *reinterpret_cast<__nv_bfloat162 *>(dq + at) = __floats2bfloat162_rn(oq[0], oq[1]);
+                *reinterpret_cast<__nv_bfloat162 *>(dk + at) = __floats2bfloat162_rn(ok[0], ok[1]);
+            }
+        __syncthreads(); /* sDG complete */
+        if (dg && tid < 32) {
+            const int c = tid;
+            float z = 0.f; /* z_c = sum_j k_jc dks_jc + e_{L-1,c} (H . H')_c */
+            for (int j = 0; j < L; j++)
+                z = fmaf(__bfloat162float(bK[j * NP + c]), dks[((row0 + j) * H + h) * K + c0 + c], z);
+            z = fmaf(expf(sG[(L - 1) * LG + c0 + c]), hdh[((long long)bh * NT + n) * K + c0 + c], z);
+            float run = z;
+            for (int i = L - 1; i >= 0; i--) {
+                run += sDG[i * 33 + c];
+                dg[((row0 + i) * H + h) * K + c0 + c] = run;
+            }
+        }
+        __syncthreads(); /* the tiles and sDG are rewritten next */
+    }
+    if (!db) return;
+    /* db_i = (T^T du)_i . v_i + sum_c e_ic k_ic dBk_ic + sum_{j < i} dTm_ij M_ij */
+    float *sR = reinterpret_cast<float *>(wk), *rb = sR + TC_C * 17;
+    tc_gdn_rowsum_mma(gb, sR, rb);
+    if (tid < L) {
+        const int i = tid;
+        float y = rdv[i] + rb[i];
+        for (int j = 0; j < i; j++) y += sM[i * P + j];
+        db[(row0 + i) * H + h] = y;
+    }
+}
+
 #endif

@@ -374,6 +374,7 @@ struct Cfg {
     bool bf16;
     int B, T, H, K, V;
     bool state;
+    bool p6tc = false; /* KDA bf16's backward: pass 6 on tensor cores (tc_kda_bwy_bf16, GDN_KDA_BWY=tc) */
 };
 
 /* The launches of gdn/libgdn_tc.cu's tc_run, on the emulation. */
@@ -824,7 +825,7 @@ static void emu_bwd_gdn(const Cfg &c, float scale, const void *q, const void *k,
 }
 
 /* gdn/libgdn_tc.cu's tc_run_bwd_kda (KDA, either dtype), on the emulation; ws laid out by
- * tc_kda_bwd_layout */
+ * tc_kda_bwd_layout; c.p6tc: bf16's pass 6 on tensor cores (tc_kda_bwy_bf16), as GDN_KDA_BWY=tc */
 template <int K>
 static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k, const void *v, const void *beta,
                         const float *g, const float *S0, const void *dO, const float *dST, void *dq, void *dk, void *dv,
@@ -840,6 +841,7 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
         const unsigned long long at[5] = {l.q, l.k, l.v, l.beta, l.dO};
         const long long len[5] = {rows * K, rows * K, rows * c.V, rows, rows * c.V};
         for (int i = 0; i < 5; i++) {
+            if (c.p6tc && (i == 2 || i == 3)) continue; /* v, beta: read as bf16 by tc_kda_bwy_bf16 */
             tc_emu_launch(dim3(4), dim3(256), 0,
                           [&] { tc_kda_widen((const __nv_bfloat16 *)src[i], (float *)(ws + at[i]), len[i]); });
             x[i] = (const float *)(ws + at[i]);
@@ -885,7 +887,12 @@ static void emu_bwd_kda(const Cfg &c, float scale, const void *q, const void *k,
     const dim3 grid_h((unsigned)(K / TC_C), (unsigned)NT, (unsigned)BH);
     tc_emu_launch(grid_h, dim3(256), tc_kda_bdh_f32_smem(),
                   [&] { tc_kda_bdh_f32(g, x[4], hs, dh, u, du, W, dqh, dks, hdh, c.T, c.H, K, c.V, NT, scale); });
-    if (c.bf16)
+    if (c.bf16 && c.p6tc)
+        tc_emu_launch(grid_c, dim3(256), tc_kda_bwy_bf16_smem(K), [&] {
+            tc_kda_bwy_bf16<K>((const bf *)q, (const bf *)k, (const bf *)v, (const bf *)beta, g, (const bf *)dO, u, du,
+                               W, dqh, dks, hdh, (bf *)dq, (bf *)dk, (bf *)dv, dg, db, c.T, c.H, c.V, NT, scale);
+        });
+    else if (c.bf16)
         tc_emu_launch(grid_c, dim3(256), tc_kda_bwy_f32_smem(K), [&] {
             tc_kda_bwy_f32<K, bf>(x[0], x[1], x[2], x[3], g, x[4], u, du, W, dqh, dks, hdh, (bf *)dq, (bf *)dk,
                                   (bf *)dv, dg, db, c.T, c.H, c.V, NT, scale);
@@ -1002,11 +1009,11 @@ static void run_bwd_cfg(const Cfg &c)
         "bwd %-6s %-4s B%d T%-4d H%d K%-3d V%-3d S0 %s | dq %8.2e dk %8.2e dv %8.2e dg %8.2e db %8.2e dS0 %8.2e | det "
         "%s "
         "guards %s | %5.2fs %s\n",
-        gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n", eq, ek, ev, eg, eb,
-        es0, det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
+        c.p6tc ? "kda-p6tc" : gdn_family_name(c.f), bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n",
+        eq, ek, ev, eg, eb, es0, det ? "ok" : "NO!", guards ? "ok" : "HIT!", secs, ok ? "ok" : "FAIL");
     char what[96];
-    snprintf(what, sizeof what, "bwd %s %s B%d T%d H%d K%d V%d S0 %s", gdn_family_name(c.f), bf ? "bf16" : "f32", c.B,
-             c.T, c.H, c.K, c.V, c.state ? "y" : "n");
+    snprintf(what, sizeof what, "bwd %s %s B%d T%d H%d K%d V%d S0 %s", c.p6tc ? "kda-p6tc" : gdn_family_name(c.f),
+             bf ? "bf16" : "f32", c.B, c.T, c.H, c.K, c.V, c.state ? "y" : "n");
     if (delta)
         hash_line(what, {&dq[0], &dk[0], &dv[0], &dg[0], &dS0[0], &ws[0], &db[0]});
     else
@@ -1201,6 +1208,13 @@ int main(int argc, char **argv)
         bw.push_back({GDN_KDA, bf, 1, 65, 1, 128, 256, true});
         bw.push_back({GDN_KDA, bf, 1, 70, 1, 64, 256, false});
     }
+    /* KDA bf16 again with pass 6 on tensor cores (tc_kda_bwy_bf16, GDN_KDA_BWY=tc): the same cases */
+    for (size_t i = 0, nb = bw.size(); i < nb; i++)
+        if (bw[i].f == GDN_KDA && bw[i].bf16) {
+            Cfg t = bw[i];
+            t.p6tc = true;
+            bw.push_back(t);
+        }
     if (g_gdn_only)
         bw.erase(std::remove_if(bw.begin(), bw.end(), [](const Cfg &c) { return c.f != GDN_GDN; }), bw.end());
     if (g_kda_only)
