@@ -6,6 +6,8 @@
  * gdn_cuda_fwd stay the default until these are measured on the H200. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h> /* getenv */
+#include <string.h> /* strcmp */
 
 #include "chunk_fwd_gdn_tc.cuh" /* includes chunk_fwd_tc.cuh */
 #include "chunk_bwd_tc.cuh"
@@ -684,10 +686,13 @@ static int tc_run_bwd_gdn(const tc_call &c, bool bf16, const void *dO, const flo
 
 /* KDA's backward (gdn/chunk_bwd_kda_tc.cuh): fp32 inputs, every pass in fp32 on CUDA cores; bf16
  * inputs, passes 1, 2 and 4 on tensor cores (the bf16 forward's kernels, their H and u planes then
- * widened to fp32; GDN's bf16 reverse scan with PC), passes 3, 5, 6 in fp32 on CUDA cores on
- * inputs widened into the workspace first, and pass 6 rounds dq, dk, dv to bf16 as it stores them. */
+ * widened to fp32; GDN's bf16 reverse scan with PC), passes 3, 5 in fp32 on CUDA cores on inputs
+ * widened into the workspace first, and pass 6 either the same (tc_kda_bwy_f32<K, bf16>, which
+ * rounds dq, dk, dv to bf16 as it stores them) or, with p6tc, on tensor cores (tc_kda_bwy_bf16<K>,
+ * reading q, k, v, beta, dO as bf16: v and beta are then not widened). */
 template <int K>
-static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const float *dST, const struct gdn_dev_grad *out)
+static int tc_run_bwd_kda(const tc_call &c, bool bf16, bool p6tc, const void *dO, const float *dST,
+                          const struct gdn_dev_grad *out)
 {
     const int BH = c.B * c.H;
     const tc_kda_bws l = tc_kda_bwd_layout(bf16, BH, c.T, K, c.V);
@@ -701,6 +706,7 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
         const unsigned long long at[5] = {l.q, l.k, l.v, l.beta, l.dO};
         const long long len[5] = {rows * K, rows * K, rows * c.V, rows, rows * c.V};
         for (int i = 0; i < 5; i++) {
+            if (p6tc && (i == 2 || i == 3)) continue; /* v, beta: only the fp32 pass 6 reads them widened */
             tc_kda_widen<<<1024, 256, 0, c.stream>>>((cb)src[i], (float *)(ws + at[i]), len[i]);
             GDN_CUDA_TRY(cudaGetLastError());
             x[i] = (const float *)(ws + at[i]);
@@ -783,7 +789,13 @@ static int tc_run_bwd_kda(const tc_call &c, bool bf16, const void *dO, const flo
     GDN_CUDA_TRY(cudaGetLastError());
     TC_BWD_PASS(c.stream, "5 H products");
     const unsigned sw = tc_kda_bwy_f32_smem(K);
-    if (bf16) {
+    if (bf16 && p6tc) {
+        const unsigned st = tc_kda_bwy_bf16_smem(K);
+        GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bwy_bf16<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)st));
+        tc_kda_bwy_bf16<K><<<grid_c, 256, st, c.stream>>>(
+            (const bf *)c.q, (const bf *)c.k, (const bf *)c.v, (const bf *)c.beta, c.g, (const bf *)dO, u, du, W, dqh,
+            dks, hdh, (bf *)out->dq, (bf *)out->dk, (bf *)out->dv, out->dg, out->db, c.T, c.H, c.V, c.NT, c.scale);
+    } else if (bf16) {
         GDN_CUDA_TRY(cudaFuncSetAttribute(tc_kda_bwy_f32<K, bf>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sw));
         tc_kda_bwy_f32<K, bf><<<grid_c, 256, sw, c.stream>>>(x[0], x[1], x[2], x[3], c.g, x[4], u, du, W, dqh, dks, hdh,
                                                              (bf *)out->dq, (bf *)out->dk, (bf *)out->dv, out->dg,
@@ -821,9 +833,14 @@ extern "C" int gdn_cuda_bwd_tc(enum gdn_family f, enum gdn_dtype dt, const struc
     if (ws_bytes < need || (need > 0 && !ws)) return GDN_EWORKSPACE;
     tc_call c = tc_call_of(d, scale, in, gated, ws, stream);
     if (f == GDN_KDA) {
+        /* GDN_KDA_BWY=tc: bf16's pass 6 on tensor cores (tc_kda_bwy_bf16), emulated and
+         * ptxas-checked but not yet run on a GPU; unset or anything else: the fp32 kernel, so
+         * that one binary can A/B the two */
+        const char *bwy = getenv("GDN_KDA_BWY");
+        const bool p6tc = bwy && !strcmp(bwy, "tc");
         c.beta = in->b;
-        return c.K == 64 ? tc_run_bwd_kda<64>(c, dt == GDN_DTYPE_BF16, dO, dST, out)
-                         : tc_run_bwd_kda<128>(c, dt == GDN_DTYPE_BF16, dO, dST, out);
+        return c.K == 64 ? tc_run_bwd_kda<64>(c, dt == GDN_DTYPE_BF16, p6tc, dO, dST, out)
+                         : tc_run_bwd_kda<128>(c, dt == GDN_DTYPE_BF16, p6tc, dO, dST, out);
     }
     if (delta) {
         c.beta = in->b;
