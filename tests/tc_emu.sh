@@ -20,7 +20,10 @@
 # block of dA and dM + dM^T without dM^T's hi plane, for KDA's backward (gdn/chunk_bwd_kda_tc.cuh)
 # two state rows' decays swapped in its reverse scan (GDN's, per channel) and in its bf16 one (tensor cores),
 # dg without its last row's state terms and
-# a missing __syncthreads before dg's reverse cumsum -- each of which
+# a missing __syncthreads before dg's reverse cumsum, and in its bf16 pass 6 on tensor cores
+# (tc_kda_bwy_bf16, GDN_KDA_BWY=tc) dq's diagonal block without its own step, the blocks right of
+# the diagonal scaled by the wrong reference row and a missing __syncthreads before dg's reverse
+# cumsum -- each of which
 # must fail (the check can fail). SKIP (77) without g++ (KGATE_CXX picks another).
 # The sanitizer pass is left out, with a note, where the compiler cannot link -fsanitize=address.
 set -u
@@ -185,6 +188,16 @@ plant kda_bscan_decay chunk_bwd_gdn_tc.cuh 's/acc\[m\]\[e\] \*= PC ? (e < 2 ? dc
 plant kda_bwd_dg_last chunk_bwd_kda_tc.cuh 's/float run = z;/float run = 0.f * z;/'
 # KDA's backward pass 6: the column threads read dG before every thread has stored it
 plant kda_bwd_no_sync chunk_bwd_kda_tc.cuh '/__syncthreads(); \/\* sDG complete \*\//d'
+# KDA's bf16 pass 6 on tensor cores (tc_kda_bwy_bf16): the diagonal block's sum for dq leaves out
+# the step's own term dP_ii k_i
+plant kda_bwy_tc_diag chunk_bwd_kda_tc.cuh 's/for (int j = mw; j <= i; j++) {/for (int j = mw; j < i; j++) {/'
+# tc_kda_bwy_bf16: the sums right of the diagonal (dk's P^T Q and dM^T R, staged with reference
+# row 16 (wr + 1)) scaled back from row 16 (wr + 1) - 1 instead
+plant kda_bwy_tc_ref chunk_bwd_kda_tc.cuh 's/const float fr = wr < 3 ? expf(G\[(mw + 16) \* LG\] - gic) : 0.f;/const float fr = wr < 3 ? expf(G[(mw + 15) * LG] - gic) : 0.f;/'
+# tc_kda_bwy_bf16: the column threads sum dG before every thread has stored its rows. Its barrier
+# between dTm's product (reading Y^T) and the channel tiles staged over Y^T goes unnoticed (tried):
+# the fibers take turns at every mma, as with GDN's pass 6 (above)
+plant kda_bwy_tc_no_sync chunk_bwd_kda_tc.cuh '/__syncthreads(); \/\* every row of sDG stored: the column threads sum it \*\//d'
 wait
 for n in $planted; do
     cat "$t/$n.out"
