@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h> /* setenv */
 #include <string.h>
 
 #include <vector>
@@ -366,10 +367,18 @@ int main(void)
             }
         }
     for (const Cfg &c : bw) fails += run_bwd_cfg(c);
+    /* KDA's bf16 backward again with pass 6 on tensor cores (tc_kda_bwy_bf16, selected by
+     * GDN_KDA_BWY=tc while the fp32 kernel is the default): the same configurations */
+    size_t ntc = 0;
+    setenv("GDN_KDA_BWY", "tc", 1);
+    printf("KDA bf16, GDN_KDA_BWY=tc (pass 6 on tensor cores):\n");
+    for (const Cfg &c : bw)
+        if (c.f == GDN_KDA && c.bf16) fails += run_bwd_cfg(c), ntc++;
+    unsetenv("GDN_KDA_BWY");
     int ref = refusal_check();
     printf("API refusals (GLA and KDA K = 256, K = 96, small workspace, SSD without g, GDN without beta): %s\n",
            ref ? "FAIL" : "ok");
     printf("\n%s: %d of %zu configurations failed, %d refusal failures\n", fails + ref ? "FAIL" : "PASS", fails,
-           cfgs.size() + bw.size(), ref);
+           cfgs.size() + bw.size() + ntc, ref);
     return fails + ref ? 1 : 0;
 }
