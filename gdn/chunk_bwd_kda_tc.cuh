@@ -6,7 +6,9 @@
  * and tc_gdn_state_bf16<K, true>, whose H and u planes tc_kda_unsplit turns into the fp32
  * sections passes 5 and 6 read, and GDN's tc_gdn_bscan_bf16<K, true> reading W's planes;
  * tc_kda_widen copies q, k, v, beta, dO into fp32 workspace copies, the fp32 passes 3, 5, 6 run
- * on them and pass 6 rounds dq, dk, dv to bf16 as it stores them. Launched by
+ * on them and pass 6 rounds dq, dk, dv to bf16 as it stores them; or, with GDN_KDA_BWY=tc in the
+ * environment, pass 6 is tc_kda_bwy_bf16<K> (its products on tensor cores, reading the bf16
+ * inputs; emulated and ptxas-checked, never yet run on a GPU). Launched by
  * gdn/libgdn_tc.cu (gdn_cuda_bwd_tc, GDN_KDA); runs on the host through gdn/tc_emu.h with
  * TC_HOST_EMU (gdn/tc_emu_check.cc). Emulated, then run on an H100 (tests/gpu/test_gdn_tc passes,
  * 2026-12-07); never timed (see gdn/README.md).
@@ -44,8 +46,9 @@
  *      the chunks backwards: H' into dh, du += the state term, dS0;
  *   5. tc_kda_bdh_f32, one CTA per (64-row K tile, chunk, b, h): dqh, dks, dW = -du H^T (over W)
  *      and the per-channel (H . H')_c (hdh: a K-vector per chunk, summed in a fixed order);
- *   6. tc_kda_bwy_f32<K, TO>, one CTA per (chunk, b, h): M and T again, dP, dA, dTm, then dq, dk,
- *      dv, db, dG and dg (the per-channel reverse cumsum, last row with z).
+ *   6. tc_kda_bwy_f32<K, TO> (bf16 with GDN_KDA_BWY=tc: tc_kda_bwy_bf16<K>), one CTA per (chunk,
+ *      b, h): M and T again, dP, dA, dTm, then dq, dk, dv, db, dG and dg (the per-channel reverse
+ *      cumsum, last row with z).
  * Deterministic: one writer per element, every sum in a fixed order, no atomics. Tail chunk: rows
  * >= L are zeros (beta 0) and never written. Every sum over steps runs over its causal range
  * only, so the NaN positions are those of the chunked algorithm (not yet compared position by
@@ -442,6 +445,7 @@ __host__ __device__ constexpr unsigned tc_kda_bwy_bf16_smem(int K)
 static_assert(TC_KBWY_WORK >= 4 * (2 * TC_C * TC_F32P + 768) && TC_KBWY_WORK >= 6 * TC_C * TC_TP * 2 &&
                   TC_KBWY_WORK >= 11 * TC_C * TC_KBWY_NP * 2,
               "the work area holds A, T and the inversion's scratch, the V tiles, phase 1's planes");
+static_assert(tc_kda_bwy_bf16_smem(128) <= 227 * 1024, "pass 6 (bf16, tensor cores) fits a CTA's 227 KB at K = 128");
 
 /* (x as bf16 hi + lo) into dst[at] and dst[pl + at] */
 __device__ __forceinline__ void tc_kbwy_split(__nv_bfloat16 *dst, int pl, int at, float x)
